@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: the /dev/ndk ioctl dispatcher.
+ *
+ * All user copying happens here, once: the command's number selects a
+ * table entry, the caller's struct size comes from _IOC_SIZE(cmd), the
+ * input is copied into a zeroed kernel buffer with copy_struct_from_user()
+ * (shorter input is zero-extended, longer input must have a zero tail),
+ * the handler works on that kernel buffer only, and the result goes back
+ * as min(user size, kernel size) bytes with any extra user bytes zeroed.
+ * Handlers therefore never see a user pointer for their own struct, and a
+ * newer or older library with a different struct size keeps working.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/build_bug.h>
+#include <linux/fs.h>
+#include <linux/nospec.h>
+#include <linux/stddef.h>
+#include <linux/uaccess.h>
+
+#include "ndk_core.h"
+
+/* Largest argument struct of any command; handlers get a buffer this big. */
+#define NDK_IOCTL_MAX_SIZE 128
+
+struct ndk_ioctl_desc {
+	int (*handler)(struct file *file, void *arg);
+	/* Kernel size of the argument, and the oldest size still accepted. */
+	u16 size;
+	u16 min_size;
+};
+
+static int ndk_ioctl_query_info(struct file *file, void *arg)
+{
+	struct ndk_u_query_info *info = arg;
+
+	if (info->flags || info->reserved)
+		return -EINVAL;
+	info->abi_version = NDK_U_ABI_VERSION;
+	info->features = NDK_U_FEATURE_ADAPTER_QUERY;
+	info->adapter_count = ndk_adapter_count();
+	return 0;
+}
+
+static int ndk_ioctl_adapter_query(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_query *q = arg;
+
+	if (q->flags & ~NDK_U_ADAPTER_QUERY_FLAGS)
+		return -EINVAL;
+	return ndk_adapter_query(q);
+}
+
+#define NDK_IOCTL_DESC(_cmd, _handler, _type, _min_size)          \
+	[_IOC_NR(_cmd)] = { .handler = _handler,                   \
+			    .size = sizeof(_type),                  \
+			    .min_size = _min_size }
+
+/*
+ * The uapi layout, asserted here and on the host by tests/abi, so the
+ * kernel and the library can never disagree silently.
+ */
+static_assert(sizeof(struct ndk_u_query_info) == 24);
+static_assert(offsetof(struct ndk_u_query_info, features) == 8);
+static_assert(offsetof(struct ndk_u_query_info, adapter_count) == 16);
+static_assert(sizeof(struct ndk_u_adapter_query) == 88);
+static_assert(offsetof(struct ndk_u_adapter_query, node_guid) == 8);
+static_assert(offsetof(struct ndk_u_adapter_query, name) == 24);
+static_assert(sizeof(struct ndk_u_adapter_query) <= NDK_IOCTL_MAX_SIZE);
+
+static const struct ndk_ioctl_desc ndk_ioctls[] = {
+	NDK_IOCTL_DESC(NDK_IOCTL_QUERY_INFO, ndk_ioctl_query_info,
+		       struct ndk_u_query_info,
+		       sizeof(struct ndk_u_query_info)),
+	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_QUERY, ndk_ioctl_adapter_query,
+		       struct ndk_u_adapter_query,
+		       sizeof(struct ndk_u_adapter_query)),
+};
+
+/**
+ * ndk_ioctl() - unlocked_ioctl entry point of /dev/ndk
+ * @file: the open /dev/ndk file
+ * @cmd:  NDK_IOCTL_* command; only type, number and size are looked at,
+ *        the direction must be _IOC_READ | _IOC_WRITE
+ * @arg:  user pointer to the command's argument struct
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno: %-ENOTTY for a foreign type byte, an
+ * unknown number or a wrong direction; %-EINVAL for a struct smaller than
+ * the command's first version or bad contents; %-E2BIG for a larger
+ * struct with a non-zero tail; %-EFAULT for an unreadable or unwritable
+ * argument; otherwise what the handler returns.
+ */
+long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	const struct ndk_ioctl_desc *desc;
+	u8 kbuf[NDK_IOCTL_MAX_SIZE] __aligned(8);
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd);
+	int ret;
+
+	if (_IOC_TYPE(cmd) != NDK_IOCTL_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    nr >= ARRAY_SIZE(ndk_ioctls))
+		return -ENOTTY;
+	desc = &ndk_ioctls[array_index_nospec(nr, ARRAY_SIZE(ndk_ioctls))];
+	if (!desc->handler)
+		return -ENOTTY;
+	if (usize < desc->min_size)
+		return -EINVAL;
+
+	memset(kbuf, 0, desc->size);
+	ret = copy_struct_from_user(kbuf, desc->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	ret = desc->handler(file, kbuf);
+	if (ret)
+		return ret;
+
+	if (copy_to_user(uarg, kbuf, min_t(size_t, usize, desc->size)))
+		return -EFAULT;
+	if (usize > desc->size &&
+	    clear_user(uarg + desc->size, usize - desc->size))
+		return -EFAULT;
+	return 0;
+}

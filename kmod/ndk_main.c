@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: NDKPI-style memory registration on ib_core.
+ *
+ * Module entry points.  Load order: the ib_client first (so adapters exist
+ * before user space can ask for them), then /dev/ndk, then debugfs.
+ * Unload runs in reverse; misc_deregister() guarantees no new open, and the
+ * module reference every open file holds keeps rmmod out while one exists.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+
+#include "ndk_core.h"
+
+static const struct file_operations ndk_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = ndk_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice ndk_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "ndk",
+	.fops = &ndk_fops,
+	.mode = 0666,
+};
+
+static struct dentry *ndk_debugfs;
+
+/*
+ * debugfs ndk/selftest_warn (root only): writing to it hits a WARN.  It
+ * exists so the test bed can prove that a kernel warning raised inside the
+ * module during a vm test fails the run (Documentation/testing.md).
+ */
+static ssize_t ndk_selftest_warn_write(struct file *file,
+				       const char __user *buf, size_t len,
+				       loff_t *ppos)
+{
+	WARN(1, "ndk: warning requested through debugfs selftest_warn\n");
+	return len;
+}
+
+static const struct file_operations ndk_selftest_warn_fops = {
+	.owner = THIS_MODULE,
+	.write = ndk_selftest_warn_write,
+	.llseek = no_llseek,
+};
+
+static int __init ndk_init(void)
+{
+	int ret;
+
+	ret = ndk_adapter_init();
+	if (ret)
+		return ret;
+
+	ret = misc_register(&ndk_miscdev);
+	if (ret)
+		goto err_adapter_exit;
+
+	ndk_debugfs = debugfs_create_dir("ndk", NULL);
+	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
+			    &ndk_selftest_warn_fops);
+	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
+	return 0;
+
+err_adapter_exit:
+	ndk_adapter_exit();
+	return ret;
+}
+
+static void __exit ndk_exit(void)
+{
+	debugfs_remove(ndk_debugfs);
+	misc_deregister(&ndk_miscdev);
+	ndk_adapter_exit();
+	pr_info("ndk: unloaded\n");
+}
+
+module_init(ndk_init);
+module_exit(ndk_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The ndk-linux authors");
+MODULE_DESCRIPTION("NDKPI-style memory registration on ib_core");
