@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install every Debian package that building and testing ndk-linux needs.
+# Idempotent: when everything is present it only runs dpkg-query (about a
+# second).  Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+	# guest kernel and the headers the module builds against
+	linux-image-amd64 linux-headers-amd64
+	# the test bed: QEMU (TCG), busybox initramfs, guest user space
+	qemu-system-x86 busybox-static cpio kmod iproute2
+	# RDMA user space (guest tools and the library's comparisons)
+	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
+	librdmacm-dev libnl-3-dev libnl-genl-3-dev
+	# host build and unit tests
+	build-essential cmake googletest libgtest-dev pkg-config
+	# checkpatch.pl and the debug-kernel source, plots
+	linux-source-6.1 gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	case "$p" in \#*) continue ;; esac
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[[ "$status" == ii* ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+echo "deps: installing ${#missing[@]} missing packages: ${missing[*]}"
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+start=$SECONDS
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" |
+	grep -E '^(Unpacking|Setting up) ' || true
+echo "deps: done in $((SECONDS - start)) s"
