@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Umbrella header of libndk.
+#pragma once
+
+#include "ndk/device.hpp"
+#include "ndk/result.hpp"
+#include "ndk/status.hpp"

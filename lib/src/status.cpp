@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "ndk/status.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "ndk/result.hpp"
+
+namespace ndk {
+namespace {
+
+struct StatusEntry {
+    NTSTATUS status;
+    std::string_view name;
+};
+
+constexpr StatusEntry kStatusNames[] = {
+    {status::kSuccess, "STATUS_SUCCESS"},
+    {status::kPending, "STATUS_PENDING"},
+    {status::kUnsuccessful, "STATUS_UNSUCCESSFUL"},
+    {status::kAccessViolation, "STATUS_ACCESS_VIOLATION"},
+    {status::kInvalidHandle, "STATUS_INVALID_HANDLE"},
+    {status::kInvalidParameter, "STATUS_INVALID_PARAMETER"},
+    {status::kInvalidDeviceRequest, "STATUS_INVALID_DEVICE_REQUEST"},
+    {status::kAccessDenied, "STATUS_ACCESS_DENIED"},
+    {status::kBufferTooSmall, "STATUS_BUFFER_TOO_SMALL"},
+    {status::kInsufficientResources, "STATUS_INSUFFICIENT_RESOURCES"},
+    {status::kIoTimeout, "STATUS_IO_TIMEOUT"},
+    {status::kNotSupported, "STATUS_NOT_SUPPORTED"},
+    {status::kCancelled, "STATUS_CANCELLED"},
+    {status::kDeviceBusy, "STATUS_DEVICE_BUSY"},
+    {status::kDeviceRemoved, "STATUS_DEVICE_REMOVED"},
+};
+
+}  // namespace
+
+// The one errno -> NTSTATUS table (Documentation/ndk-mapping.md).
+NTSTATUS StatusFromErrno(int errnum) noexcept {
+    switch (errnum) {
+        case 0:
+            return status::kSuccess;
+        case EINVAL:
+        case E2BIG:
+        case EOVERFLOW:
+        case ERANGE:
+            return status::kInvalidParameter;
+        case ENOMEM:
+        case ENOSPC:
+        case ENOBUFS:
+        case EMFILE:
+        case ENFILE:
+            return status::kInsufficientResources;
+        case EFAULT:
+            return status::kAccessViolation;
+        case ENOENT:
+        case EBADF:
+            return status::kInvalidHandle;
+        case EPERM:
+        case EACCES:
+            return status::kAccessDenied;
+        case ENOTTY:
+        case EOPNOTSUPP:
+        case EPROTO:
+        case ENOSYS:
+            return status::kNotSupported;
+        case EBUSY:
+        case EAGAIN:
+            return status::kDeviceBusy;
+        case ENODEV:
+        case ENXIO:
+            return status::kDeviceRemoved;
+        case ETIMEDOUT:
+            return status::kIoTimeout;
+        case ECANCELED:
+        case EINTR:
+            return status::kCancelled;
+        default:
+            return status::kUnsuccessful;
+    }
+}
+
+std::string_view StatusName(NTSTATUS s) noexcept {
+    for (const auto& e : kStatusNames)
+        if (e.status == s) return e.name;
+    return "STATUS_UNKNOWN";
+}
+
+std::string Error::Message() const {
+    const char* en = strerrorname_np(errnum);
+    std::string out = en ? en : ("errno " + std::to_string(errnum));
+    out += " (";
+    out += StatusName(status);
+    out += "): ";
+    out += std::strerror(errnum);
+    return out;
+}
+
+}  // namespace ndk
