@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ndk-linux: a thin dispatcher.  kbuild builds the module (kmod/), CMake
+# builds the user side and drives CTest (build/).
+#
+#   make demo       install what is missing, build, boot the guest, show
+#                   the adapters and version through libndk
+#   make check      install what is missing, build, run every test
+#   make unit       host tests only (label unit)
+#   make vm-check   guest tests only (label vm)
+#   make kmod | lib | deps | checkpatch | format | clean
+#
+# Variables: KDIR (kernel build tree; default: the newest installed Debian
+# guest kernel), BUILD (build/), NDK_VM_ONLY (regex: run only these vm
+# tests), NDK_VM_INJECT (fail|warn: add a broken vm test, see
+# Documentation/testing.md), V=1 (verbose).
+
+BUILD ?= build
+NDK_VM_INJECT ?=
+CTEST_ARGS ?=
+JOBS ?= $(shell nproc)
+
+# Each phase prints its wall time (.ci/run and the README rely on it).
+phase = @echo "==> $(1)"; start=$$(date +%s); $(2) && echo "==> $(1): done in $$(( $$(date +%s) - start )) s"
+
+all: kmod lib
+
+deps:
+	$(call phase,dependencies,scripts/deps.sh)
+
+kmod: deps
+	$(call phase,kernel module (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
+
+lib: deps
+	$(call phase,user space (cmake),cmake -S . -B $(BUILD) -DNDK_VM_INJECT=$(NDK_VM_INJECT) > /dev/null && cmake --build $(BUILD) -j $(JOBS))
+
+check: kmod lib
+	$(call phase,tests (ctest),ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS))
+
+unit: lib
+	$(call phase,unit tests,ctest --test-dir $(BUILD) -L unit --output-on-failure $(CTEST_ARGS))
+
+vm-check: kmod lib
+	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
+
+demo: kmod lib
+	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
+
+checkpatch:
+	scripts/checkpatch.sh
+
+format:
+	clang-format -i $$(git ls-files 'lib/*.[ch]pp' 'tests/*.[ch]pp')
+
+clean:
+	-$(MAKE) -C kmod clean
+	rm -rf $(BUILD)
+
+.PHONY: all deps kmod lib check unit vm-check demo checkpatch format clean

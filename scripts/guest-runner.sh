@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test-bed guest as PID 1 (after vm-init.sh).  Sets up rxe
+# over a veth pair, loads ndk.ko, runs every test of $NDK_LIST with its own
+# timeout, judges each by its exit code AND by the kernel log it produced,
+# unloads ndk.ko, and powers the guest off.  Results go to /ndk-results:
+#   <name>.rc / <name>.log  one pair per test (rc 77 = skipped)
+#   module-unload.*         the final `rmmod ndk`
+#   dmesg-clean.*           the kernel log of the whole run (+ kmemleak)
+#   rxe.status              "ok" or why rxe could not start
+#   runner.status           "complete" once everything above is written
+# List format, one test per line: name<TAB>timeout-seconds<TAB>command.
+set -u
+R=/ndk-results
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export NDK_RESULTS=$R HOME=/root LANG=C
+# shellcheck source=/dev/null
+. "$R/config.sh"
+export NDK_SRC NDK_KO NDK_BUILD
+
+say() { echo "guest: $*"; }
+kmsg() { echo "ndk-testbed: $*" > /dev/kmsg; }
+
+poweroff_now() {
+	sync
+	echo o > /proc/sysrq-trigger
+	sleep 30
+}
+trap poweroff_now EXIT
+
+# /tmp and /run stay the overlay's (writes land in its tmpfs upper layer):
+# a tmpfs over them would hide a source tree that lives under /tmp.
+mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
+mount -t debugfs debugfs /sys/kernel/debug
+hostname ndk-guest
+ulimit -c 0
+say "kernel $(uname -r), $(nproc) cpus, up $(cut -d' ' -f1 /proc/uptime) s"
+kmsg "setup begin"
+
+# --- rxe over a veth pair (Documentation/testing.md) ---
+setup_rxe() {
+	local m
+	for m in ib_core ib_uverbs rdma_ucm rdma_rxe veth; do
+		modprobe "$m" || { echo "modprobe $m failed"; return 1; }
+	done
+	ip link set lo up &&
+	ip link add v0 type veth peer name v1 &&
+	ip addr add 10.99.0.1/24 dev v0 &&
+	ip link set v0 up && ip link set v1 up || { echo "veth setup failed"; return 1; }
+	rdma link add rxe0 type rxe netdev v0 || { echo "rdma link add failed"; return 1; }
+	[[ -e /sys/class/infiniband/rxe0 ]] || { echo "rxe0 did not appear"; return 1; }
+}
+if out=$(setup_rxe 2>&1); then
+	echo ok > "$R/rxe.status"
+	say "rxe0 up on v0 (10.99.0.1)"
+else
+	printf 'failed: %s\n' "$out" > "$R/rxe.status"
+	say "rxe setup failed: $out"
+	modprobe ib_core 2>/dev/null
+fi
+
+if ! out=$(insmod "$NDK_KO" 2>&1); then
+	say "insmod $NDK_KO failed: $out"
+	printf 'failed: insmod: %s\n' "$out" > "$R/module.status"
+else
+	echo ok > "$R/module.status"
+	say "ndk.ko loaded"
+fi
+
+# --- the tests ---
+[[ -r "$NDK_LIST" ]] || say "test list $NDK_LIST not readable"
+pass=0 fail=0 skip=0
+while IFS=$'\t' read -r name tmo cmd; do
+	[[ -z "$name" || "$name" == \#* ]] && continue
+	if [[ -n "${NDK_VM_ONLY:-}" && ! "$name" =~ $NDK_VM_ONLY ]]; then
+		continue
+	fi
+	log="$R/$name.log"
+	kmsg "begin $name"
+	start=$(date +%s.%N)
+	(cd /tmp && timeout -k 5 "$tmo" bash -c "$cmd") > "$log" 2>&1 < /dev/null
+	rc=$?
+	kmsg "end $name"
+	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+	((rc == 124 || rc == 137)) && echo "testbed: timed out after $tmo s" >> "$log"
+	if ! dmesg | sed -n "/ndk-testbed: begin $name\$/,/ndk-testbed: end $name\$/p" |
+		"$NDK_SRC/scripts/check-dmesg.sh" > "$R/$name.kreport"; then
+		{ echo "testbed: kernel reported a problem during this test:"; cat "$R/$name.kreport"; } >> "$log"
+		rc=1
+	fi
+	rm -f "$R/$name.kreport"
+	echo "$rc" > "$R/$name.rc"
+	case $rc in
+	0) pass=$((pass + 1)); say "PASS $name (${secs} s)" ;;
+	77) skip=$((skip + 1)); say "SKIP $name: $(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); say "FAIL $name (rc $rc)"; tail -n 20 "$log" | sed 's/^/guest:   /' ;;
+	esac
+done < "$NDK_LIST"
+
+# --- the end of the run: unload, then the whole log ---
+if lsmod | grep -q '^ndk '; then
+	out=$(rmmod ndk 2>&1)
+	rc=$?
+else
+	out="ndk was not loaded at the end of the run" rc=1
+fi
+printf '%s\n' "$out" > "$R/module-unload.log"
+echo "$rc" > "$R/module-unload.rc"
+((rc == 0)) && say "rmmod ndk: ok" || say "rmmod ndk FAILED: $out"
+
+kmsg "run end"
+dmesg > "$R/dmesg.txt"
+rc=0
+sed -n '/ndk-testbed: setup begin$/,$p' "$R/dmesg.txt" | "$NDK_SRC/scripts/check-dmesg.sh" \
+	> "$R/dmesg-clean.log" || rc=1
+if [[ -w /sys/kernel/debug/kmemleak ]]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	if [[ -s /sys/kernel/debug/kmemleak ]]; then
+		cat /sys/kernel/debug/kmemleak >> "$R/dmesg-clean.log"
+		rc=1
+	fi
+fi
+echo "$rc" > "$R/dmesg-clean.rc"
+((rc == 0)) && say "kernel log: clean" || { say "kernel log: PROBLEMS"; cat "$R/dmesg-clean.log"; }
+
+say "$pass passed, $fail failed, $skip skipped"
+echo complete > "$R/runner.status"

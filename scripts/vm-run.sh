@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the installed Debian guest kernel under QEMU (TCG), run a list of vm
+# tests in it with scripts/guest-runner.sh, and leave one <name>.rc and
+# <name>.log per test in the results directory.  One boot serves the list.
+#
+#   vm-run.sh --list FILE --results DIR --ko PATH [--build DIR]
+#
+# Exit: 0 when the guest ran the whole list (the tests' own verdicts are in
+# their .rc files), 1 when the guest hung, crashed or never got going (the
+# console tail is printed), 77 when QEMU or a guest kernel is missing and
+# CI is not "true" (with CI=true that is 1: the vm tier must really run).
+# Environment: NDK_VM_TIMEOUT (s, default 900), NDK_VM_MEM (MiB, 2048),
+# NDK_VM_SMP (2), NDK_VM_ONLY (regex of test names), NDK_GUEST_KVER.
+set -uo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+list="" results="" ko="" build=""
+while (($#)); do
+	case $1 in
+	--list) list=$(realpath "$2"); shift 2 ;;
+	--results) results=$2; shift 2 ;;
+	--ko) ko=$(realpath "$2"); shift 2 ;;
+	--build) build=$(realpath "$2"); shift 2 ;;
+	*) echo "vm-run: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[[ -n "$list" && -n "$results" && -n "$ko" ]] || {
+	echo "usage: vm-run.sh --list FILE --results DIR --ko PATH [--build DIR]" >&2
+	exit 2
+}
+
+# Stale results must never pass: start from an empty directory.
+rm -rf "$results"
+mkdir -p "$results"
+results=$(realpath "$results")
+
+unavailable() {
+	echo "vm-run: $*" | tee "$results/boot.status"
+	if [[ "${CI:-}" == true ]]; then
+		echo "vm-run: CI=true: the vm tier must run, failing"
+		exit 1
+	fi
+	exit 77
+}
+
+command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
+kver=$("$src/scripts/guest-kernel.sh") || unavailable "no guest kernel installed"
+kernel=/boot/vmlinuz-$kver
+[[ -r "$kernel" ]] || unavailable "$kernel not readable"
+[[ -r "$ko" ]] || { echo "vm-run: $ko missing (make kmod)" | tee "$results/boot.status"; exit 1; }
+busybox=$(command -v busybox) || unavailable "busybox not installed"
+
+# --- initramfs: static busybox, the modules that mount a 9p+overlay root ---
+initrd="$results/initramfs.cpio.gz"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,proc,sys,dev,modules}
+cp "$busybox" "$stage/bin/busybox"
+ln -s busybox "$stage/bin/sh"
+cp "$src/scripts/vm-init.sh" "$stage/init"
+modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
+	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' > "$stage/modlist" ||
+	unavailable "cannot resolve the guest's 9p modules"
+while read -r m; do
+	cp "$m" "$stage/modules/"
+	basename "$m" >> "$stage/modules/order"
+done < "$stage/modlist"
+rm "$stage/modlist"
+(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd"
+
+cat > "$results/config.sh" <<CFG
+NDK_SRC='$src'
+NDK_KO='$ko'
+NDK_LIST='$list'
+NDK_BUILD='${build:-$src}'
+NDK_VM_ONLY='${NDK_VM_ONLY:-}'
+CFG
+
+timeout_s=${NDK_VM_TIMEOUT:-900}
+echo "vm-run: booting $kver under TCG ($(grep -c . "$list") tests, timeout ${timeout_s} s)"
+start=$SECONDS
+timeout -k 10 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "${NDK_VM_MEM:-2048}" \
+	-display none -monitor none -serial stdio -no-reboot -nic none \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" \
+	< /dev/null 2>&1 | tee "$results/console.log" | grep --line-buffered -E '^(guest|vm-init):'
+qemu_rc=${PIPESTATUS[0]}
+echo "vm-run: guest ran $((SECONDS - start)) s (qemu exit $qemu_rc)"
+
+status=$(cat "$results/runner.status" 2>/dev/null)
+if [[ "$status" == complete ]]; then
+	echo ok > "$results/boot.status"
+	exit 0
+fi
+if ((qemu_rc == 124 || qemu_rc == 137)); then
+	echo "timeout: guest killed after ${timeout_s} s" > "$results/boot.status"
+else
+	echo "incomplete: guest stopped before the runner finished (qemu exit $qemu_rc)" > "$results/boot.status"
+fi
+echo "vm-run: FAILED: $(cat "$results/boot.status"); console tail:"
+tail -n 60 "$results/console.log"
+exit 1

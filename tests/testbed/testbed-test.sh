@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: the test bed's verdict logic on the host: check-dmesg.sh
+# flags every kind of kernel report and passes a clean log; vm-result.sh
+# turns results into exit codes, and a skip caused by a missing guest or a
+# dead rxe becomes a failure under CI=true.
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+fails=0
+check() { # expected-rc description command...
+	local want=$1 what=$2
+	shift 2
+	"$@" > /dev/null 2>&1
+	local got=$?
+	if [[ $got == "$want" ]]; then
+		echo "ok   $what"
+	else
+		echo "FAIL $what: exit $got, expected $want"
+		fails=$((fails + 1))
+	fi
+}
+dmesg_of() { printf '[    1.000000] %s\n' "$1" | "$src/scripts/check-dmesg.sh"; }
+
+check 0 "clean log passes" dmesg_of "rxe: loaded"
+check 0 "ndk lines pass" dmesg_of "infiniband rxe0: ndk: adapter 1 added"
+for line in \
+	"WARNING: CPU: 1 PID: 140 at kmod/ndk_main.c:45 ndk_selftest_warn_write+0x5/0x10 [ndk]" \
+	"BUG: kernel NULL pointer dereference, address: 0000000000000060" \
+	"Oops: 0000 [#1] PREEMPT SMP NOPTI" \
+	"kernel BUG at mm/slub.c:100!" \
+	"refcount_t: underflow; use-after-free." \
+	"list_del corruption. prev->next should be ffff888, but was dead000000000100" \
+	"BUG: KASAN: slab-use-after-free in ndk_ib_remove+0x10/0x20" \
+	"UBSAN: shift-out-of-bounds in kmod/ndk_ioctl.c:10:3" \
+	"WARNING: possible circular locking dependency detected" \
+	"INFO: lockdep is turned off." \
+	"kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)" \
+	"INFO: task rdma:123 blocked for more than 120 seconds." \
+	"watchdog: BUG: soft lockup - CPU#0 stuck for 22s!" \
+	"Kernel panic - not syncing: Fatal exception"; do
+	check 1 "flags: ${line:0:50}" dmesg_of "$line"
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+res() { # dir boot rxe
+	mkdir -p "$tmp/$1"
+	echo "$2" > "$tmp/$1/boot.status"
+	[[ -n "$3" ]] && echo "$3" > "$tmp/$1/rxe.status"
+	echo "$tmp/$1"
+}
+d=$(res ran ok ok)
+echo 0 > "$d/pass.rc"; echo log > "$d/pass.log"
+echo 1 > "$d/fail.rc"; echo log > "$d/fail.log"
+echo 77 > "$d/skip.rc"; echo "feature not on rxe" > "$d/skip.log"
+check 0 "vm-result: pass" env -u CI "$src/scripts/vm-result.sh" "$d" pass
+check 1 "vm-result: fail" env -u CI "$src/scripts/vm-result.sh" "$d" fail
+check 77 "vm-result: a feature skip stays a skip" env CI=true "$src/scripts/vm-result.sh" "$d" skip
+check 1 "vm-result: a test the guest never ran fails" env -u CI "$src/scripts/vm-result.sh" "$d" missing
+check 77 "vm-result: NDK_VM_ONLY deselects" env -u CI NDK_VM_ONLY=pass "$src/scripts/vm-result.sh" "$d" other
+
+d=$(res norxe ok "failed: rdma link add failed")
+echo 77 > "$d/skip.rc"; echo "no rxe" > "$d/skip.log"
+check 77 "vm-result: skip without rxe, no CI" env -u CI "$src/scripts/vm-result.sh" "$d" skip
+check 1 "vm-result: skip without rxe under CI fails" env CI=true "$src/scripts/vm-result.sh" "$d" skip
+
+d=$(res noqemu "qemu-system-x86_64 not installed" "")
+check 77 "vm-result: no guest, no CI" env -u CI "$src/scripts/vm-result.sh" "$d" pass
+check 1 "vm-result: no guest under CI fails" env CI=true "$src/scripts/vm-result.sh" "$d" pass
+
+d=$(res hung "timeout: guest killed after 900 s" "")
+check 1 "vm-result: a hung guest fails every test" env -u CI "$src/scripts/vm-result.sh" "$d" pass
+
+echo "$fails failure(s)"
+((fails == 0))

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "ndk/status.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "ndk/result.hpp"
+
+namespace {
+
+// The exact Windows numbers (ntstatus.h; ../shared/docs/ndkpi-reference.md §2).
+TEST(StatusValues, MatchWindows) {
+    EXPECT_EQ(ndk::status::kSuccess, 0);
+    EXPECT_EQ(ndk::status::kPending, 0x103);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kInvalidParameter), 0xC000000Du);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kInsufficientResources), 0xC000009Au);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kBufferTooSmall), 0xC0000023u);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kAccessViolation), 0xC0000005u);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kNotSupported), 0xC00000BBu);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kCancelled), 0xC0000120u);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kDeviceBusy), 0x80000011u);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kDeviceRemoved), 0xC00002B6u);
+}
+
+struct Mapping {
+    int errnum;
+    ndk::NTSTATUS status;
+};
+
+class StatusFromErrno : public ::testing::TestWithParam<Mapping> {};
+
+TEST_P(StatusFromErrno, MapsThroughTheOneTable) {
+    EXPECT_EQ(ndk::StatusFromErrno(GetParam().errnum), GetParam().status)
+        << "errno " << GetParam().errnum;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, StatusFromErrno,
+    ::testing::Values(Mapping{0, ndk::status::kSuccess},
+                      Mapping{EINVAL, ndk::status::kInvalidParameter},
+                      Mapping{E2BIG, ndk::status::kInvalidParameter},
+                      Mapping{ENOMEM, ndk::status::kInsufficientResources},
+                      Mapping{ENOBUFS, ndk::status::kInsufficientResources},
+                      Mapping{EFAULT, ndk::status::kAccessViolation},
+                      Mapping{ENOENT, ndk::status::kInvalidHandle},
+                      Mapping{EPERM, ndk::status::kAccessDenied},
+                      Mapping{ENOTTY, ndk::status::kNotSupported},
+                      Mapping{EOPNOTSUPP, ndk::status::kNotSupported},
+                      Mapping{EBUSY, ndk::status::kDeviceBusy},
+                      Mapping{ENODEV, ndk::status::kDeviceRemoved},
+                      Mapping{ETIMEDOUT, ndk::status::kIoTimeout},
+                      Mapping{ECANCELED, ndk::status::kCancelled},
+                      Mapping{EXDEV, ndk::status::kUnsuccessful}));
+
+TEST(StatusName, NamesKnownAndUnknown) {
+    EXPECT_EQ(ndk::StatusName(ndk::status::kInvalidParameter), "STATUS_INVALID_PARAMETER");
+    EXPECT_EQ(ndk::StatusName(0x12345), "STATUS_UNKNOWN");
+}
+
+TEST(ErrorMessage, NamesErrnoAndStatus) {
+    auto m = ndk::Error::FromErrno(EINVAL).Message();
+    EXPECT_NE(m.find("EINVAL"), std::string::npos) << m;
+    EXPECT_NE(m.find("STATUS_INVALID_PARAMETER"), std::string::npos) << m;
+}
+
+}  // namespace
