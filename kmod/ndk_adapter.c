@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ndk-linux: NDK adapters, one per ib_device.
+ * ndk-linux: NDK adapters.
  *
- * An ib_client is registered at module load.  ib_core calls ndk_ib_add()
- * for every RDMA device present or added later, and ndk_ib_remove() before
- * a device goes away (rdma link delete, driver unload) or when the client
- * is unregistered at module unload.  An adapter never holds a reference on
- * its ib_device: remove() unpublishes the adapter and frees it before it
- * returns, so `rdma link delete` can never wait on us.
+ * An ib_client registered at module load gives one struct ndk_device per
+ * ib_device: ndk_ib_add() runs for every RDMA device present or added
+ * later, ndk_ib_remove() before a device goes away (rdma link delete,
+ * driver unload) or when the client is unregistered at module unload.
  *
- * Locking: ndk_adapters_lock (a mutex; every path here may sleep) protects
- * membership of the ndk_adapters xarray and the contents of each adapter.
+ * Consumers open NDK adapters on a device by name.  On removal, every
+ * open adapter is marked removed (new objects and posts then fail with
+ * STATUS_DEVICE_REMOVED) and its consumer's removal callback runs; remove()
+ * then waits until the consumers have closed their adapters, which they
+ * can only do after closing every object of the adapter.  ndk.ko's own
+ * objects never hold the device: the inline-size probe at add() frees
+ * everything it creates before returning.
+ *
+ * Locking: ndk_devices_lock (mutex) protects the ndk_devices xarray and
+ * the name of each device; ndk_device.lock protects its adapter list.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -19,60 +25,234 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
+#include <rdma/ib_cm.h>
 
 #include "ndk_core.h"
 
-static DEFINE_MUTEX(ndk_adapters_lock);
-static DEFINE_XARRAY_ALLOC(ndk_adapters);
-static u32 ndk_adapter_next_id;
+static DEFINE_MUTEX(ndk_devices_lock);
+static DEFINE_XARRAY_ALLOC(ndk_devices);
+static u32 ndk_device_next_id;
 static struct ib_client ndk_ib_client;
+
+/*
+ * Private data limits of rdma_cm connections (REQ minus the rdma_cm IP
+ * header; REP and REJ carry none) and of iWARP MPA.
+ */
+#define NDK_IB_CALLER_DATA	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
+#define NDK_IB_CALLEE_DATA	min(IB_CM_REP_PRIVATE_DATA_SIZE, \
+				    IB_CM_REJ_PRIVATE_DATA_SIZE)
+#define NDK_IWARP_PRIVATE_DATA	512
+/* FRMRPageCount: NDK wants >= 16; more only while MR counts stay high. */
+#define NDK_FRMR_PAGE_COUNT_MAX	512
+/* LargeRequestThreshold hint: above it, read/write beats send/receive. */
+#define NDK_LARGE_REQUEST_THRESHOLD	(64 * 1024)
+
+/*
+ * The device's largest inline data size is not an attribute in ib_core:
+ * create a throw-away RC QP asking for decreasing sizes and keep what the
+ * driver grants.  Everything is freed before returning.
+ */
+static u32 ndk_probe_max_inline(struct ib_device *ibdev)
+{
+	static const u32 sizes[] = { 1024, 512, 256, 128, 64, 32, 0 };
+	struct ib_qp_init_attr attr = {};
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 granted = 0;
+	int i;
+
+	pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(pd))
+		return 0;
+	cq = ib_alloc_cq(ibdev, NULL, 2, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cq))
+		goto out_dealloc_pd;
+
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.cap.max_send_wr = 1;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		attr.cap.max_inline_data = sizes[i];
+		qp = ib_create_qp(pd, &attr);
+		if (IS_ERR(qp))
+			continue;
+		granted = max(attr.cap.max_inline_data, sizes[i]);
+		ib_destroy_qp(qp);
+		break;
+	}
+	ib_free_cq(cq);
+out_dealloc_pd:
+	ib_dealloc_pd(pd);
+	return granted;
+}
+
+static u32 ndk_technology(struct ib_device *ibdev, u32 port)
+{
+	if (rdma_protocol_iwarp(ibdev, port))
+		return NDK_IWARP;
+	if (rdma_protocol_roce_udp_encap(ibdev, port))
+		return NDK_ROCE_V2;
+	if (rdma_protocol_roce(ibdev, port))
+		return NDK_ROCE;
+	if (rdma_protocol_ib(ibdev, port))
+		return NDK_INFINIBAND;
+	return NDK_UNDEFINED;
+}
+
+/* NDK_ADAPTER_INFO from the device and its first port (ndk-mapping.md). */
+static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info)
+{
+	const struct ib_device_attr *a = &ibdev->attrs;
+	u32 port = rdma_start_port(ibdev);
+	struct ib_port_attr pattr = {};
+	bool iwarp = rdma_protocol_iwarp(ibdev, port);
+	u32 frmr;
+
+	memset(info, 0, sizeof(*info));
+	info->version.major = NDK_VERSION_MAJOR;
+	info->version.minor = NDK_VERSION_MINOR;
+	info->vendor_id = a->vendor_id;
+	info->device_id = a->vendor_part_id;
+	info->max_registration_size = a->max_mr_size;
+	frmr = min_t(u32, a->max_fast_reg_page_list_len, NDK_FRMR_PAGE_COUNT_MAX);
+	info->frmr_page_count = frmr >= 16 ? frmr : 0;
+	/* Windows are emulated with one fast-register MR each. */
+	info->max_window_size = (u64)info->frmr_page_count * PAGE_SIZE;
+	info->max_initiator_request_sge = a->max_send_sge;
+	info->max_receive_request_sge = a->max_recv_sge;
+	info->max_read_request_sge = a->max_sge_rd;
+	if (!ib_query_port(ibdev, port, &pattr))
+		info->max_transfer_length = pattr.max_msg_sz;
+	info->max_inline_data_size = ndk_probe_max_inline(ibdev);
+	info->max_inbound_read_limit = a->max_qp_rd_atom;
+	info->max_outbound_read_limit = a->max_qp_init_rd_atom;
+	info->max_receive_queue_depth = a->max_qp_wr;
+	info->max_initiator_queue_depth = a->max_qp_wr;
+	info->max_srq_depth = 0;	/* no SRQ object yet */
+	info->max_cq_depth = a->max_cqe;
+	info->large_request_threshold = NDK_LARGE_REQUEST_THRESHOLD;
+	info->max_caller_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLER_DATA;
+	info->max_callee_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLEE_DATA;
+	if (!iwarp) {
+		info->adapter_flags |= NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
+		/* rdma_cm connects IB/RoCE ports to their own addresses. */
+		info->adapter_flags |= NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+	}
+	if (ibdev->ops.modify_cq)
+		info->adapter_flags |= NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
+	if (ibdev->ops.resize_cq)
+		info->adapter_flags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
+	info->rdma_technology = ndk_technology(ibdev, port);
+}
 
 static int ndk_ib_add(struct ib_device *ibdev)
 {
-	struct ndk_adapter *adapter;
+	struct ndk_device *dev;
 	int ret;
 
-	adapter = kzalloc(sizeof(*adapter), GFP_KERNEL);
-	if (!adapter)
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
 		return -ENOMEM;
-	adapter->ibdev = ibdev;
-	strscpy(adapter->name, dev_name(&ibdev->dev), sizeof(adapter->name));
+	dev->ibdev = ibdev;
+	strscpy(dev->name, dev_name(&ibdev->dev), sizeof(dev->name));
+	mutex_init(&dev->lock);
+	INIT_LIST_HEAD(&dev->adapters);
+	init_waitqueue_head(&dev->wait);
+	ndk_fill_info(ibdev, &dev->info);
 
-	mutex_lock(&ndk_adapters_lock);
-	ret = xa_alloc_cyclic(&ndk_adapters, &adapter->id, adapter,
-			      xa_limit_32b, &ndk_adapter_next_id, GFP_KERNEL);
-	mutex_unlock(&ndk_adapters_lock);
+	mutex_lock(&ndk_devices_lock);
+	ret = xa_alloc_cyclic(&ndk_devices, &dev->id, dev, xa_limit_32b,
+			      &ndk_device_next_id, GFP_KERNEL);
+	mutex_unlock(&ndk_devices_lock);
 	if (ret < 0)
-		goto err_free_adapter;
+		goto err_free_dev;
 
-	ib_set_client_data(ibdev, &ndk_ib_client, adapter);
-	dev_info(&ibdev->dev, "ndk: adapter %u added\n", adapter->id);
+	ib_set_client_data(ibdev, &ndk_ib_client, dev);
+	dev_info(&ibdev->dev, "ndk: adapter %u added\n", dev->id);
 	return 0;
 
-err_free_adapter:
-	kfree(adapter);
+err_free_dev:
+	kfree(dev);
 	return ret;
+}
+
+static bool ndk_device_idle(struct ndk_device *dev)
+{
+	bool idle;
+
+	mutex_lock(&dev->lock);
+	idle = list_empty(&dev->adapters);
+	mutex_unlock(&dev->lock);
+	return idle;
 }
 
 static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 {
-	struct ndk_adapter *adapter = client_data;
+	struct ndk_device *dev = client_data;
+	struct ndk_adapter *adapter;
 
-	mutex_lock(&ndk_adapters_lock);
-	xa_erase(&ndk_adapters, adapter->id);
-	mutex_unlock(&ndk_adapters_lock);
+	mutex_lock(&ndk_devices_lock);
+	xa_erase(&ndk_devices, dev->id);
+	mutex_unlock(&ndk_devices_lock);
 
-	dev_info(&ibdev->dev, "ndk: adapter %u removed\n", adapter->id);
-	kfree(adapter);
+	/*
+	 * No adapter can open from here on.  Tell every consumer; their
+	 * callbacks may close objects (and adapters) right away, so they run
+	 * without dev->lock, each adapter pinned by a reference meanwhile.
+	 */
+	mutex_lock(&dev->lock);
+	dev->removed = true;
+	list_for_each_entry(adapter, &dev->adapters, dev_entry)
+		WRITE_ONCE(adapter->removed, true);
+	mutex_unlock(&dev->lock);
+
+	for (;;) {
+		struct ndk_adapter *next = NULL;
+
+		mutex_lock(&dev->lock);
+		list_for_each_entry(adapter, &dev->adapters, dev_entry) {
+			if (adapter->removal) {
+				next = adapter;
+				ndk_obj_get(&next->obj);
+				break;
+			}
+		}
+		if (next) {
+			ndk_fn_adapter_removal_callback cb = next->removal;
+
+			next->removal = NULL;	/* exactly once */
+			mutex_unlock(&dev->lock);
+			cb(next->removal_context);
+			ndk_obj_put(&next->obj);
+			continue;
+		}
+		mutex_unlock(&dev->lock);
+		break;
+	}
+
+	if (!ndk_device_idle(dev))
+		dev_info(&ibdev->dev,
+			 "ndk: adapter %u removal waits for its consumers\n",
+			 dev->id);
+	wait_event(dev->wait, ndk_device_idle(dev));
+	flush_workqueue(ndk_wq);
+	dev_info(&ibdev->dev, "ndk: adapter %u removed\n", dev->id);
+	kfree(dev);
 }
 
 static void ndk_ib_rename(struct ib_device *ibdev, void *client_data)
 {
-	struct ndk_adapter *adapter = client_data;
+	struct ndk_device *dev = client_data;
 
-	mutex_lock(&ndk_adapters_lock);
-	strscpy(adapter->name, dev_name(&ibdev->dev), sizeof(adapter->name));
-	mutex_unlock(&ndk_adapters_lock);
+	mutex_lock(&ndk_devices_lock);
+	strscpy(dev->name, dev_name(&ibdev->dev), sizeof(dev->name));
+	mutex_unlock(&ndk_devices_lock);
 }
 
 static struct ib_client ndk_ib_client = {
@@ -83,6 +263,152 @@ static struct ib_client ndk_ib_client = {
 };
 
 /**
+ * ndk_enum_adapters() - enumerate the NDK adapters present now
+ * @fn:      called with each adapter's name, in id order; a non-zero
+ *           return stops the walk and is returned
+ * @context: passed to @fn
+ *
+ * @fn runs under the device table lock: it must not open adapters.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or the first non-zero return of @fn.
+ */
+int ndk_enum_adapters(ndk_fn_adapter_enum fn, void *context)
+{
+	struct ndk_device *dev;
+	unsigned long index;
+	int ret = 0;
+
+	mutex_lock(&ndk_devices_lock);
+	xa_for_each(&ndk_devices, index, dev) {
+		ret = fn(dev->name, context);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&ndk_devices_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ndk_enum_adapters);
+
+static void ndk_adapter_destroy(struct ndk_obj *obj)
+{
+	struct ndk_adapter *adapter = container_of(obj, struct ndk_adapter, obj);
+	struct ndk_device *dev = adapter->dev;
+
+	mutex_lock(&dev->lock);
+	list_del(&adapter->dev_entry);
+	mutex_unlock(&dev->lock);
+	wake_up(&dev->wait);
+	/* ndk_close_adapter() frees the adapter after this. */
+	complete(&adapter->closed);
+}
+
+/**
+ * ndk_open_adapter() - open an NDK adapter on an RDMA device
+ * @name:            the ib_device name (e.g. "rxe0")
+ * @removal:         called once if the device goes away while open; may
+ *                   be NULL
+ * @removal_context: passed to @removal
+ * @adapter:         receives the adapter
+ *
+ * Replaces NDIS's OPEN_NDK_ADAPTER_HANDLER.  @removal runs in process
+ * context and may close objects and the adapter itself.
+ *
+ * Context: process context, may sleep.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_PARAMETER for an unknown device;
+ * STATUS_DEVICE_REMOVED when it is going away; STATUS_INSUFFICIENT_RESOURCES.
+ */
+s32 ndk_open_adapter(const char *name,
+		     ndk_fn_adapter_removal_callback removal,
+		     void *removal_context, struct ndk_adapter **adapter)
+{
+	struct ndk_device *dev, *found = NULL;
+	struct ndk_adapter *a;
+	unsigned long index;
+	s32 status = STATUS_SUCCESS;
+
+	might_sleep();
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_init(&a->obj, NDK_OBJECT_TYPE_ADAPTER, NULL, ndk_adapter_destroy);
+	a->obj.adapter = a;
+	a->removal = removal;
+	a->removal_context = removal_context;
+	init_completion(&a->closed);
+
+	mutex_lock(&ndk_devices_lock);
+	xa_for_each(&ndk_devices, index, dev) {
+		if (strcmp(dev->name, name) == 0) {
+			found = dev;
+			break;
+		}
+	}
+	if (!found) {
+		status = STATUS_INVALID_PARAMETER;
+	} else {
+		mutex_lock(&found->lock);
+		if (found->removed)
+			status = STATUS_DEVICE_REMOVED;
+		else
+			list_add_tail(&a->dev_entry, &found->adapters);
+		mutex_unlock(&found->lock);
+	}
+	mutex_unlock(&ndk_devices_lock);
+
+	if (status) {
+		kfree(a);
+		return status;
+	}
+	a->dev = found;
+	*adapter = a;
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(ndk_open_adapter);
+
+/**
+ * ndk_close_adapter() - close an adapter (blocking, like NDIS's)
+ * @adapter: the adapter; the consumer closes its objects first
+ *
+ * Returns once every object of the adapter is closed and every callback
+ * on any of them has returned: the safe point to unload a consumer.
+ * Must not be called from an NDK callback other than the removal one.
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_close_adapter(struct ndk_adapter *adapter)
+{
+	might_sleep();
+	ndk_obj_close(&adapter->obj, NULL, NULL);
+	wait_for_completion(&adapter->closed);
+	kfree(adapter);
+}
+EXPORT_SYMBOL_GPL(ndk_close_adapter);
+
+/**
+ * ndk_query_adapter_info() - NdkQueryAdapterInfo
+ * @adapter:     the adapter
+ * @info:        receives NDK_ADAPTER_INFO
+ * @buffer_size: in: bytes at @info; out: bytes written, or needed
+ *
+ * Context: process context.
+ * Return: STATUS_SUCCESS, or STATUS_BUFFER_TOO_SMALL with the needed size
+ * in *@buffer_size (nothing written to @info).
+ */
+s32 ndk_query_adapter_info(struct ndk_adapter *adapter,
+			   struct ndk_adapter_info *info, u32 *buffer_size)
+{
+	if (*buffer_size < sizeof(*info)) {
+		*buffer_size = sizeof(*info);
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	*info = adapter->dev->info;
+	*buffer_size = sizeof(*info);
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(ndk_query_adapter_info);
+
+/**
  * ndk_adapter_count() - number of adapters present right now
  *
  * Context: may sleep.
@@ -90,14 +416,14 @@ static struct ib_client ndk_ib_client = {
  */
 u32 ndk_adapter_count(void)
 {
-	struct ndk_adapter *adapter;
+	struct ndk_device *dev;
 	unsigned long index;
 	u32 count = 0;
 
-	mutex_lock(&ndk_adapters_lock);
-	xa_for_each(&ndk_adapters, index, adapter)
+	mutex_lock(&ndk_devices_lock);
+	xa_for_each(&ndk_devices, index, dev)
 		count++;
-	mutex_unlock(&ndk_adapters_lock);
+	mutex_unlock(&ndk_devices_lock);
 	return count;
 }
 
@@ -113,27 +439,27 @@ u32 ndk_adapter_count(void)
 int ndk_adapter_query(struct ndk_u_adapter_query *q)
 {
 	unsigned long index = q->adapter_id;
-	struct ndk_adapter *adapter;
+	struct ndk_device *dev;
 	int ret = 0;
 
-	mutex_lock(&ndk_adapters_lock);
+	mutex_lock(&ndk_devices_lock);
 	if (q->flags & NDK_U_ADAPTER_QUERY_F_NEXT)
-		adapter = xa_find(&ndk_adapters, &index, U32_MAX, XA_PRESENT);
+		dev = xa_find(&ndk_devices, &index, U32_MAX, XA_PRESENT);
 	else
-		adapter = xa_load(&ndk_adapters, index);
-	if (!adapter) {
+		dev = xa_load(&ndk_devices, index);
+	if (!dev) {
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	q->adapter_id = adapter->id;
-	q->node_guid = be64_to_cpu(adapter->ibdev->node_guid);
-	q->ib_index = adapter->ibdev->index;
-	q->port_count = rdma_end_port(adapter->ibdev) -
-			rdma_start_port(adapter->ibdev) + 1;
+	q->adapter_id = dev->id;
+	q->node_guid = be64_to_cpu(dev->ibdev->node_guid);
+	q->ib_index = dev->ibdev->index;
+	q->port_count = rdma_end_port(dev->ibdev) -
+			rdma_start_port(dev->ibdev) + 1;
 	memset(q->name, 0, sizeof(q->name));
-	strscpy(q->name, adapter->name, sizeof(q->name));
+	strscpy(q->name, dev->name, sizeof(q->name));
 out_unlock:
-	mutex_unlock(&ndk_adapters_lock);
+	mutex_unlock(&ndk_devices_lock);
 	return ret;
 }
 
@@ -154,12 +480,13 @@ int ndk_adapter_init(void)
  * ndk_adapter_exit() - unregister the ib_client
  *
  * ib_unregister_client() calls ndk_ib_remove() for every device, so every
- * adapter is freed when this returns.
+ * device is gone when this returns.  Module references of consumers keep
+ * this from running while any adapter is open.
  *
  * Context: process context, module exit.
  */
 void ndk_adapter_exit(void)
 {
 	ib_unregister_client(&ndk_ib_client);
-	WARN_ON(!xa_empty(&ndk_adapters));
+	WARN_ON(!xa_empty(&ndk_devices));
 }

@@ -2,36 +2,152 @@
 /*
  * ndk-linux: internal declarations shared by the files of ndk.ko.
  *
+ * Object model (Documentation/design.md):
+ *  - struct ndk_device: one per ib_device, owned by the ib_client;
+ *  - struct ndk_obj: the base of every NDK object a consumer holds.  It
+ *    starts with the public struct ndk_object_header, holds a reference on
+ *    its parent (adapter <- PD, CQ, connector, listener; PD <- QP, MR, MW)
+ *    and on its other antecedents (QP <- CQs).  The consumer owns one
+ *    reference; ndk_obj_close() drops it.  When the last reference goes
+ *    the object is torn down: ->destroy() releases its ib_core resources,
+ *    the close completion runs, and only then is the parent released, so
+ *    a parent's close never completes before a child's close callback has
+ *    returned (NDK object lifetime rules).
+ *
+ * Lock order: ndk_devices_lock > ndk_device.lock > per-object locks.
+ *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #ifndef NDK_CORE_H
 #define NDK_CORE_H
 
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/refcount.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <ndk/ndk_ioctl.h>
+#include <ndk/ndkpi.h>
+
+extern struct workqueue_struct *ndk_wq;
 
 /**
- * struct ndk_adapter - one NDK adapter per ib_device
- * @ibdev: the RDMA device; valid from the ib_client add() callback until
- *         remove() returns.  No reference to it is held beyond that.
- * @id:    adapter id visible to user space, never reused while loaded
- * @name:  copy of the ib_device name, kept current by rename()
- *
- * Adapters live in the ndk_adapters xarray; ndk_adapters_lock serialises
- * add, remove, rename and every reader that looks inside an adapter.
+ * struct ndk_device - ndk.ko's view of one ib_device
+ * @ibdev:    the RDMA device; valid from the ib_client add() callback until
+ *            remove() returns.  No reference is held beyond that.
+ * @id:       adapter id visible to user space, never reused while loaded
+ * @name:     copy of the ib_device name, kept current by rename()
+ * @info:     NDK_ADAPTER_INFO computed once at add() (it probes the
+ *            device's inline data limit with a throw-away QP)
+ * @lock:     protects @adapters and @removed
+ * @adapters: open struct ndk_adapter objects of this device
+ * @removed:  set when remove() starts: no new adapter may open
+ * @wait:     remove() waits here until @adapters is empty
  */
-struct ndk_adapter {
+struct ndk_device {
 	struct ib_device *ibdev;
 	u32 id;
 	char name[IB_DEVICE_NAME_MAX];
+	struct ndk_adapter_info info;
+	struct mutex lock; /* protects adapters and removed */
+	struct list_head adapters;
+	bool removed;
+	wait_queue_head_t wait;
 };
 
+/**
+ * struct ndk_obj - base of every NDK object
+ * @hdr:       public header; must stay the first member
+ * @ref:       the consumer's reference plus one per child/successor
+ * @parent:    the object this one was created from (NULL for an adapter)
+ * @adapter:   the adapter this object belongs to (itself for an adapter)
+ * @destroy:   releases the ib_core resources; process context; may be NULL
+ * @close_completion: consumer's close callback, NULL for a blocking close
+ * @close_context:    its context
+ * @init:      the type's ib_core setup, run by ndk_obj_create()
+ * @create_completion: consumer's create callback during an async create
+ * @create_context:    its context
+ * @closing:   ndk_obj_close() was called
+ * @work:      runs creation (async create) or teardown (last reference)
+ */
+struct ndk_obj {
+	struct ndk_object_header hdr;
+	refcount_t ref;
+	struct ndk_obj *parent;
+	struct ndk_adapter *adapter;
+	void (*destroy)(struct ndk_obj *obj);
+	ndk_fn_close_completion close_completion;
+	void *close_context;
+	int (*init)(struct ndk_obj *obj);
+	ndk_fn_create_completion create_completion;
+	void *create_context;
+	bool closing;
+	struct work_struct work;
+};
+
+/**
+ * struct ndk_adapter - an open NDK adapter (NDK_ADAPTER)
+ * @obj:       object base
+ * @dev:       the device; valid while the adapter is open (remove() waits)
+ * @removal:   consumer's removal callback and its context
+ * @removal_context: its context
+ * @removed:   the device is going away: new objects and posts fail with
+ *             STATUS_DEVICE_REMOVED
+ * @dev_entry: entry in @dev->adapters
+ * @closed:    completed when the last reference is gone
+ */
+struct ndk_adapter {
+	struct ndk_obj obj;
+	struct ndk_device *dev;
+	ndk_fn_adapter_removal_callback removal;
+	void *removal_context;
+	bool removed;
+	struct list_head dev_entry;
+	struct completion closed;
+};
+
+/**
+ * struct ndk_pd - NDK_PD
+ * @obj:  object base
+ * @ibpd: the ib_core protection domain
+ */
+struct ndk_pd {
+	struct ndk_obj obj;
+	struct ib_pd *ibpd;
+};
+
+static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)
+{
+	return obj->adapter->dev->ibdev;
+}
+
+static inline bool ndk_adapter_removed(struct ndk_adapter *adapter)
+{
+	return READ_ONCE(adapter->removed);
+}
+
+/* ndk_obj.c */
+void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
+		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));
+void ndk_obj_get(struct ndk_obj *obj);
+void ndk_obj_put(struct ndk_obj *obj);
+s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
+		   ndk_fn_create_completion create_completion,
+		   void *request_context, void **out);
+s32 ndk_obj_close(struct ndk_obj *obj, ndk_fn_close_completion completion,
+		  void *request_context);
+gfp_t ndk_gfp(const void *completion);
+s32 ndk_status_from_errno(int err);
+
+/* ndk_adapter.c */
 int ndk_adapter_init(void);
 void ndk_adapter_exit(void);
 u32 ndk_adapter_count(void);
 int ndk_adapter_query(struct ndk_u_adapter_query *q);
 
+/* ndk_ioctl.c */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 #endif /* NDK_CORE_H */

@@ -56,9 +56,13 @@ static int __init ndk_init(void)
 {
 	int ret;
 
+	ndk_wq = alloc_workqueue("ndk", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!ndk_wq)
+		return -ENOMEM;
+
 	ret = ndk_adapter_init();
 	if (ret)
-		return ret;
+		goto err_destroy_wq;
 
 	ret = misc_register(&ndk_miscdev);
 	if (ret)
@@ -72,6 +76,8 @@ static int __init ndk_init(void)
 
 err_adapter_exit:
 	ndk_adapter_exit();
+err_destroy_wq:
+	destroy_workqueue(ndk_wq);
 	return ret;
 }
 
@@ -80,6 +86,7 @@ static void __exit ndk_exit(void)
 	debugfs_remove(ndk_debugfs);
 	misc_deregister(&ndk_miscdev);
 	ndk_adapter_exit();
+	destroy_workqueue(ndk_wq);
 	pr_info("ndk: unloaded\n");
 }
 
