@@ -29,7 +29,7 @@ deps:
 	$(call phase,dependencies,scripts/deps.sh)
 
 kmod: deps
-	$(call phase,kernel module (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
+	$(call phase,kernel modules (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C tests/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
 
 lib: deps
 	$(call phase,user space (cmake),cmake -S . -B $(BUILD) -DNDK_VM_INJECT=$(NDK_VM_INJECT) > /dev/null && cmake --build $(BUILD) -j $(JOBS))
@@ -54,6 +54,7 @@ format:
 
 clean:
 	-$(MAKE) -C kmod clean
+	-$(MAKE) -C tests/kmod clean
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod lib check unit vm-check demo checkpatch format clean

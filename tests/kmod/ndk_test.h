@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ndk_test.ko: in-kernel scenarios for ndk.ko, run in the test-bed guest.
+ *
+ * ndk_test.ko is an NDK consumer like any other: it includes only the
+ * public <ndk/ndkpi.h> and links against ndk.ko's Module.symvers.  Each
+ * scenario is one struct ndk_test; tests/kmod/run-ktest.sh runs one by
+ * name (writing it to /sys/kernel/debug/ndk_test/run) and each is its own
+ * CTest vm test (tests/vm/CMakeLists.txt).
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#ifndef NDK_TEST_H
+#define NDK_TEST_H
+
+#include <linux/kernel.h>
+#include <linux/printk.h>
+#include <ndk/ndkpi.h>
+
+/* A scenario returns one of these. */
+#define NDK_TEST_PASS	0
+#define NDK_TEST_FAIL	1
+#define NDK_TEST_SKIP	77
+
+/**
+ * struct ndk_test_env - what a scenario gets
+ * @adapter_name: the ib_device under test (module parameter, "rxe0")
+ * @peer_ip:      IPv4 address of that device's netdev (module parameter),
+ *                for rdma_cm loopback connections
+ * @failures:     checks failed so far (NDK_T_CHECK counts them)
+ */
+struct ndk_test_env {
+	const char *adapter_name;
+	const char *peer_ip;
+	int failures;
+};
+
+struct ndk_test {
+	const char *name;
+	int (*run)(struct ndk_test_env *env);
+};
+
+/* Log a line of the scenario's output (also goes to the kernel log). */
+__printf(1, 2) void ndk_test_log(const char *fmt, ...);
+
+/* Record a failed check with its location and go on. */
+#define NDK_T_CHECK(env, cond)						\
+	do {								\
+		if (!(cond)) {						\
+			ndk_test_log("%s:%d: check failed: %s",		\
+				     __FILE__, __LINE__, #cond);	\
+			(env)->failures++;				\
+		}							\
+	} while (0)
+
+/* An NTSTATUS that must equal the expected one. */
+#define NDK_T_STATUS(env, got, want)					\
+	do {								\
+		s32 __got = (got), __want = (want);			\
+		if (__got != __want) {					\
+			ndk_test_log("%s:%d: %s: status %#x, expected %#x", \
+				     __FILE__, __LINE__, #got, __got, __want); \
+			(env)->failures++;				\
+		}							\
+	} while (0)
+
+/* Scenario tables, each ended by an entry with a NULL name. */
+extern const struct ndk_test ndk_tests_adapter[];
+
+#endif /* NDK_TEST_H */

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk_test.ko: adapter and PD scenarios.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/completion.h>
+
+#include "ndk_test.h"
+
+/* A create or close completion a scenario can wait for. */
+struct ndk_t_wait {
+	struct completion done;
+	s32 status;
+	struct ndk_object_header *object;
+	int calls;
+};
+
+static void ndk_t_wait_init(struct ndk_t_wait *w)
+{
+	init_completion(&w->done);
+	w->status = STATUS_UNSUCCESSFUL;
+	w->object = NULL;
+	w->calls = 0;
+}
+
+static void ndk_t_create_done(void *context, s32 status,
+			      struct ndk_object_header *object)
+{
+	struct ndk_t_wait *w = context;
+
+	w->status = status;
+	w->object = object;
+	w->calls++;
+	complete(&w->done);
+}
+
+static void ndk_t_close_done(void *context)
+{
+	struct ndk_t_wait *w = context;
+
+	w->status = STATUS_SUCCESS;
+	w->calls++;
+	complete(&w->done);
+}
+
+static bool ndk_t_wait_for(struct ndk_t_wait *w)
+{
+	return wait_for_completion_timeout(&w->done, 10 * HZ) != 0;
+}
+
+static int ndk_t_count(const char *name, void *context)
+{
+	int *count = context;
+
+	ndk_test_log("adapter: %s", name);
+	(*count)++;
+	return 0;
+}
+
+static int ndk_t_adapter_open(struct ndk_test_env *env)
+{
+	struct ndk_adapter *adapter;
+	int count = 0;
+
+	NDK_T_CHECK(env, ndk_enum_adapters(ndk_t_count, &count) == 0);
+	NDK_T_CHECK(env, count >= 1);
+	NDK_T_STATUS(env, ndk_open_adapter("no-such-device", NULL, NULL,
+					   &adapter),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_open_adapter(env->adapter_name, NULL, NULL,
+					   &adapter), STATUS_SUCCESS);
+	if (env->failures)
+		return NDK_TEST_FAIL;
+	ndk_close_adapter(adapter);
+	return NDK_TEST_PASS;
+}
+
+static int ndk_t_adapter_info(struct ndk_test_env *env)
+{
+	struct ndk_adapter_info info;
+	struct ndk_adapter *adapter;
+	u32 size;
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
+		return NDK_TEST_FAIL;
+
+	/* Too small: the needed size comes back, nothing is written. */
+	memset(&info, 0xa5, sizeof(info));
+	size = sizeof(info) - 1;
+	NDK_T_STATUS(env, ndk_query_adapter_info(adapter, &info, &size),
+		     STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, size == 0x68);
+	NDK_T_CHECK(env, info.vendor_id == 0xa5a5a5a5);
+	size = 0;
+	NDK_T_STATUS(env, ndk_query_adapter_info(adapter, &info, &size),
+		     STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, size == 0x68);
+
+	size = sizeof(info);
+	NDK_T_STATUS(env, ndk_query_adapter_info(adapter, &info, &size),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, size == 0x68);
+
+	/* One line per field, compared with ibv_devinfo by the vm test. */
+	ndk_test_log("info.version=%u.%u", info.version.major, info.version.minor);
+	ndk_test_log("info.vendor_id=%#x", info.vendor_id);
+	ndk_test_log("info.device_id=%#x", info.device_id);
+	ndk_test_log("info.max_registration_size=%llu", info.max_registration_size);
+	ndk_test_log("info.max_window_size=%llu", info.max_window_size);
+	ndk_test_log("info.frmr_page_count=%u", info.frmr_page_count);
+	ndk_test_log("info.max_initiator_request_sge=%u", info.max_initiator_request_sge);
+	ndk_test_log("info.max_receive_request_sge=%u", info.max_receive_request_sge);
+	ndk_test_log("info.max_read_request_sge=%u", info.max_read_request_sge);
+	ndk_test_log("info.max_transfer_length=%u", info.max_transfer_length);
+	ndk_test_log("info.max_inline_data_size=%u", info.max_inline_data_size);
+	ndk_test_log("info.max_inbound_read_limit=%u", info.max_inbound_read_limit);
+	ndk_test_log("info.max_outbound_read_limit=%u", info.max_outbound_read_limit);
+	ndk_test_log("info.max_receive_queue_depth=%u", info.max_receive_queue_depth);
+	ndk_test_log("info.max_initiator_queue_depth=%u", info.max_initiator_queue_depth);
+	ndk_test_log("info.max_srq_depth=%u", info.max_srq_depth);
+	ndk_test_log("info.max_cq_depth=%u", info.max_cq_depth);
+	ndk_test_log("info.large_request_threshold=%u", info.large_request_threshold);
+	ndk_test_log("info.max_caller_data=%u", info.max_caller_data);
+	ndk_test_log("info.max_callee_data=%u", info.max_callee_data);
+	ndk_test_log("info.adapter_flags=%#x", info.adapter_flags);
+	ndk_test_log("info.rdma_technology=%u", info.rdma_technology);
+
+	NDK_T_CHECK(env, info.version.major == 1 && info.version.minor == 2);
+	NDK_T_CHECK(env, info.reserved0 == 0 && info.reserved1 == 0);
+	/* rxe is RoCEv2: no read-sink rights needed, loopback works. */
+	NDK_T_CHECK(env, info.rdma_technology == NDK_ROCE_V2);
+	NDK_T_CHECK(env, info.adapter_flags &
+			 NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+	NDK_T_CHECK(env, info.adapter_flags &
+			 NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
+	NDK_T_CHECK(env, !(info.adapter_flags &
+			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED));
+	NDK_T_CHECK(env, info.frmr_page_count >= 16);
+	NDK_T_CHECK(env, info.max_inline_data_size > 0);
+	NDK_T_CHECK(env, info.max_caller_data == 56);
+	NDK_T_CHECK(env, info.max_callee_data == 148);
+	NDK_T_CHECK(env, info.max_window_size ==
+			 (u64)info.frmr_page_count * PAGE_SIZE);
+
+	ndk_close_adapter(adapter);
+	return NDK_TEST_PASS;
+}
+
+/* Blocking create and close: inline results, no callbacks. */
+static int ndk_t_pd_sync(struct ndk_test_env *env)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_pd *pd = NULL;
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
+		return NDK_TEST_FAIL;
+	NDK_T_STATUS(env, ndk_create_pd(adapter, NULL, NULL, &pd),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, pd && ((struct ndk_object_header *)pd)->object_type ==
+			 NDK_OBJECT_TYPE_PD);
+	if (pd)
+		NDK_T_STATUS(env, ndk_close_pd(pd, NULL, NULL), STATUS_SUCCESS);
+	ndk_close_adapter(adapter);
+	return NDK_TEST_PASS;
+}
+
+/*
+ * With completions: STATUS_PENDING, *out untouched, the object arrives
+ * through the completion exactly once; the close completes through its
+ * callback before the blocking adapter close returns.
+ */
+static int ndk_t_pd_async(struct ndk_test_env *env)
+{
+	struct ndk_pd *pd = (struct ndk_pd *)0x1;
+	struct ndk_adapter *adapter;
+	struct ndk_t_wait w;
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
+		return NDK_TEST_FAIL;
+	ndk_t_wait_init(&w);
+	NDK_T_STATUS(env, ndk_create_pd(adapter, ndk_t_create_done, &w, &pd),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait_for(&w));
+	NDK_T_STATUS(env, w.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, pd == (struct ndk_pd *)0x1);
+	NDK_T_CHECK(env, w.object && w.object->object_type == NDK_OBJECT_TYPE_PD);
+	NDK_T_CHECK(env, w.calls == 1);
+	if (!w.object) {
+		ndk_close_adapter(adapter);
+		return NDK_TEST_FAIL;
+	}
+	pd = ndk_to_pd(w.object);
+
+	ndk_t_wait_init(&w);
+	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_close_done, &w),
+		     STATUS_PENDING);
+	ndk_close_adapter(adapter);
+	/* The adapter close returned: the PD's close callback has run. */
+	NDK_T_CHECK(env, w.calls == 1);
+	return NDK_TEST_PASS;
+}
+
+const struct ndk_test ndk_tests_adapter[] = {
+	{ "adapter-open", ndk_t_adapter_open },
+	{ "adapter-info", ndk_t_adapter_info },
+	{ "pd-sync", ndk_t_pd_sync },
+	{ "pd-async", ndk_t_pd_async },
+	{ NULL, NULL },
+};

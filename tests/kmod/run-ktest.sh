@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run one ndk_test.ko scenario in the guest: load the module, run the
+# scenario, print its log, unload.  Exit 0 pass, 1 fail, 77 skip.
+#   run-ktest.sh NAME
+set -u
+name=$1
+dir=$(cd "$(dirname "$0")" && pwd)
+ko=$dir/ndk_test.ko
+dbg=/sys/kernel/debug/ndk_test
+
+insmod "$ko" || { echo "insmod $ko failed"; exit 1; }
+trap 'rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
+if ! echo "$name" > "$dbg/run"; then
+	echo "scenario $name could not run"
+	exit 1
+fi
+cat "$dbg/result"
+verdict=$(grep -E '^(not )?ok 1 ' "$dbg/result" | tail -n 1)
+case $verdict in
+"ok 1 $name # SKIP"*) exit 77 ;;
+"ok 1 $name") exit 0 ;;
+*) exit 1 ;;
+esac
