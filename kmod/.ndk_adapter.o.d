@@ -794,4 +794,5 @@ ndk_adapter.o: /work/main/kmod/ndk_adapter.c \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/rdma_user_cm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/ib_user_sa.h \
  /work/main/kmod/ndk_core.h /work/main/kmod/../uapi/ndk/ndk_ioctl.h \
- /work/main/kmod/include/ndk/ndkpi.h
+ /work/main/kmod/include/ndk/ndkpi.h \
+ /work/main/kmod/include/ndk/ndk_mdl.h

@@ -322,56 +322,36 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/percpu-refcount.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kasan.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kasan-enabled.h \
- /work/main/kmod/ndk_core.h \
- /usr/src/linux-headers-6.1.0-56-common/include/rdma/ib_verbs.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/ethtool.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/compat.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/stat.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/uapi/asm/stat.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/stat.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/uidgid.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/highuid.h \
+ /work/main/kmod/ndk_mr.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/scatterlist.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/mm.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/mmap_lock.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/bit_spinlock.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/shrinker.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/resource.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/resource.h \
+ arch/x86/include/generated/uapi/asm/resource.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/resource.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/resource.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/page_ext.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/stacktrace.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/stackdepot.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/page_ref.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sizes.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sched.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/pid.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/rculist.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sem.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sem.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/ipc.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/uidgid.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/highuid.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/rhashtable-types.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/ipc.h \
  arch/x86/include/generated/uapi/asm/ipcbuf.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/ipcbuf.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/uapi/asm/sembuf.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/socket.h \
- arch/x86/include/generated/uapi/asm/socket.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/socket.h \
- arch/x86/include/generated/uapi/asm/sockios.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/sockios.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sockios.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/uio.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/uio.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/socket.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/if.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/libc-compat.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/hdlc/ioctl.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/fs.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/wait_bit.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/kdev_t.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/kdev_t.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/dcache.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/rculist.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/rculist_bl.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/list_bl.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/bit_spinlock.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/lockref.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/stringhash.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/hash.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/path.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/list_lru.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/shrinker.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/xarray.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/kconfig.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/mm.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sched.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sched.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/pid.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/shm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/shm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/hugetlb_encode.h \
@@ -394,11 +374,6 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/ia32_unistd.h \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/seccomp.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/unistd.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/resource.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/resource.h \
- arch/x86/include/generated/uapi/asm/resource.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/resource.h \
- /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/resource.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/latencytop.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/prio.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/types.h \
@@ -418,6 +393,40 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/rv.h \
  arch/x86/include/generated/asm/kmap_size.h \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/kmap_size.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/pgtable.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pkru.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/fpu/api.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/coco.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/pgtable_uffd.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/page_table_check.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable_64.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/fixmap.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/uapi/asm/vsyscall.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/fixmap.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable-invert.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/memremap.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/ioport.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/huge_mm.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/coredump.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/fs.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/wait_bit.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/kdev_t.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/kdev_t.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/dcache.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/rculist_bl.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/list_bl.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/lockref.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/stringhash.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/hash.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/path.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/stat.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/uapi/asm/stat.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/stat.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/list_lru.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/xarray.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/kconfig.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/mm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/ioasid.h \
@@ -473,6 +482,36 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/projid.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/quota.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/nfs_fs_i.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/vmstat.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/vm_event_item.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/io.h \
+ arch/x86/include/generated/asm/early_ioremap.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/early_ioremap.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/shared/io.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/iomap.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/pci_iomap.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/io.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/logic_pio.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/fwnode.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/vmalloc.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/vmalloc.h \
+ /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable_areas.h \
+ /work/main/kmod/ndk_core.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/rdma/ib_verbs.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/ethtool.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/compat.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/socket.h \
+ arch/x86/include/generated/uapi/asm/socket.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/socket.h \
+ arch/x86/include/generated/uapi/asm/sockios.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/asm-generic/sockios.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sockios.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/uio.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/uio.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/socket.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/if.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/libc-compat.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/hdlc/ioctl.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/aio_abi.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/compat.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/task_stack.h \
@@ -486,31 +525,6 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/highmem.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/cacheflush.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/cacheflush.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/mm.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/mmap_lock.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/page_ext.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/stacktrace.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/stackdepot.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/page_ref.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sizes.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/pgtable.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pkru.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/fpu/api.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/coco.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/pgtable_uffd.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/page_table_check.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable_64.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/fixmap.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/uapi/asm/vsyscall.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/fixmap.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable-invert.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/memremap.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/ioport.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/huge_mm.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/coredump.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/vmstat.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/vm_event_item.h \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/cacheflush.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kmsan.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/dma-direction.h \
@@ -568,19 +582,6 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/orc_types.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/device.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/pm_wakeup.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/scatterlist.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/io.h \
- arch/x86/include/generated/asm/early_ioremap.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/early_ioremap.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/shared/io.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/iomap.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/pci_iomap.h \
- /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/io.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/logic_pio.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/fwnode.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/vmalloc.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/vmalloc.h \
- /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/pgtable_areas.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/netdev_features.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/clock.h \
  /usr/src/linux-headers-6.1.0-56-common/include/net/flow_dissector.h \
@@ -775,4 +776,5 @@ ndk_pd.o: /work/main/kmod/ndk_pd.c \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/ib_user_ioctl_verbs.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/rdma/ib_user_verbs.h \
  /work/main/kmod/../uapi/ndk/ndk_ioctl.h \
- /work/main/kmod/include/ndk/ndkpi.h
+ /work/main/kmod/include/ndk/ndkpi.h \
+ /work/main/kmod/include/ndk/ndk_mdl.h

@@ -119,7 +119,15 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	info->version.minor = NDK_VERSION_MINOR;
 	info->vendor_id = a->vendor_id;
 	info->device_id = a->vendor_part_id;
-	info->max_registration_size = a->max_mr_size;
+	/*
+	 * NdkRegisterMr registers with one fast-register MR: any buffer of
+	 * (limit - 1) pages fits it whatever its offset in the first page.
+	 * iWARP has no self-connected registration QP (it needs iw_cm).
+	 */
+	if (!iwarp && a->max_fast_reg_page_list_len > 1)
+		info->max_registration_size =
+			min_t(u64, a->max_mr_size,
+			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);
 	frmr = min_t(u32, a->max_fast_reg_page_list_len, NDK_FRMR_PAGE_COUNT_MAX);
 	info->frmr_page_count = frmr >= 16 ? frmr : 0;
 	/* Windows are emulated with one fast-register MR each. */

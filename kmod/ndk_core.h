@@ -112,10 +112,14 @@ struct ndk_adapter {
  * struct ndk_pd - NDK_PD
  * @obj:  object base
  * @ibpd: the ib_core protection domain
+ * @reg_lock: serialises creation of @reg
+ * @reg:  the internal registration path, created on first use (ndk_mr.c)
  */
 struct ndk_pd {
 	struct ndk_obj obj;
 	struct ib_pd *ibpd;
+	struct mutex reg_lock; /* serialises creation of reg */
+	struct ndk_reg *reg;
 };
 
 static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)
@@ -140,6 +144,9 @@ s32 ndk_obj_close(struct ndk_obj *obj, ndk_fn_close_completion completion,
 		  void *request_context);
 gfp_t ndk_gfp(const void *completion);
 s32 ndk_status_from_errno(int err);
+
+/* ndk_main.c: test-only fault injection (debugfs ndk/fail_mr_alloc) */
+bool ndk_fault_fail_mr_alloc(void);
 
 /* ndk_adapter.c */
 int ndk_adapter_init(void);

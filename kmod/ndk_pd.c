@@ -6,12 +6,13 @@
  */
 #include <linux/slab.h>
 
-#include "ndk_core.h"
+#include "ndk_mr.h"
 
 static int ndk_pd_init(struct ndk_obj *obj)
 {
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
+	mutex_init(&pd->reg_lock);
 	pd->ibpd = ib_alloc_pd(ndk_ibdev(obj), 0);
 	return PTR_ERR_OR_ZERO(pd->ibpd);
 }
@@ -20,6 +21,7 @@ static void ndk_pd_destroy(struct ndk_obj *obj)
 {
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
+	ndk_reg_destroy(pd);
 	ib_dealloc_pd(pd->ibpd);
 	kfree(pd);
 }

@@ -3,15 +3,20 @@
 #
 # Run one ndk_test.ko scenario in the guest: load the module, run the
 # scenario, print its log, unload.  Exit 0 pass, 1 fail, 77 skip.
-#   run-ktest.sh NAME
+#   run-ktest.sh NAME [--fail-mr-alloc N]
+# --fail-mr-alloc arms ndk.ko's debugfs fault injection for the scenario
+# (the next N fast-register MR allocations fail) and disarms it after.
 set -u
 name=$1
+fail_mr_alloc=${3:-}
 dir=$(cd "$(dirname "$0")" && pwd)
 ko=$dir/ndk_test.ko
 dbg=/sys/kernel/debug/ndk_test
 
 insmod "$ko" || { echo "insmod $ko failed"; exit 1; }
-trap 'rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
+trap 'echo 0 > /sys/kernel/debug/ndk/fail_mr_alloc
+rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
+[[ -n "$fail_mr_alloc" ]] && echo "$fail_mr_alloc" > /sys/kernel/debug/ndk/fail_mr_alloc
 if ! echo "$name" > "$dbg/run"; then
 	echo "scenario $name could not run"
 	exit 1

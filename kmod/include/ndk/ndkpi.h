@@ -31,6 +31,7 @@
 
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <ndk/ndk_mdl.h>
 
 /* --- Versions (ndkinfo.h NDK_VERSION) ----------------------------------- */
 
@@ -270,6 +271,22 @@ struct ndk_result_ex {
 	unsigned long type_specific_completion_output;
 };
 
+/**
+ * struct ndk_logical_address_mapping - NDK_LOGICAL_ADDRESS_MAPPING
+ * @adapter_context:    provider-private; the consumer must not change it
+ * @adapter_page_count: entries in @adapter_page_array
+ * @reserved:           padding (x64 layout)
+ * @adapter_page_array: one PAGE_SIZE adapter logical address per page
+ *
+ * Size for n pages: 16 + 8 * n bytes (struct_size()).
+ */
+struct ndk_logical_address_mapping {
+	void *adapter_context;
+	u32 adapter_page_count;
+	u32 reserved;
+	u64 adapter_page_array[];
+};
+
 /* --- Callbacks ----------------------------------------------------------- */
 
 typedef void (*ndk_fn_close_completion)(void *context);
@@ -300,6 +317,12 @@ s32 ndk_open_adapter(const char *name,
 		     ndk_fn_adapter_removal_callback removal,
 		     void *removal_context, struct ndk_adapter **adapter);
 void ndk_close_adapter(struct ndk_adapter *adapter);
+s32 ndk_build_lam(struct ndk_adapter *adapter, struct ndk_mdl *mdl,
+		  size_t length, ndk_fn_request_completion request_completion,
+		  void *request_context, struct ndk_logical_address_mapping *lam,
+		  u32 *lam_size, u32 *fbo);
+void ndk_release_lam(struct ndk_adapter *adapter,
+		     struct ndk_logical_address_mapping *lam);
 s32 ndk_query_adapter_info(struct ndk_adapter *adapter,
 			   struct ndk_adapter_info *info, u32 *buffer_size);
 s32 ndk_create_pd(struct ndk_adapter *adapter,
@@ -331,6 +354,37 @@ s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
 		  u32 inline_data_size,
 		  ndk_fn_create_completion create_completion,
 		  void *request_context, struct ndk_qp **qp);
+
+s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
+		  ndk_fn_create_completion create_completion,
+		  void *request_context, struct ndk_mr **mr);
+s32 ndk_create_mw(struct ndk_pd *pd,
+		  ndk_fn_create_completion create_completion,
+		  void *request_context, struct ndk_mw **mw);
+void ndk_get_privileged_memory_region_token(struct ndk_pd *pd, u32 *token);
+
+/* --- MR (NDK_MR_DISPATCH) ------------------------------------------------ */
+
+s32 ndk_close_mr(struct ndk_mr *mr, ndk_fn_close_completion close_completion,
+		 void *request_context);
+s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
+		    u32 flags, ndk_fn_request_completion request_completion,
+		    void *request_context);
+s32 ndk_deregister_mr(struct ndk_mr *mr,
+		      ndk_fn_request_completion request_completion,
+		      void *request_context);
+s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
+				    bool remote_access,
+				    ndk_fn_request_completion request_completion,
+				    void *request_context);
+u32 ndk_get_local_token_from_mr(struct ndk_mr *mr);
+u32 ndk_get_remote_token_from_mr(struct ndk_mr *mr);
+
+/* --- MW (NDK_MW_DISPATCH) ------------------------------------------------ */
+
+s32 ndk_close_mw(struct ndk_mw *mw, ndk_fn_close_completion close_completion,
+		 void *request_context);
+u32 ndk_get_remote_token_from_mw(struct ndk_mw *mw);
 
 /* --- CQ (NDK_CQ_DISPATCH) ------------------------------------------------ */
 

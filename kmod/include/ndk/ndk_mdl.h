@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MDL-like scatter lists for NDK memory registration.
+ *
+ * A Windows MDL describes a virtually contiguous buffer: a page-aligned
+ * start address, a byte offset into the first page, a byte count, and the
+ * physical pages (the PFN array that follows the MDL).  MDLs chain through
+ * Next.  struct ndk_mdl mirrors that, with struct page pointers as the
+ * "PFN array".  The virtual address is used by NDK as an index only (it
+ * becomes the MR's I/O virtual address) and is never dereferenced by
+ * ndk.ko; the pages are what the adapter reaches.
+ *
+ * Windows macro            Linux
+ * MmGetMdlVirtualAddress   ndk_mdl_virtual_address()
+ * MmGetMdlByteCount        ndk_mdl_byte_count()
+ * MmGetMdlByteOffset       ndk_mdl_byte_offset()
+ * MmGetMdlPfnArray         ndk_mdl_pages()
+ * Mdl->Next                mdl->next
+ */
+#ifndef _NDK_NDK_MDL_H
+#define _NDK_NDK_MDL_H
+
+#include <linux/mm_types.h>
+#include <linux/types.h>
+
+/**
+ * struct ndk_mdl - one element of an MDL chain
+ * @next:        the next element, or NULL
+ * @start_va:    page-aligned virtual address of the first page (StartVa)
+ * @byte_offset: offset of the buffer in the first page, < PAGE_SIZE
+ * @byte_count:  bytes described, > 0
+ * @page_count:  entries in @pages: pages spanned by offset + count
+ * @pages:       the pages, in address order (the PFN array)
+ */
+struct ndk_mdl {
+	struct ndk_mdl *next;
+	u64 start_va;
+	u32 byte_offset;
+	u32 byte_count;
+	u32 page_count;
+	struct page *pages[];
+};
+
+static inline u64 ndk_mdl_virtual_address(const struct ndk_mdl *mdl)
+{
+	return mdl->start_va + mdl->byte_offset;
+}
+
+static inline u32 ndk_mdl_byte_count(const struct ndk_mdl *mdl)
+{
+	return mdl->byte_count;
+}
+
+static inline u32 ndk_mdl_byte_offset(const struct ndk_mdl *mdl)
+{
+	return mdl->byte_offset;
+}
+
+static inline struct page **ndk_mdl_pages(struct ndk_mdl *mdl)
+{
+	return mdl->pages;
+}
+
+struct ndk_mdl *ndk_mdl_alloc(u64 va, u32 byte_count, gfp_t gfp);
+struct ndk_mdl *ndk_mdl_from_pages(struct page **pages, u64 va,
+				   u32 byte_count, gfp_t gfp);
+struct ndk_mdl *ndk_mdl_from_buffer(const void *buf, u32 byte_count,
+				    gfp_t gfp);
+void ndk_mdl_free_chain(struct ndk_mdl *chain);
+int ndk_mdl_check_contiguous(const struct ndk_mdl *chain, u64 length,
+			     u32 *page_count);
+
+/* Called for each page of the first bytes of a contiguous chain. */
+typedef int (*ndk_mdl_page_fn)(struct page *page, u32 offset, u32 len,
+			       void *context);
+int ndk_mdl_walk_pages(const struct ndk_mdl *chain, u64 length,
+		       ndk_mdl_page_fn fn, void *context);
+
+#endif /* _NDK_NDK_MDL_H */

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: NDK memory regions (NDK_MR), windows (NDK_MW), the privileged
+ * token and logical address mappings.
+ *
+ * An MR is created for NdkRegisterMr (FastRegister = FALSE) or for
+ * NdkFastRegister (TRUE), never both.  NdkRegisterMr maps the MDL chain's
+ * pages and registers them on the PD's internal registration path
+ * (ndk_reg.c) with the chain's virtual address as the region's base: the
+ * address is an index (the I/O virtual address of the MR), never
+ * dereferenced.  Every registration rotates the key byte, so a token of an
+ * earlier registration never works again.
+ *
+ * Requests validate everything before anything is posted: a failed local
+ * operation would move the registration QP to the error state.
+ *
+ * Locking: ndk_mr.lock (spinlock) guards the state machine
+ * IDLE -> BUSY -> REGISTERED -> BUSY -> IDLE; a request in BUSY owns
+ * the registration fields.  ndk_mr.init_lock serialises fast-register
+ * initialisations of one MR.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <ndk/ndk_mdl.h>
+
+#include "ndk_mr.h"
+
+#define NDK_MR_FLAGS_VALID (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
+			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
+			    NDK_MR_FLAG_RDMA_READ_SINK)
+/* The bit that REMOTE_WRITE (0x5) adds to LOCAL_WRITE (0x1). */
+#define NDK_MR_REMOTE_WRITE_BIT	0x4
+
+/**
+ * struct ndk_mr_req - one register, deregister or initialise request
+ * @work:       runs the request asynchronously
+ * @mr:         the MR (a reference is held while asynchronous)
+ * @fn:         the request's body; process context
+ * @completion: consumer callback, NULL when blocking
+ * @context:    its context
+ * @mdl:        register: the chain
+ * @length:     register: bytes
+ * @pages:      register / initialise: page count
+ * @access:     register: IB access flags
+ * @remote:     initialise: RemoteAccess
+ */
+struct ndk_mr_req {
+	struct work_struct work;
+	struct ndk_mr *mr;
+	int (*fn)(struct ndk_mr_req *req);
+	ndk_fn_request_completion completion;
+	void *context;
+	struct ndk_mdl *mdl;
+	u64 length;
+	u32 pages;
+	int access;
+	bool remote;
+};
+
+static void ndk_mr_req_work(struct work_struct *work)
+{
+	struct ndk_mr_req *req = container_of(work, struct ndk_mr_req, work);
+	struct ndk_mr *mr = req->mr;
+	s32 status = ndk_status_from_errno(req->fn(req));
+
+	req->completion(req->context, status);
+	kfree(req);
+	ndk_obj_put(&mr->obj);
+}
+
+/*
+ * Run @req inline (no completion: process context) or on ndk_wq.  @req is
+ * on the caller's stack for an inline request and copied for an
+ * asynchronous one.
+ */
+static s32 ndk_mr_request(struct ndk_mr_req *req)
+{
+	struct ndk_mr_req *async;
+
+	if (!req->completion) {
+		might_sleep();
+		return ndk_status_from_errno(req->fn(req));
+	}
+	async = kmemdup(req, sizeof(*req), GFP_ATOMIC);
+	if (!async)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_get(&async->mr->obj);
+	INIT_WORK(&async->work, ndk_mr_req_work);
+	queue_work(ndk_wq, &async->work);
+	return STATUS_PENDING;
+}
+
+static void ndk_mr_set_state(struct ndk_mr *mr, enum ndk_mr_state state)
+{
+	spin_lock_bh(&mr->lock);
+	mr->state = state;
+	spin_unlock_bh(&mr->lock);
+}
+
+/* Completion of the MR's internal REG_MR or LOCAL_INV (softirq). */
+static void ndk_mr_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ndk_mr *mr = container_of(wc->wr_cqe, struct ndk_mr, cqe);
+
+	mr->wc_status = wc->status;
+	ndk_reg_wr_done(mr->pd->reg, wc->status);
+	complete(&mr->done);
+}
+
+/* NDK_MR_FLAG_* to IB access flags; -EINVAL for values NDK does not have. */
+static int ndk_mr_access(struct ib_device *ibdev, u32 flags)
+{
+	int access = 0;
+
+	if (flags & ~NDK_MR_FLAGS_VALID)
+		return -EINVAL;
+	/* 0x4 alone is no NDK value: remote write is 0x5, with local write. */
+	if ((flags & NDK_MR_REMOTE_WRITE_BIT) &&
+	    !(flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		return -EINVAL;
+	if (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+		access |= IB_ACCESS_LOCAL_WRITE;
+	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ)
+		access |= IB_ACCESS_REMOTE_READ;
+	if (flags & NDK_MR_REMOTE_WRITE_BIT)
+		access |= IB_ACCESS_REMOTE_WRITE;
+	if (flags & NDK_MR_FLAG_RDMA_READ_SINK) {
+		/* Read responses are written locally; on iWARP they arrive as
+		 * tagged writes and need remote write rights too.
+		 */
+		access |= IB_ACCESS_LOCAL_WRITE;
+		if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
+			access |= IB_ACCESS_REMOTE_WRITE;
+	}
+	return access;
+}
+
+static int ndk_mr_add_page(struct page *page, u32 offset, u32 len,
+			   void *context)
+{
+	struct scatterlist **sg = context;
+
+	sg_set_page(*sg, page, len, offset);
+	*sg = sg_next(*sg);
+	return 0;
+}
+
+/* DMA-map the registration's pages and load them into @ibmr. */
+static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
+		      struct ndk_mr_req *req)
+{
+	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
+	struct scatterlist *sg;
+	int nents, ret;
+
+	ret = sg_alloc_table(&mr->sgt, req->pages, GFP_KERNEL);
+	if (ret)
+		return ret;
+	sg = mr->sgt.sgl;
+	ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_add_page, &sg);
+
+	nents = ib_dma_map_sg(ibdev, mr->sgt.sgl, mr->sgt.orig_nents,
+			      DMA_BIDIRECTIONAL);
+	if (!nents) {
+		ret = -ENOMEM;
+		goto err_free_table;
+	}
+	mr->sgt.nents = nents;
+	if (ib_map_mr_sg(ibmr, mr->sgt.sgl, nents, NULL, PAGE_SIZE) != nents) {
+		ret = -EINVAL;
+		goto err_unmap;
+	}
+	return 0;
+
+err_unmap:
+	ib_dma_unmap_sg(ibdev, mr->sgt.sgl, mr->sgt.orig_nents,
+			DMA_BIDIRECTIONAL);
+err_free_table:
+	sg_free_table(&mr->sgt);
+	return ret;
+}
+
+static void ndk_mr_unmap(struct ndk_mr *mr)
+{
+	ib_dma_unmap_sg(ndk_ibdev(&mr->obj), mr->sgt.sgl, mr->sgt.orig_nents,
+			DMA_BIDIRECTIONAL);
+	sg_free_table(&mr->sgt);
+}
+
+static int ndk_mr_do_register(struct ndk_mr_req *req)
+{
+	struct ndk_mr *mr = req->mr;
+	struct ib_reg_wr wr = {};
+	struct ndk_reg *reg;
+	struct ib_mr *ibmr;
+	int class, ret;
+
+	reg = ndk_reg_get(mr->pd);
+	if (IS_ERR(reg)) {
+		ret = PTR_ERR(reg);
+		goto err_idle;
+	}
+	ibmr = ndk_reg_mr_get(mr->pd, reg, req->pages, &class);
+	if (IS_ERR(ibmr)) {
+		ret = PTR_ERR(ibmr);
+		goto err_idle;
+	}
+	ret = ndk_mr_map(mr, ibmr, req);
+	if (ret)
+		goto err_put_ibmr;
+
+	/* The region's address space is the chain's virtual address. */
+	ibmr->iova = ndk_mdl_virtual_address(req->mdl);
+	ibmr->length = req->length;
+	ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &mr->cqe;
+	wr.mr = ibmr;
+	wr.key = ibmr->rkey;
+	wr.access = req->access;
+	ret = ndk_reg_post(reg, &wr.wr, &mr->done);
+	if (ret)
+		goto err_unmap;
+	if (mr->wc_status != IB_WC_SUCCESS) {
+		/* The MR's state is unknown now: never pool it again. */
+		ndk_mr_unmap(mr);
+		ib_dereg_mr(ibmr);
+		ret = -EIO;
+		goto err_idle;
+	}
+
+	mr->ibmr = ibmr;
+	mr->page_class = class;
+	mr->base_va = ibmr->iova;
+	mr->length = req->length;
+	mr->access = req->access;
+	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
+	return 0;
+
+err_unmap:
+	ndk_mr_unmap(mr);
+err_put_ibmr:
+	ndk_reg_mr_put(reg, ibmr, class);
+err_idle:
+	ndk_mr_set_state(mr, NDK_MR_IDLE);
+	return ret;
+}
+
+/* Invalidate and give back the registration of a registered MR. */
+static void ndk_mr_release_registration(struct ndk_mr *mr)
+{
+	struct ib_send_wr wr = {};
+	struct ib_mr *ibmr = mr->ibmr;
+	struct ndk_reg *reg;
+	int ret = -ENODEV;
+
+	reg = ndk_reg_get(mr->pd);
+	if (!IS_ERR(reg)) {
+		wr.opcode = IB_WR_LOCAL_INV;
+		wr.wr_cqe = &mr->cqe;
+		wr.ex.invalidate_rkey = ibmr->lkey;
+		ret = ndk_reg_post(reg, &wr, &mr->done);
+	}
+	ndk_mr_unmap(mr);
+	if (ret || mr->wc_status != IB_WC_SUCCESS)
+		ib_dereg_mr(ibmr);	/* the key dies with the MR */
+	else
+		ndk_reg_mr_put(reg, ibmr, mr->page_class);
+	mr->ibmr = NULL;
+}
+
+static int ndk_mr_do_deregister(struct ndk_mr_req *req)
+{
+	ndk_mr_release_registration(req->mr);
+	ndk_mr_set_state(req->mr, NDK_MR_IDLE);
+	return 0;
+}
+
+static int ndk_mr_do_initialize(struct ndk_mr_req *req)
+{
+	struct ndk_mr *mr = req->mr;
+	struct ib_mr *ibmr, *old;
+
+	if (ndk_fault_fail_mr_alloc())
+		return -ENOMEM;
+	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, req->pages);
+	if (IS_ERR(ibmr))
+		return PTR_ERR(ibmr);
+	mutex_lock(&mr->init_lock);
+	old = mr->ibmr;
+	mr->ibmr = ibmr;
+	mr->fr_pages = req->pages;
+	mr->fr_remote = req->remote;
+	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
+	mutex_unlock(&mr->init_lock);
+	if (old)
+		ib_dereg_mr(old);
+	return 0;
+}
+
+static void ndk_mr_destroy(struct ndk_obj *obj)
+{
+	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
+
+	if (mr->fast_register) {
+		if (mr->ibmr)
+			ib_dereg_mr(mr->ibmr);
+	} else if (mr->state == NDK_MR_REGISTERED) {
+		ndk_mr_release_registration(mr);
+	}
+	kfree(mr);
+}
+
+static int ndk_mr_init(struct ndk_obj *obj)
+{
+	return 0;	/* nothing in ib_core until it is registered */
+}
+
+/**
+ * ndk_create_mr() - NdkCreateMr
+ * @pd:                the PD
+ * @fast_register:     true: for NdkInitializeFastRegisterMr/NdkFastRegister
+ *                     only; false: for NdkRegisterMr/NdkDeregisterMr only
+ * @create_completion: NULL for a blocking create
+ * @request_context:   passed to @create_completion
+ * @mr:                receives the MR on inline success
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING, STATUS_INSUFFICIENT_RESOURCES,
+ * STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
+		  ndk_fn_create_completion create_completion,
+		  void *request_context, struct ndk_mr **mr)
+{
+	struct ndk_mr *m;
+
+	m = kzalloc(sizeof(*m), ndk_gfp(create_completion));
+	if (!m)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_init(&m->obj, NDK_OBJECT_TYPE_MR, &pd->obj, ndk_mr_destroy);
+	m->pd = pd;
+	m->fast_register = fast_register;
+	spin_lock_init(&m->lock);
+	mutex_init(&m->init_lock);
+	init_completion(&m->done);
+	m->cqe.done = ndk_mr_wr_done;
+	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
+			      request_context, (void **)mr);
+}
+EXPORT_SYMBOL_GPL(ndk_create_mr);
+
+/**
+ * ndk_close_mr() - NdkCloseMr
+ * @mr:               the MR; a registration still in place is released
+ * @close_completion: NULL for a blocking close
+ * @request_context:  passed to @close_completion
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
+ */
+s32 ndk_close_mr(struct ndk_mr *mr, ndk_fn_close_completion close_completion,
+		 void *request_context)
+{
+	return ndk_obj_close(&mr->obj, close_completion, request_context);
+}
+EXPORT_SYMBOL_GPL(ndk_close_mr);
+
+/**
+ * ndk_register_mr() - NdkRegisterMr
+ * @mr:                 an MR created with FastRegister = FALSE, idle
+ * @mdl:                the MDL chain; its first @length bytes must be
+ *                      virtually contiguous; untouched until completion
+ * @length:             bytes to register from the chain's virtual address
+ * @flags:              NDK_MR_FLAG_*; RDMA_READ_SINK is always accepted
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * The region's base address is ndk_mdl_virtual_address(@mdl): an index
+ * for tokens and remote addresses, never dereferenced, never zero.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
+ * non-contiguous chain, a length of 0 or beyond the chain or beyond
+ * MaxRegistrationSize, an unknown flag, a zero-based address or a
+ * fast-register MR; STATUS_INVALID_DEVICE_REQUEST when the MR is already
+ * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
+ * the completion); STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
+		    u32 flags, ndk_fn_request_completion request_completion,
+		    void *request_context)
+{
+	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
+	struct ndk_mr_req req = {
+		.mr = mr,
+		.fn = ndk_mr_do_register,
+		.completion = request_completion,
+		.context = request_context,
+		.mdl = mdl,
+		.length = length,
+	};
+	u64 end;
+
+	if (mr->fast_register)
+		return STATUS_INVALID_PARAMETER;
+	req.access = ndk_mr_access(ibdev, flags);
+	if (req.access < 0)
+		return STATUS_INVALID_PARAMETER;
+	if (ndk_mdl_check_contiguous(mdl, length, &req.pages))
+		return STATUS_INVALID_PARAMETER;
+	if (!ndk_mdl_virtual_address(mdl) ||
+	    check_add_overflow(ndk_mdl_virtual_address(mdl), (u64)length, &end))
+		return STATUS_INVALID_PARAMETER;
+	if (req.pages > ibdev->attrs.max_fast_reg_page_list_len)
+		return STATUS_INVALID_PARAMETER;
+	if (ndk_adapter_removed(mr->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+
+	spin_lock_bh(&mr->lock);
+	if (mr->state != NDK_MR_IDLE) {
+		spin_unlock_bh(&mr->lock);
+		return STATUS_INVALID_DEVICE_REQUEST;
+	}
+	mr->state = NDK_MR_BUSY;
+	spin_unlock_bh(&mr->lock);
+
+	return ndk_mr_request(&req);
+}
+EXPORT_SYMBOL_GPL(ndk_register_mr);
+
+/**
+ * ndk_deregister_mr() - NdkDeregisterMr
+ * @mr:                 an MR registered by ndk_register_mr()
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * The region's tokens stop working before the request completes.  An MR
+ * with windows bound inside it is refused: the windows must be
+ * invalidated first (a window can never outlive its MR).
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
+ * fast-register MR; STATUS_INVALID_DEVICE_REQUEST when not registered;
+ * STATUS_DEVICE_BUSY with windows bound; STATUS_INSUFFICIENT_RESOURCES.
+ */
+s32 ndk_deregister_mr(struct ndk_mr *mr,
+		      ndk_fn_request_completion request_completion,
+		      void *request_context)
+{
+	struct ndk_mr_req req = {
+		.mr = mr,
+		.fn = ndk_mr_do_deregister,
+		.completion = request_completion,
+		.context = request_context,
+	};
+	s32 status = STATUS_SUCCESS;
+
+	if (mr->fast_register)
+		return STATUS_INVALID_PARAMETER;
+	spin_lock_bh(&mr->lock);
+	if (mr->state != NDK_MR_REGISTERED)
+		status = STATUS_INVALID_DEVICE_REQUEST;
+	else if (mr->bound_windows)
+		status = STATUS_DEVICE_BUSY;
+	else
+		mr->state = NDK_MR_BUSY;
+	spin_unlock_bh(&mr->lock);
+	if (status)
+		return status;
+	status = ndk_mr_request(&req);
+	if (status == STATUS_INSUFFICIENT_RESOURCES)
+		ndk_mr_set_state(mr, NDK_MR_REGISTERED);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_deregister_mr);
+
+/**
+ * ndk_initialize_fast_register_mr() - NdkInitializeFastRegisterMr
+ * @mr:                 an MR created with FastRegister = TRUE
+ * @adapter_page_count: most pages a later NdkFastRegister may map
+ * @remote_access:      whether later fast-registers may grant remote rights
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * May be called again, also while another call on the MR is pending: the
+ * calls are serialised and the last one wins.  Tokens can be read once it
+ * has completed.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
+ * non-fast-register MR or a count of 0; STATUS_IMPLEMENTATION_LIMIT above
+ * the adapter's fast-register page list limit;
+ * STATUS_INSUFFICIENT_RESOURCES (inline or through the completion).
+ */
+s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
+				    bool remote_access,
+				    ndk_fn_request_completion request_completion,
+				    void *request_context)
+{
+	struct ndk_mr_req req = {
+		.mr = mr,
+		.fn = ndk_mr_do_initialize,
+		.completion = request_completion,
+		.context = request_context,
+		.pages = adapter_page_count,
+		.remote = remote_access,
+	};
+
+	if (!mr->fast_register || !adapter_page_count)
+		return STATUS_INVALID_PARAMETER;
+	if (adapter_page_count >
+	    ndk_ibdev(&mr->obj)->attrs.max_fast_reg_page_list_len)
+		return STATUS_IMPLEMENTATION_LIMIT;
+	if (ndk_adapter_removed(mr->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+	return ndk_mr_request(&req);
+}
+EXPORT_SYMBOL_GPL(ndk_initialize_fast_register_mr);
+
+/**
+ * ndk_get_local_token_from_mr() - NdkGetLocalTokenFromMr
+ * @mr: a registered or fast-register-initialised MR
+ *
+ * Context: any.
+ * Return: the local token (lkey), 0 before registration.
+ */
+u32 ndk_get_local_token_from_mr(struct ndk_mr *mr)
+{
+	struct ib_mr *ibmr = READ_ONCE(mr->ibmr);
+
+	return ibmr ? ibmr->lkey : 0;
+}
+EXPORT_SYMBOL_GPL(ndk_get_local_token_from_mr);
+
+/**
+ * ndk_get_remote_token_from_mr() - NdkGetRemoteTokenFromMr
+ * @mr: a registered or fast-register-initialised MR
+ *
+ * Context: any.
+ * Return: the remote token (rkey), 0 before registration.
+ */
+u32 ndk_get_remote_token_from_mr(struct ndk_mr *mr)
+{
+	struct ib_mr *ibmr = READ_ONCE(mr->ibmr);
+
+	return ibmr ? ibmr->rkey : 0;
+}
+EXPORT_SYMBOL_GPL(ndk_get_remote_token_from_mr);
+
+/**
+ * ndk_get_privileged_memory_region_token() - NdkGetPrivilegedMemoryRegionToken
+ * @pd:    the PD
+ * @token: receives the PD's local DMA key
+ *
+ * The token lets logical addresses from ndk_build_lam() be used in SGEs
+ * of this PD's QPs.  It grants local read and write only and is never
+ * usable remotely.
+ *
+ * Context: any.
+ */
+void ndk_get_privileged_memory_region_token(struct ndk_pd *pd, u32 *token)
+{
+	*token = pd->ibpd->local_dma_lkey;
+}
+EXPORT_SYMBOL_GPL(ndk_get_privileged_memory_region_token);
+
+struct ndk_lam_walk {
+	struct ib_device *ibdev;
+	struct ndk_logical_address_mapping *lam;
+};
+
+static int ndk_lam_map_page(struct page *page, u32 offset, u32 len,
+			    void *context)
+{
+	struct ndk_lam_walk *w = context;
+	u64 addr;
+
+	addr = ib_dma_map_page(w->ibdev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(w->ibdev, addr))
+		return -ENOMEM;
+	w->lam->adapter_page_array[w->lam->adapter_page_count++] = addr;
+	return 0;
+}
+
+static void ndk_lam_unmap(struct ib_device *ibdev,
+			  struct ndk_logical_address_mapping *lam)
+{
+	while (lam->adapter_page_count)
+		ib_dma_unmap_page(ibdev,
+				  lam->adapter_page_array[--lam->adapter_page_count],
+				  PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
+/**
+ * ndk_build_lam() - NdkBuildLAM
+ * @adapter:            the adapter
+ * @mdl:                the MDL chain; its first @length bytes must be
+ *                      virtually contiguous
+ * @length:             bytes to map
+ * @request_completion: unused: the mapping always completes inline
+ * @request_context:    unused
+ * @lam:                receives one adapter logical address per page
+ * @lam_size:           in: bytes at @lam; out: bytes written or needed
+ * @fbo:                receives the offset of the first byte in its page
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_PARAMETER (not contiguous,
+ * length 0 or beyond the chain); STATUS_BUFFER_TOO_SMALL with the needed
+ * size in *@lam_size; STATUS_INSUFFICIENT_RESOURCES (nothing stays mapped);
+ * STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_build_lam(struct ndk_adapter *adapter, struct ndk_mdl *mdl,
+		  size_t length, ndk_fn_request_completion request_completion,
+		  void *request_context, struct ndk_logical_address_mapping *lam,
+		  u32 *lam_size, u32 *fbo)
+{
+	struct ndk_lam_walk w = { .ibdev = adapter->dev->ibdev, .lam = lam };
+	size_t needed;
+	u32 pages;
+
+	if (ndk_mdl_check_contiguous(mdl, length, &pages))
+		return STATUS_INVALID_PARAMETER;
+	needed = struct_size(lam, adapter_page_array, pages);
+	if (needed > U32_MAX)
+		return STATUS_INVALID_PARAMETER;
+	if (*lam_size < needed) {
+		*lam_size = needed;
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	if (ndk_adapter_removed(adapter))
+		return STATUS_DEVICE_REMOVED;
+
+	lam->adapter_context = adapter;
+	lam->adapter_page_count = 0;
+	lam->reserved = 0;
+	if (ndk_mdl_walk_pages(mdl, length, ndk_lam_map_page, &w)) {
+		ndk_lam_unmap(w.ibdev, lam);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	*lam_size = needed;
+	*fbo = ndk_mdl_byte_offset(mdl);
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(ndk_build_lam);
+
+/**
+ * ndk_release_lam() - NdkReleaseLAM
+ * @adapter: the adapter the mapping was built on
+ * @lam:     a mapping from ndk_build_lam(); no request may still use it
+ *
+ * Context: any.
+ */
+void ndk_release_lam(struct ndk_adapter *adapter,
+		     struct ndk_logical_address_mapping *lam)
+{
+	ndk_lam_unmap(adapter->dev->ibdev, lam);
+}
+EXPORT_SYMBOL_GPL(ndk_release_lam);

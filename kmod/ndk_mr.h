@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ndk-linux: memory regions and windows, internal interface.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#ifndef NDK_MR_H
+#define NDK_MR_H
+
+#include <linux/scatterlist.h>
+#include <linux/semaphore.h>
+#include "ndk_core.h"
+
+/* Size classes of pooled fast-register MRs: 16 << n pages. */
+#define NDK_REG_CLASSES		8
+#define NDK_REG_POOL_PER_CLASS	32
+/* Send queue depth of the internal registration QP. */
+#define NDK_REG_SQ_DEPTH	128
+
+/**
+ * struct ndk_reg - a PD's internal registration path
+ * @cq:       its completion queue, polled by ib_core in softirq context
+ * @qp:       an RC QP connected to itself; it only ever carries local
+ *            operations (IB_WR_REG_MR, IB_WR_LOCAL_INV), never traffic
+ * @credits:  free send queue slots; a poster sleeps when none is left
+ * @post_lock: serialises ib_post_send on @qp
+ * @lock:     protects @pool, @pooled and @broken
+ * @pool:     idle fast-register MRs per size class, keys already retired
+ * @pooled:   MRs in each @pool list
+ * @broken:   a local operation failed (the QP went to error): rebuild
+ * @max_pages: the device's fast-register page list limit
+ */
+struct ndk_reg {
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct semaphore credits;
+	spinlock_t post_lock; /* serialises posts */
+	struct mutex lock; /* protects pool, pooled */
+	struct list_head pool[NDK_REG_CLASSES];
+	u32 pooled[NDK_REG_CLASSES];
+	bool broken;
+	u32 max_pages;
+};
+
+enum ndk_mr_state {
+	NDK_MR_IDLE,		/* created, nothing registered */
+	NDK_MR_BUSY,		/* a register or deregister is in flight */
+	NDK_MR_REGISTERED,	/* NdkRegisterMr done / fast-register MR ready */
+};
+
+/**
+ * struct ndk_mr - NDK_MR
+ * @obj:           object base (parent: the PD)
+ * @pd:            the PD
+ * @fast_register: created with FastRegister = TRUE
+ * @state:         enum ndk_mr_state, changed under @lock
+ * @lock:          protects @state and @bound_windows
+ * @init_lock:     serialises fast-register initialisations
+ * @ibmr:          the fast-register MR carrying the registration
+ * @sgt:           DMA-mapped pages of a NdkRegisterMr registration
+ * @base_va:       the region's base virtual address (its index space)
+ * @length:        the region's length
+ * @access:        IB access flags of the registration
+ * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
+ * @fr_pages:      fast-register: AdapterPageCount of the initialisation
+ * @fr_remote:     fast-register: RemoteAccess of the initialisation
+ * @bound_windows: windows bound inside this MR (deregister is refused)
+ * @cqe:           completion of the internal REG_MR / LOCAL_INV
+ * @wc_status:     status of that completion
+ * @done:          signalled by @cqe for blocking callers
+ */
+struct ndk_mr {
+	struct ndk_obj obj;
+	struct ndk_pd *pd;
+	bool fast_register;
+	enum ndk_mr_state state;
+	spinlock_t lock; /* protects state, bound_windows */
+	struct mutex init_lock; /* serialises initialisations */
+	struct ib_mr *ibmr;
+	struct sg_table sgt;
+	u64 base_va;
+	u64 length;
+	int access;
+	int page_class;
+	u32 fr_pages;
+	bool fr_remote;
+	u32 bound_windows;
+	struct ib_cqe cqe;
+	enum ib_wc_status wc_status;
+	struct completion done;
+};
+
+/**
+ * struct ndk_mw - NDK_MW, emulated with one fast-register MR
+ * @obj:   object base (parent: the PD)
+ * @ibmr:  the MR that carries the window's registration when bound
+ * @mr:    the MR the window is bound in, or NULL (holds a reference)
+ */
+struct ndk_mw {
+	struct ndk_obj obj;
+	struct ib_mr *ibmr;
+	struct ndk_mr *mr;
+};
+
+struct ndk_reg *ndk_reg_get(struct ndk_pd *pd);
+int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
+		 struct completion *done);
+void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status);
+struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
+			     u32 pages, int *class);
+void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class);
+void ndk_reg_destroy(struct ndk_pd *pd);
+
+#endif /* NDK_MR_H */

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: the internal registration path of a PD.
+ *
+ * NdkRegisterMr registers arbitrary kernel pages and is not posted on a
+ * consumer QP, but ib_core 6.1 can only register arbitrary pages with a
+ * fast-register work request (IB_WR_REG_MR), which needs a send queue.
+ * Each PD therefore gets, on first use, an RC QP connected to itself that
+ * carries nothing but local operations (REG_MR, LOCAL_INV): no packet
+ * ever leaves it.  Its send queue is shared by every registration of the
+ * PD (credits in a semaphore bound the work requests in flight), and the
+ * fast-register MRs are pooled per size class so a registration normally
+ * costs one REG_MR and a deregistration one LOCAL_INV, no allocation.
+ *
+ * A failed local operation moves an RC QP to the error state (rxe does);
+ * every request is validated before it is posted, and if one fails
+ * anyway the QP is reset and reconnected before its next use.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "ndk_mr.h"
+
+static int ndk_reg_connect_self(struct ib_qp *qp)
+{
+	struct ib_device *ibdev = qp->device;
+	u32 port = rdma_start_port(ibdev);
+	struct ib_qp_attr attr = {};
+	struct ib_port_attr pattr;
+	union ib_gid gid;
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &pattr);
+	if (ret)
+		return ret;
+
+	attr.qp_state = IB_QPS_RESET;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = port;
+	attr.qp_access_flags = 0;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = qp->qp_num;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.type = rdma_ah_find_type(ibdev, port);
+	rdma_ah_set_port_num(&attr.ah_attr, port);
+	if (rdma_protocol_ib(ibdev, port))
+		rdma_ah_set_dlid(&attr.ah_attr, pattr.lid);
+	if (rdma_ib_or_roce(ibdev, port) && !rdma_protocol_ib(ibdev, port)) {
+		ret = rdma_query_gid(ibdev, port, 0, &gid);
+		if (ret)
+			return ret;
+		rdma_ah_set_grh(&attr.ah_attr, &gid, 0, 0, 1, 0);
+	}
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 1;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static struct ndk_reg *ndk_reg_create(struct ndk_pd *pd)
+{
+	struct ib_device *ibdev = ndk_ibdev(&pd->obj);
+	struct ib_qp_init_attr attr = {};
+	struct ndk_reg *reg;
+	int i, ret;
+
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
+		return ERR_PTR(-EOPNOTSUPP);	/* iWARP QPs need iw_cm */
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL);
+	if (!reg)
+		return ERR_PTR(-ENOMEM);
+	sema_init(&reg->credits, NDK_REG_SQ_DEPTH);
+	spin_lock_init(&reg->post_lock);
+	mutex_init(&reg->lock);
+	for (i = 0; i < NDK_REG_CLASSES; i++)
+		INIT_LIST_HEAD(&reg->pool[i]);
+	reg->max_pages = ibdev->attrs.max_fast_reg_page_list_len;
+
+	reg->cq = ib_alloc_cq(ibdev, NULL, NDK_REG_SQ_DEPTH + 1, 0,
+			      IB_POLL_SOFTIRQ);
+	if (IS_ERR(reg->cq)) {
+		ret = PTR_ERR(reg->cq);
+		goto err_free_reg;
+	}
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = reg->cq;
+	attr.recv_cq = reg->cq;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.cap.max_send_wr = NDK_REG_SQ_DEPTH;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	reg->qp = ib_create_qp(pd->ibpd, &attr);
+	if (IS_ERR(reg->qp)) {
+		ret = PTR_ERR(reg->qp);
+		goto err_free_cq;
+	}
+	ret = ndk_reg_connect_self(reg->qp);
+	if (ret)
+		goto err_destroy_qp;
+	return reg;
+
+err_destroy_qp:
+	ib_destroy_qp(reg->qp);
+err_free_cq:
+	ib_free_cq(reg->cq);
+err_free_reg:
+	kfree(reg);
+	return ERR_PTR(ret);
+}
+
+/* Wait until no work request of @reg is in flight. */
+static void ndk_reg_quiesce(struct ndk_reg *reg)
+{
+	int i;
+
+	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
+		down(&reg->credits);
+	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
+		up(&reg->credits);
+}
+
+/**
+ * ndk_reg_get() - the PD's registration path, created or repaired
+ * @pd: the PD
+ *
+ * Context: process context, may sleep.
+ * Return: the registration path, or an ERR_PTR.
+ */
+struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
+{
+	struct ndk_reg *reg;
+	int ret;
+
+	mutex_lock(&pd->reg_lock);
+	reg = pd->reg;
+	if (!reg) {
+		reg = ndk_reg_create(pd);
+		if (!IS_ERR(reg))
+			pd->reg = reg;
+	} else if (READ_ONCE(reg->broken)) {
+		ndk_reg_quiesce(reg);
+		ret = ndk_reg_connect_self(reg->qp);
+		if (ret)
+			reg = ERR_PTR(ret);
+		else
+			WRITE_ONCE(reg->broken, false);
+	}
+	mutex_unlock(&pd->reg_lock);
+	return reg;
+}
+
+/**
+ * ndk_reg_post() - post one signalled local operation and wait for it
+ * @reg: the registration path
+ * @wr:  the work request; wr->wr_cqe->done must up() @reg->credits via
+ *       ndk_reg_wr_done()
+ * @done: completed by the work request's completion
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno of ib_post_send().
+ */
+int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
+		 struct completion *done)
+{
+	unsigned long flags;
+	int ret;
+
+	down(&reg->credits);
+	reinit_completion(done);
+	wr->send_flags |= IB_SEND_SIGNALED;
+	spin_lock_irqsave(&reg->post_lock, flags);
+	ret = ib_post_send(reg->qp, wr, NULL);
+	spin_unlock_irqrestore(&reg->post_lock, flags);
+	if (ret) {
+		up(&reg->credits);
+		return ret;
+	}
+	wait_for_completion(done);
+	return 0;
+}
+
+/**
+ * ndk_reg_wr_done() - account a finished local operation
+ * @reg:    the registration path
+ * @status: its completion status
+ *
+ * Context: softirq (the CQ's completion handler).
+ */
+void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status)
+{
+	if (status != IB_WC_SUCCESS)
+		WRITE_ONCE(reg->broken, true);
+	up(&reg->credits);
+}
+
+/* Pool class of a registration of @pages pages: 16 << class pages. */
+static int ndk_reg_class(u32 pages)
+{
+	int class = 0;
+
+	while ((16U << class) < pages && class < NDK_REG_CLASSES - 1)
+		class++;
+	return class;
+}
+
+/**
+ * ndk_reg_mr_get() - a free fast-register MR for @pages pages
+ * @pd:    the PD
+ * @reg:   its registration path
+ * @pages: pages to map, <= @reg->max_pages
+ * @class: receives the pool class to give the MR back to
+ *
+ * Context: process context, may sleep.
+ * Return: the MR (no valid key: ready for REG_MR), or an ERR_PTR.
+ */
+struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
+			     u32 pages, int *class)
+{
+	struct ib_mr *mr = NULL;
+	int c = ndk_reg_class(pages);
+
+	mutex_lock(&reg->lock);
+	if (!list_empty(&reg->pool[c])) {
+		mr = list_first_entry(&reg->pool[c], struct ib_mr, qp_entry);
+		list_del(&mr->qp_entry);
+		reg->pooled[c]--;
+	}
+	mutex_unlock(&reg->lock);
+	*class = c;
+	if (mr)
+		return mr;
+	if (ndk_fault_fail_mr_alloc())
+		return ERR_PTR(-ENOMEM);
+	return ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
+			   min(16U << c, reg->max_pages));
+}
+
+/**
+ * ndk_reg_mr_put() - give back an MR whose key is no longer valid
+ * @reg:   the registration path
+ * @mr:    the MR, invalidated
+ * @class: its pool class
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class)
+{
+	mutex_lock(&reg->lock);
+	if (reg->pooled[class] < NDK_REG_POOL_PER_CLASS) {
+		list_add(&mr->qp_entry, &reg->pool[class]);
+		reg->pooled[class]++;
+		mr = NULL;
+	}
+	mutex_unlock(&reg->lock);
+	if (mr)
+		ib_dereg_mr(mr);
+}
+
+/**
+ * ndk_reg_destroy() - free a PD's registration path (PD teardown)
+ * @pd: the PD; none of its MRs is left
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_reg_destroy(struct ndk_pd *pd)
+{
+	struct ndk_reg *reg = pd->reg;
+	struct ib_mr *mr, *tmp;
+	int i;
+
+	if (!reg)
+		return;
+	ndk_reg_quiesce(reg);
+	for (i = 0; i < NDK_REG_CLASSES; i++)
+		list_for_each_entry_safe(mr, tmp, &reg->pool[i], qp_entry)
+			ib_dereg_mr(mr);
+	ib_destroy_qp(reg->qp);
+	ib_free_cq(reg->cq);
+	kfree(reg);
+	pd->reg = NULL;
+}

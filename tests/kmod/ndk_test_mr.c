@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk_test.ko: MDL chains and memory registration (local behaviour).
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "ndk_test.h"
+
+/* --- helpers ------------------------------------------------------------ */
+
+struct ndk_t_req {
+	struct completion done;
+	s32 status;
+	int calls;
+};
+
+static void ndk_t_req_init(struct ndk_t_req *r)
+{
+	init_completion(&r->done);
+	r->status = STATUS_UNSUCCESSFUL;
+	r->calls = 0;
+}
+
+static void ndk_t_req_done(void *context, s32 status)
+{
+	struct ndk_t_req *r = context;
+
+	r->status = status;
+	r->calls++;
+	complete(&r->done);
+}
+
+static bool ndk_t_req_wait(struct ndk_t_req *r)
+{
+	return wait_for_completion_timeout(&r->done, 10 * HZ) != 0;
+}
+
+struct ndk_t_ctx {
+	struct ndk_adapter *adapter;
+	struct ndk_pd *pd;
+	struct ndk_adapter_info info;
+};
+
+static int ndk_t_setup(struct ndk_test_env *env, struct ndk_t_ctx *c)
+{
+	u32 size = sizeof(c->info);
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &c->adapter))
+		return -ENODEV;
+	ndk_query_adapter_info(c->adapter, &c->info, &size);
+	if (ndk_create_pd(c->adapter, NULL, NULL, &c->pd)) {
+		ndk_close_adapter(c->adapter);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ndk_t_teardown(struct ndk_t_ctx *c)
+{
+	ndk_close_pd(c->pd, NULL, NULL);
+	ndk_close_adapter(c->adapter);
+}
+
+/* A chain over a kernel buffer cut into @n elements at page boundaries. */
+static struct ndk_mdl *ndk_t_chain(u8 *buf, u32 offset, u32 len, u32 n)
+{
+	struct ndk_mdl *head = NULL, **tail = &head;
+	u32 done = 0, i;
+
+	for (i = 0; i < n && done < len; i++) {
+		u32 start = offset + done;
+		u32 piece;
+		struct ndk_mdl *m;
+
+		if (i == n - 1)
+			piece = len - done;
+		else
+			piece = min_t(u32, len - done,
+				      PAGE_SIZE - offset_in_page(start));
+		m = ndk_mdl_from_buffer(buf + start, piece, GFP_KERNEL);
+		if (!m) {
+			ndk_mdl_free_chain(head);
+			return NULL;
+		}
+		*tail = m;
+		tail = &m->next;
+		done += piece;
+	}
+	return head;
+}
+
+/* --- the contiguity check ------------------------------------------------ */
+
+struct ndk_t_elem {
+	u64 va;
+	u32 count;
+};
+
+struct ndk_t_contig_case {
+	const char *what;
+	struct ndk_t_elem e[3];
+	u64 length;
+	int want;
+	u32 pages;
+};
+
+#define P PAGE_SIZE
+#define BASE 0x7f0000000000ULL
+
+static const struct ndk_t_contig_case ndk_t_contig_cases[] = {
+	{ "one element, offset", { { BASE + 100, 1000 } }, 1000, 0, 1 },
+	{ "one element crossing a page", { { BASE + P - 10, 20 } }, 20, 0, 2 },
+	{ "prefix of one element", { { BASE + 8, 3 * P } }, 1, 0, 1 },
+	{ "length beyond the chain", { { BASE, P } }, P + 1, -ERANGE, 0 },
+	{ "length 0", { { BASE, P } }, 0, -ERANGE, 0 },
+	{ "two follow on", { { BASE + 100, P - 100 }, { BASE + P, 50 } },
+	  P - 50, 0, 2 },
+	{ "last element too short", { { BASE + 100, P - 100 }, { BASE + P, 50 } },
+	  P, -ERANGE, 0 },
+	{ "second starts mid-page", { { BASE, P }, { BASE + P + 8, 8 } },
+	  P + 8, -EINVAL, 0 },
+	{ "first ends mid-page", { { BASE, 100 }, { BASE + P, P } },
+	  P + 100, -EINVAL, 0 },
+	{ "gap between elements", { { BASE, P }, { BASE + 2 * P, P } },
+	  2 * P, -EINVAL, 0 },
+	{ "bad tail ignored when not reached", { { BASE, 100 }, { BASE + 9 * P + 3, 9 } },
+	  100, 0, 1 },
+	{ "three elements", { { BASE + P - 1, 1 }, { BASE + P, 2 * P }, { BASE + 3 * P, 1 } },
+	  2 * P + 2, 0, 4 },
+	{ "zero-count element", { { BASE, P }, { BASE + P, 0 } }, P + 1, -EINVAL, 0 },
+};
+
+static int ndk_t_mdl_contiguity(struct ndk_test_env *env)
+{
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(ndk_t_contig_cases); i++) {
+		const struct ndk_t_contig_case *c = &ndk_t_contig_cases[i];
+		struct ndk_mdl *head = NULL, **tail = &head;
+		u32 pages = 0;
+		int got;
+
+		for (j = 0; j < ARRAY_SIZE(c->e) && (c->e[j].va || c->e[j].count); j++) {
+			struct ndk_mdl *m;
+
+			/* ndk_mdl_alloc refuses count 0; build that one by hand */
+			m = ndk_mdl_alloc(c->e[j].va, c->e[j].count ?: 1, GFP_KERNEL);
+			if (!m)
+				return NDK_TEST_FAIL;
+			m->byte_count = c->e[j].count;
+			*tail = m;
+			tail = &m->next;
+		}
+		got = ndk_mdl_check_contiguous(head, c->length, &pages);
+		ndk_test_log("%-36s -> %d pages %u", c->what, got, pages);
+		NDK_T_CHECK(env, got == c->want);
+		if (!c->want)
+			NDK_T_CHECK(env, pages == c->pages);
+		ndk_mdl_free_chain(head);
+	}
+	/* The MmGetMdl* equivalents. */
+	{
+		struct ndk_mdl *m = ndk_mdl_alloc(BASE + 123, 5000, GFP_KERNEL);
+
+		if (!m)
+			return NDK_TEST_FAIL;
+		NDK_T_CHECK(env, ndk_mdl_virtual_address(m) == BASE + 123);
+		NDK_T_CHECK(env, ndk_mdl_byte_offset(m) == 123);
+		NDK_T_CHECK(env, ndk_mdl_byte_count(m) == 5000);
+		NDK_T_CHECK(env, m->page_count == 2);
+		NDK_T_CHECK(env, ndk_mdl_pages(m) == m->pages);
+		ndk_mdl_free_chain(m);
+	}
+	NDK_T_CHECK(env, !ndk_mdl_alloc(BASE, 0, GFP_KERNEL));
+	NDK_T_CHECK(env, !ndk_mdl_alloc(U64_MAX - 10, 100, GFP_KERNEL));
+	return NDK_TEST_PASS;
+}
+
+/* --- registration -------------------------------------------------------- */
+
+/* Register @len bytes at @offset of @buf in @n elements; check tokens. */
+static void ndk_t_register_once(struct ndk_test_env *env, struct ndk_t_ctx *c,
+				u8 *buf, u32 offset, u32 len, u32 n, u32 flags)
+{
+	struct ndk_mdl *chain = ndk_t_chain(buf, offset, len, n);
+	struct ndk_mr *mr;
+	u32 key1, key2;
+
+	NDK_T_CHECK(env, chain);
+	if (!chain)
+		return;
+	NDK_T_STATUS(env, ndk_create_mr(c->pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, len, flags, NULL, NULL),
+		     STATUS_SUCCESS);
+	key1 = ndk_get_remote_token_from_mr(mr);
+	NDK_T_CHECK(env, ndk_get_local_token_from_mr(mr) != 0);
+	/* Registered twice without deregistering: refused, state kept. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, len, flags, NULL, NULL),
+		     STATUS_INVALID_DEVICE_REQUEST);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
+		     STATUS_INVALID_DEVICE_REQUEST);
+	/* Again: the key differs from every earlier one of this MR. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, len, flags, NULL, NULL),
+		     STATUS_SUCCESS);
+	key2 = ndk_get_remote_token_from_mr(mr);
+	NDK_T_CHECK(env, key1 != key2);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	ndk_mdl_free_chain(chain);
+}
+
+static int ndk_t_mr_register(struct ndk_test_env *env)
+{
+	static const u32 flags[] = { 0x0, 0x1, 0x2, 0x3, 0x5, 0x7, 0x8, 0xf };
+	static const u32 elements[] = { 1, 2, 17, 255 };
+	struct ndk_t_ctx c;
+	u32 i, max_len;
+	u8 *vbuf, *kbuf;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	max_len = c.info.max_registration_size;
+	ndk_test_log("max_registration_size %u", max_len);
+	NDK_T_CHECK(env, max_len >= 16 * PAGE_SIZE);
+	vbuf = vzalloc(max_len + 2 * PAGE_SIZE);
+	kbuf = kzalloc(4 * PAGE_SIZE, GFP_KERNEL);
+	if (!vbuf || !kbuf)
+		goto out;
+
+	/* Every flag combination the seed lists, kmalloc'ed memory. */
+	for (i = 0; i < ARRAY_SIZE(flags); i++)
+		ndk_t_register_once(env, &c, kbuf, 100, 3 * PAGE_SIZE, 1, flags[i]);
+	/* Chains of 1, 2, 17 and 255 elements at a random offset. */
+	for (i = 0; i < ARRAY_SIZE(elements); i++) {
+		u32 off = get_random_u32_below(PAGE_SIZE);
+		u32 len = (elements[i] - 1) * PAGE_SIZE + 1 +
+			  get_random_u32_below(PAGE_SIZE - off);
+
+		ndk_test_log("chain of %u elements, offset %u, %u bytes",
+			     elements[i], off, len);
+		ndk_t_register_once(env, &c, vbuf, off, len, elements[i], 0x7);
+	}
+	/* From 1 byte to the adapter's limit, at the worst offset. */
+	ndk_t_register_once(env, &c, vbuf, 17, 1, 1, 0x1);
+	ndk_t_register_once(env, &c, vbuf, PAGE_SIZE - 1, max_len, 1, 0x7);
+	ndk_t_register_once(env, &c, vbuf, 0, max_len, 3, 0x2);
+out:
+	vfree(vbuf);
+	kfree(kbuf);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+/* Every STATUS_INVALID_PARAMETER of NdkRegisterMr, each otherwise valid. */
+static int ndk_t_mr_register_invalid(struct ndk_test_env *env)
+{
+	struct ndk_mdl *good, *gap, *zero;
+	struct ndk_mr *mr, *frmr;
+	struct ndk_t_ctx c;
+	u8 *buf;
+	u64 too_big;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	buf = vzalloc(8 * PAGE_SIZE);
+	good = buf ? ndk_t_chain(buf, 0, 4 * PAGE_SIZE, 2) : NULL;
+	gap = buf ? ndk_t_chain(buf, 0, PAGE_SIZE, 1) : NULL;
+	if (gap)
+		gap->next = ndk_mdl_from_buffer(buf + 2 * PAGE_SIZE, PAGE_SIZE,
+						GFP_KERNEL);
+	zero = ndk_mdl_from_pages(good ? good->pages : NULL, 0, PAGE_SIZE,
+				  GFP_KERNEL);
+	if (!good || !gap || !gap->next || !zero)
+		goto out;
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, true, NULL, NULL, &frmr),
+		     STATUS_SUCCESS);
+
+	NDK_T_STATUS(env, ndk_register_mr(mr, gap, 2 * PAGE_SIZE, 0x1, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(mr, good, 4 * PAGE_SIZE + 1, 0x1,
+					  NULL, NULL), STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(mr, good, 0, 0x1, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(mr, good, PAGE_SIZE, 0x10, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(mr, good, PAGE_SIZE, 0x4, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(mr, zero, PAGE_SIZE, 0x1, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_register_mr(frmr, good, PAGE_SIZE, 0x1, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_deregister_mr(frmr, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	/* One page more than the adapter can map in one registration. */
+	too_big = c.info.max_registration_size + 2 * PAGE_SIZE;
+	{
+		struct ndk_mdl *big = ndk_mdl_alloc(0x100000000ULL, too_big,
+						    GFP_KERNEL);
+
+		if (big) {
+			NDK_T_STATUS(env, ndk_register_mr(mr, big, too_big, 0x1,
+							  NULL, NULL),
+				     STATUS_INVALID_PARAMETER);
+			ndk_mdl_free_chain(big);
+		}
+	}
+	/* None of that reached the hardware: the MR still registers. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, good, 4 * PAGE_SIZE, 0x1, NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	ndk_close_mr(frmr, NULL, NULL);
+	ndk_close_mr(mr, NULL, NULL);
+out:
+	ndk_mdl_free_chain(good);
+	ndk_mdl_free_chain(gap);
+	ndk_mdl_free_chain(zero);
+	vfree(buf);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+/* STATUS_PENDING and the completion; closing a registered MR. */
+static int ndk_t_mr_register_async(struct ndk_test_env *env)
+{
+	struct ndk_t_ctx c;
+	struct ndk_mdl *chain;
+	struct ndk_t_req r;
+	struct ndk_mr *mr;
+	u8 *buf;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	buf = kzalloc(2 * PAGE_SIZE, GFP_KERNEL);
+	chain = buf ? ndk_mdl_from_buffer(buf + 10, PAGE_SIZE, GFP_KERNEL) : NULL;
+	if (!chain)
+		goto out;
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	ndk_t_req_init(&r);
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x7,
+					  ndk_t_req_done, &r), STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, ndk_get_remote_token_from_mr(mr) != 0);
+
+	ndk_t_req_init(&r);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, ndk_t_req_done, &r),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, r.calls == 1);
+
+	/* Closing an MR that is still registered releases the registration. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x1, NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+out:
+	ndk_mdl_free_chain(chain);
+	kfree(buf);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+/*
+ * STATUS_INSUFFICIENT_RESOURCES inline and through the completion.  The
+ * vm test arms ndk.ko's debugfs fail_mr_alloc with 3 before this runs:
+ * the first three fast-register MR allocations fail.
+ */
+static int ndk_t_mr_insufficient(struct ndk_test_env *env)
+{
+	struct ndk_t_ctx c;
+	struct ndk_mdl *chain;
+	struct ndk_mr *mr, *frmr;
+	struct ndk_t_req r;
+	u8 *buf;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	chain = buf ? ndk_mdl_from_buffer(buf, 64, GFP_KERNEL) : NULL;
+	if (!chain || ndk_create_mr(c.pd, false, NULL, NULL, &mr))
+		goto out;
+	if (ndk_create_mr(c.pd, true, NULL, NULL, &frmr))
+		goto out_close_mr;
+
+	/* A fresh PD: the pool cannot serve these, allocations fail. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, NULL, NULL),
+		     STATUS_INSUFFICIENT_RESOURCES);
+	ndk_t_req_init(&r);
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, ndk_t_req_done, &r),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+	NDK_T_STATUS(env, r.status, STATUS_INSUFFICIENT_RESOURCES);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(frmr, 16, true, NULL, NULL),
+		     STATUS_INSUFFICIENT_RESOURCES);
+
+	/* Nothing was lost: both work now. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(frmr, 16, true, NULL, NULL),
+		     STATUS_SUCCESS);
+	ndk_close_mr(frmr, NULL, NULL);
+out_close_mr:
+	ndk_close_mr(mr, NULL, NULL);
+out:
+	ndk_mdl_free_chain(chain);
+	kfree(buf);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+/* NdkInitializeFastRegisterMr: limits, tokens, several in parallel. */
+static int ndk_t_frmr_initialize(struct ndk_test_env *env)
+{
+	struct ndk_mr *mrs[8], *plain;
+	struct ndk_t_req reqs[8];
+	struct ndk_t_ctx c;
+	u32 max;
+	int i;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	max = c.info.frmr_page_count;
+	NDK_T_CHECK(env, max >= 16);
+	for (i = 0; i < ARRAY_SIZE(mrs); i++)
+		NDK_T_STATUS(env, ndk_create_mr(c.pd, true, NULL, NULL, &mrs[i]),
+			     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &plain),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], 0, true,
+							  NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], max + 1, true,
+							  NULL, NULL),
+		     STATUS_IMPLEMENTATION_LIMIT);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(plain, 16, true,
+							  NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], max, false,
+							  NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, ndk_get_local_token_from_mr(mrs[0]) != 0);
+
+	/* All pending at once, one of them twice on the same MR. */
+	for (i = 0; i < ARRAY_SIZE(mrs); i++) {
+		ndk_t_req_init(&reqs[i]);
+		NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[i ? i : 1],
+								  16 << (i % 4),
+								  i & 1,
+								  ndk_t_req_done,
+								  &reqs[i]),
+			     STATUS_PENDING);
+	}
+	for (i = 0; i < ARRAY_SIZE(mrs); i++) {
+		NDK_T_CHECK(env, ndk_t_req_wait(&reqs[i]));
+		NDK_T_STATUS(env, reqs[i].status, STATUS_SUCCESS);
+		NDK_T_CHECK(env, reqs[i].calls == 1);
+	}
+	for (i = 1; i < ARRAY_SIZE(mrs); i++)
+		NDK_T_CHECK(env, ndk_get_remote_token_from_mr(mrs[i]) != 0);
+out:
+	for (i = 0; i < ARRAY_SIZE(mrs); i++)
+		if (mrs[i])
+			ndk_close_mr(mrs[i], NULL, NULL);
+	ndk_close_mr(plain, NULL, NULL);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+/* NdkBuildLAM / NdkReleaseLAM and the privileged token. */
+static int ndk_t_lam(struct ndk_test_env *env)
+{
+	struct ndk_logical_address_mapping *lam;
+	struct ndk_mdl *chain, *gap;
+	struct ndk_t_ctx c;
+	u32 size, fbo, token;
+	u8 *buf;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	buf = vzalloc(6 * PAGE_SIZE);
+	chain = buf ? ndk_t_chain(buf, 300, 3 * PAGE_SIZE, 3) : NULL;
+	gap = buf ? ndk_t_chain(buf, 0, 100, 1) : NULL;
+	if (gap)
+		gap->next = ndk_mdl_from_buffer(buf + PAGE_SIZE, 100, GFP_KERNEL);
+	lam = kzalloc(struct_size(lam, adapter_page_array, 8), GFP_KERNEL);
+	if (!chain || !gap || !gap->next || !lam)
+		goto out;
+
+	size = 16;
+	NDK_T_STATUS(env, ndk_build_lam(c.adapter, chain, 3 * PAGE_SIZE, NULL,
+					NULL, lam, &size, &fbo),
+		     STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, size == 16 + 8 * 4);
+	NDK_T_STATUS(env, ndk_build_lam(c.adapter, gap, 200, NULL, NULL, lam,
+					&size, &fbo), STATUS_INVALID_PARAMETER);
+	size = struct_size(lam, adapter_page_array, 8);
+	NDK_T_STATUS(env, ndk_build_lam(c.adapter, chain, 3 * PAGE_SIZE, NULL,
+					NULL, lam, &size, &fbo), STATUS_SUCCESS);
+	NDK_T_CHECK(env, size == 16 + 8 * 4);
+	NDK_T_CHECK(env, fbo == 300);
+	NDK_T_CHECK(env, lam->adapter_page_count == 4);
+	NDK_T_CHECK(env, !(lam->adapter_page_array[0] & ~PAGE_MASK));
+	ndk_release_lam(c.adapter, lam);
+	NDK_T_CHECK(env, lam->adapter_page_count == 0);
+
+	ndk_get_privileged_memory_region_token(c.pd, &token);
+	ndk_test_log("privileged token %#x", token);
+out:
+	kfree(lam);
+	ndk_mdl_free_chain(chain);
+	ndk_mdl_free_chain(gap);
+	vfree(buf);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
+static void ndk_t_close_done(void *context)
+{
+	ndk_t_req_done(context, STATUS_SUCCESS);
+}
+
+/* A PD's close waits for its MR and MW; windows have tokens. */
+static int ndk_t_mr_lifetime(struct ndk_test_env *env)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_t_req pd_closed;
+	struct ndk_mr *mr;
+	struct ndk_mw *mw;
+	struct ndk_pd *pd;
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
+		return NDK_TEST_FAIL;
+	if (ndk_create_pd(adapter, NULL, NULL, &pd))
+		goto out;
+	NDK_T_STATUS(env, ndk_create_mr(pd, false, NULL, NULL, &mr), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_mw(pd, NULL, NULL, &mw), STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_CHECK(env, ndk_get_remote_token_from_mw(mw) != 0);
+	ndk_t_req_init(&pd_closed);
+	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_close_done, &pd_closed),
+		     STATUS_PENDING);
+	msleep(100);
+	NDK_T_CHECK(env, pd_closed.calls == 0);	/* deferred: MR and MW live */
+	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	msleep(100);
+	NDK_T_CHECK(env, pd_closed.calls == 0);	/* the MW still lives */
+	NDK_T_STATUS(env, ndk_close_mw(mw, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, ndk_t_req_wait(&pd_closed));
+	NDK_T_CHECK(env, pd_closed.calls == 1);
+out:
+	ndk_close_adapter(adapter);
+	return NDK_TEST_PASS;
+}
+
+const struct ndk_test ndk_tests_mr[] = {
+	{ "mdl-contiguity", ndk_t_mdl_contiguity },
+	{ "mr-register", ndk_t_mr_register },
+	{ "mr-register-invalid", ndk_t_mr_register_invalid },
+	{ "mr-register-async", ndk_t_mr_register_async },
+	{ "mr-insufficient-resources", ndk_t_mr_insufficient },
+	{ "frmr-initialize", ndk_t_frmr_initialize },
+	{ "lam", ndk_t_lam },
+	{ "mr-lifetime", ndk_t_mr_lifetime },
+	{ NULL, NULL },
+};
