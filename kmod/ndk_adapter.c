@@ -22,6 +22,7 @@
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
@@ -225,11 +226,24 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 		}
 		if (next) {
 			ndk_fn_adapter_removal_callback cb = next->removal;
+			bool put;
 
 			next->removal = NULL;	/* exactly once */
+			dev->removal_adapter = next;
+			dev->removal_task = current;
 			mutex_unlock(&dev->lock);
 			cb(next->removal_context);
-			ndk_obj_put(&next->obj);
+			/*
+			 * If the callback closed the adapter, the close took
+			 * over our reference and the adapter may be gone.
+			 */
+			mutex_lock(&dev->lock);
+			put = dev->removal_adapter == next;
+			dev->removal_adapter = NULL;
+			dev->removal_task = NULL;
+			mutex_unlock(&dev->lock);
+			if (put)
+				ndk_obj_put(&next->obj);
 			continue;
 		}
 		mutex_unlock(&dev->lock);
@@ -372,13 +386,33 @@ EXPORT_SYMBOL_GPL(ndk_open_adapter);
  *
  * Returns once every object of the adapter is closed and every callback
  * on any of them has returned: the safe point to unload a consumer.
- * Must not be called from an NDK callback other than the removal one.
+ * Must not be called from an NDK callback other than the removal one;
+ * called from the adapter's removal callback, it returns once everything
+ * else is closed (the callback itself is still running then).
  *
  * Context: process context, may sleep.
  */
 void ndk_close_adapter(struct ndk_adapter *adapter)
 {
+	struct ndk_device *dev = adapter->dev;
+	bool in_removal;
+
 	might_sleep();
+	/*
+	 * From inside its own removal callback: ndk_ib_remove() holds a
+	 * reference for the call, which would keep the close below from
+	 * ever completing.  Take that reference over and drop it here.  A
+	 * close from any other thread waits until the callback returned.
+	 */
+	mutex_lock(&dev->lock);
+	in_removal = dev->removal_adapter == adapter &&
+		     dev->removal_task == current;
+	if (in_removal)
+		dev->removal_adapter = NULL;
+	mutex_unlock(&dev->lock);
+	if (in_removal)
+		ndk_obj_put(&adapter->obj);	/* never the last: ours is held */
+
 	ndk_obj_close(&adapter->obj, NULL, NULL);
 	wait_for_completion(&adapter->closed);
 	kfree(adapter);
