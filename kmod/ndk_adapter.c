@@ -164,7 +164,8 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	strscpy(dev->name, dev_name(&ibdev->dev), sizeof(dev->name));
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->adapters);
-	init_waitqueue_head(&dev->wait);
+	refcount_set(&dev->users, 1);
+	init_completion(&dev->idle);
 	ndk_fill_info(ibdev, &dev->info);
 
 	mutex_lock(&ndk_devices_lock);
@@ -181,16 +182,6 @@ static int ndk_ib_add(struct ib_device *ibdev)
 err_free_dev:
 	kfree(dev);
 	return ret;
-}
-
-static bool ndk_device_idle(struct ndk_device *dev)
-{
-	bool idle;
-
-	mutex_lock(&dev->lock);
-	idle = list_empty(&dev->adapters);
-	mutex_unlock(&dev->lock);
-	return idle;
 }
 
 static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
@@ -250,11 +241,16 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 		break;
 	}
 
-	if (!ndk_device_idle(dev))
+	/*
+	 * The last adapter's destroy completes @idle after its last access
+	 * to @dev (a completion may be freed as soon as its waiter wakes).
+	 */
+	if (!refcount_dec_and_test(&dev->users)) {
 		dev_info(&ibdev->dev,
 			 "ndk: adapter %u removal waits for its consumers\n",
 			 dev->id);
-	wait_event(dev->wait, ndk_device_idle(dev));
+		wait_for_completion(&dev->idle);
+	}
 	flush_workqueue(ndk_wq);
 	dev_info(&ibdev->dev, "ndk: adapter %u removed\n", dev->id);
 	kfree(dev);
@@ -312,7 +308,9 @@ static void ndk_adapter_destroy(struct ndk_obj *obj)
 	mutex_lock(&dev->lock);
 	list_del(&adapter->dev_entry);
 	mutex_unlock(&dev->lock);
-	wake_up(&dev->wait);
+	/* Past this, @dev may be freed by ndk_ib_remove(). */
+	if (refcount_dec_and_test(&dev->users))
+		complete(&dev->idle);
 	/* ndk_close_adapter() frees the adapter after this. */
 	complete(&adapter->closed);
 }
@@ -362,10 +360,12 @@ s32 ndk_open_adapter(const char *name,
 		status = STATUS_INVALID_PARAMETER;
 	} else {
 		mutex_lock(&found->lock);
-		if (found->removed)
+		if (found->removed) {
 			status = STATUS_DEVICE_REMOVED;
-		else
+		} else {
 			list_add_tail(&a->dev_entry, &found->adapters);
+			refcount_inc(&found->users);
+		}
 		mutex_unlock(&found->lock);
 	}
 	mutex_unlock(&ndk_devices_lock);
