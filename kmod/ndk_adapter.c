@@ -22,6 +22,7 @@
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
@@ -171,7 +172,8 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	strscpy(dev->name, dev_name(&ibdev->dev), sizeof(dev->name));
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->adapters);
-	init_waitqueue_head(&dev->wait);
+	refcount_set(&dev->users, 1);
+	init_completion(&dev->idle);
 	ndk_fill_info(ibdev, &dev->info);
 
 	mutex_lock(&ndk_devices_lock);
@@ -188,16 +190,6 @@ static int ndk_ib_add(struct ib_device *ibdev)
 err_free_dev:
 	kfree(dev);
 	return ret;
-}
-
-static bool ndk_device_idle(struct ndk_device *dev)
-{
-	bool idle;
-
-	mutex_lock(&dev->lock);
-	idle = list_empty(&dev->adapters);
-	mutex_unlock(&dev->lock);
-	return idle;
 }
 
 static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
@@ -233,22 +225,40 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 		}
 		if (next) {
 			ndk_fn_adapter_removal_callback cb = next->removal;
+			bool put;
 
 			next->removal = NULL;	/* exactly once */
+			dev->removal_adapter = next;
+			dev->removal_task = current;
 			mutex_unlock(&dev->lock);
 			cb(next->removal_context);
-			ndk_obj_put(&next->obj);
+			/*
+			 * If the callback closed the adapter, the close took
+			 * over our reference and the adapter may be gone.
+			 */
+			mutex_lock(&dev->lock);
+			put = dev->removal_adapter == next;
+			dev->removal_adapter = NULL;
+			dev->removal_task = NULL;
+			mutex_unlock(&dev->lock);
+			if (put)
+				ndk_obj_put(&next->obj);
 			continue;
 		}
 		mutex_unlock(&dev->lock);
 		break;
 	}
 
-	if (!ndk_device_idle(dev))
+	/*
+	 * The last adapter's destroy completes @idle after its last access
+	 * to @dev (a completion may be freed as soon as its waiter wakes).
+	 */
+	if (!refcount_dec_and_test(&dev->users)) {
 		dev_info(&ibdev->dev,
 			 "ndk: adapter %u removal waits for its consumers\n",
 			 dev->id);
-	wait_event(dev->wait, ndk_device_idle(dev));
+		wait_for_completion(&dev->idle);
+	}
 	flush_workqueue(ndk_wq);
 	dev_info(&ibdev->dev, "ndk: adapter %u removed\n", dev->id);
 	kfree(dev);
@@ -306,7 +316,9 @@ static void ndk_adapter_destroy(struct ndk_obj *obj)
 	mutex_lock(&dev->lock);
 	list_del(&adapter->dev_entry);
 	mutex_unlock(&dev->lock);
-	wake_up(&dev->wait);
+	/* Past this, @dev may be freed by ndk_ib_remove(). */
+	if (refcount_dec_and_test(&dev->users))
+		complete(&dev->idle);
 	/* ndk_close_adapter() frees the adapter after this. */
 	complete(&adapter->closed);
 }
@@ -356,10 +368,12 @@ s32 ndk_open_adapter(const char *name,
 		status = STATUS_INVALID_PARAMETER;
 	} else {
 		mutex_lock(&found->lock);
-		if (found->removed)
+		if (found->removed) {
 			status = STATUS_DEVICE_REMOVED;
-		else
+		} else {
 			list_add_tail(&a->dev_entry, &found->adapters);
+			refcount_inc(&found->users);
+		}
 		mutex_unlock(&found->lock);
 	}
 	mutex_unlock(&ndk_devices_lock);
@@ -380,13 +394,33 @@ EXPORT_SYMBOL_GPL(ndk_open_adapter);
  *
  * Returns once every object of the adapter is closed and every callback
  * on any of them has returned: the safe point to unload a consumer.
- * Must not be called from an NDK callback other than the removal one.
+ * Must not be called from an NDK callback other than the removal one;
+ * called from the adapter's removal callback, it returns once everything
+ * else is closed (the callback itself is still running then).
  *
  * Context: process context, may sleep.
  */
 void ndk_close_adapter(struct ndk_adapter *adapter)
 {
+	struct ndk_device *dev = adapter->dev;
+	bool in_removal;
+
 	might_sleep();
+	/*
+	 * From inside its own removal callback: ndk_ib_remove() holds a
+	 * reference for the call, which would keep the close below from
+	 * ever completing.  Take that reference over and drop it here.  A
+	 * close from any other thread waits until the callback returned.
+	 */
+	mutex_lock(&dev->lock);
+	in_removal = dev->removal_adapter == adapter &&
+		     dev->removal_task == current;
+	if (in_removal)
+		dev->removal_adapter = NULL;
+	mutex_unlock(&dev->lock);
+	if (in_removal)
+		ndk_obj_put(&adapter->obj);	/* never the last: ours is held */
+
 	ndk_obj_close(&adapter->obj, NULL, NULL);
 	wait_for_completion(&adapter->closed);
 	kfree(adapter);

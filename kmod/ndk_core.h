@@ -41,20 +41,28 @@ extern struct workqueue_struct *ndk_wq;
  * @name:     copy of the ib_device name, kept current by rename()
  * @info:     NDK_ADAPTER_INFO computed once at add() (it probes the
  *            device's inline data limit with a throw-away QP)
- * @lock:     protects @adapters and @removed
+ * @lock:     protects @adapters, @removed and @removal_adapter
  * @adapters: open struct ndk_adapter objects of this device
  * @removed:  set when remove() starts: no new adapter may open
- * @wait:     remove() waits here until @adapters is empty
+ * @users:    one per open adapter plus one dropped by remove(); the last
+ *            put completes @idle, and nothing touches the device after it
+ * @idle:     remove() waits here until every adapter is closed
+ * @removal_adapter: the adapter whose removal callback is running, while
+ *            remove() holds a reference on it for the call
+ * @removal_task:    the thread running that callback
  */
 struct ndk_device {
 	struct ib_device *ibdev;
 	u32 id;
 	char name[IB_DEVICE_NAME_MAX];
 	struct ndk_adapter_info info;
-	struct mutex lock; /* protects adapters and removed */
+	struct mutex lock; /* protects adapters, removed, removal_adapter */
 	struct list_head adapters;
 	bool removed;
-	wait_queue_head_t wait;
+	refcount_t users;
+	struct completion idle;
+	struct ndk_adapter *removal_adapter;
+	struct task_struct *removal_task;
 };
 
 /**

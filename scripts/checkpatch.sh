@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # checkpatch.pl --strict over the kernel C of the project (kmod/, uapi/,
-# tests/kmod/).
+# tests/kmod/, samples/).
 # checkpatch.pl comes from Debian's linux-source-6.1 tarball; the three
 # files it needs are extracted once into ~/.cache/ndk-linux.
 # Exit 0 clean, 1 findings, 77 when the tarball is missing (1 with CI=true).
@@ -26,7 +26,7 @@ if [[ ! -x "$cache/scripts/checkpatch.pl" ]]; then
 fi
 
 cd "$src"
-mapfile -t files < <(find kmod uapi tests/kmod -name '*.[ch]' ! -name '*.mod.c' | sort)
+mapfile -t files < <(find kmod uapi tests/kmod samples -name '*.[ch]' ! -name '*.mod.c' | sort)
 echo "checkpatch: ${#files[@]} files"
 out=$("$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 	--ignore FILE_PATH_CHANGES -f "${files[@]}" || true)

@@ -31,6 +31,7 @@ MODULE_PARM_DESC(peer_ip, "IPv4 address of the adapter's netdev");
 static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_adapter,
 	ndk_tests_mr,
+	ndk_tests_removal,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)
@@ -169,6 +170,7 @@ static int __init ndk_test_init(void)
 static void __exit ndk_test_exit(void)
 {
 	debugfs_remove(ndk_test_dir);
+	ndk_test_removal_exit();
 	kvfree(ndk_test_result);
 }
 
