@@ -71,7 +71,10 @@ struct ndk_sreq {
 	u32 remote_token;
 };
 
-/* NTSTATUS of a completion (Documentation/ndk-mapping.md). */
+/*
+ * NTSTATUS of a completion: IB_WC_WR_FLUSH_ERR is NDK's STATUS_CANCELLED, the
+ * rest follows ND2's completion statuses (NDK defines no other).
+ */
 static s32 ndk_wc_status(enum ib_wc_status status, bool recv)
 {
 	switch (status) {
