@@ -65,6 +65,9 @@ struct ndk_device {
 	struct task_struct *removal_task;
 };
 
+/* Antecedents other than the parent an object can hold (QP: two CQs). */
+#define NDK_OBJ_MAX_ANTECEDENTS	2
+
 /**
  * struct ndk_obj - base of every NDK object
  * @hdr:       public header; must stay the first member
@@ -79,6 +82,8 @@ struct ndk_device {
  * @create_context:    its context
  * @closing:   ndk_obj_close() was called
  * @work:      runs creation (async create) or teardown (last reference)
+ * @antecedents: other objects this one holds besides its parent (a QP's
+ *             CQs, see ndk_obj_hold()); released with the parent
  */
 struct ndk_obj {
 	struct ndk_object_header hdr;
@@ -93,6 +98,7 @@ struct ndk_obj {
 	void *create_context;
 	bool closing;
 	struct work_struct work;
+	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
 };
 
 /**
@@ -144,6 +150,7 @@ static inline bool ndk_adapter_removed(struct ndk_adapter *adapter)
 void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));
 void ndk_obj_get(struct ndk_obj *obj);
+void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent);
 void ndk_obj_put(struct ndk_obj *obj);
 s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
 		   ndk_fn_create_completion create_completion,

@@ -24,6 +24,7 @@
  */
 #include <linux/errno.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include "ndk_core.h"
 
@@ -134,27 +135,66 @@ void ndk_obj_get(struct ndk_obj *obj)
 	refcount_inc(&obj->ref);
 }
 
+/**
+ * ndk_obj_hold() - make an object a successor of one more antecedent
+ * @obj:        the new object, before ndk_obj_create()
+ * @antecedent: an object @obj uses besides its parent (a QP's CQ); a
+ *              reference is taken and dropped with the parent's, after
+ *              @obj's close completion, so @antecedent's close is deferred
+ *              until then (NDK object lifetime rules)
+ *
+ * Context: any.
+ */
+void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent)
+{
+	int i;
+
+	for (i = 0; i < NDK_OBJ_MAX_ANTECEDENTS; i++) {
+		if (!obj->antecedents[i]) {
+			ndk_obj_get(antecedent);
+			obj->antecedents[i] = antecedent;
+			return;
+		}
+	}
+	WARN_ONCE(1, "ndk: too many antecedents\n");
+}
+
+/* Drop the references of an object that is gone: antecedents, then parent. */
+static void ndk_obj_release(struct ndk_obj *parent,
+			    struct ndk_obj *const *antecedents)
+{
+	int i;
+
+	for (i = 0; i < NDK_OBJ_MAX_ANTECEDENTS; i++)
+		if (antecedents[i])
+			ndk_obj_put(antecedents[i]);
+	if (parent)
+		ndk_obj_put(parent);
+}
+
 /* Free an object whose init() failed or never ran. */
 static void ndk_obj_abort(struct ndk_obj *obj)
 {
+	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
 	struct ndk_obj *parent = obj->parent;
 
+	memcpy(antecedents, obj->antecedents, sizeof(antecedents));
 	kfree(obj);
-	if (parent)
-		ndk_obj_put(parent);
+	ndk_obj_release(parent, antecedents);
 }
 
 static void ndk_obj_teardown(struct ndk_obj *obj)
 {
 	ndk_fn_close_completion completion = obj->close_completion;
+	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
 	void *context = obj->close_context;
 	struct ndk_obj *parent = obj->parent;
 
+	memcpy(antecedents, obj->antecedents, sizeof(antecedents));
 	obj->destroy(obj);	/* frees obj */
 	if (completion)
 		completion(context);
-	if (parent)
-		ndk_obj_put(parent);
+	ndk_obj_release(parent, antecedents);
 }
 
 static void ndk_obj_teardown_work(struct work_struct *work)

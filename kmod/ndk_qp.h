@@ -5,14 +5,125 @@
  * The connector (ndk_cm.c) drives a QP's state through rdma_cm with
  * rdma_init_qp_attr() + ib_modify_qp() on @ibqp, and tells the QP when it
  * is connected: initiator requests on a QP that is not connected fail with
- * STATUS_CONNECTION_INVALID and produce no completion.
+ * STATUS_CONNECTION_INVALID and produce no completion.  A new QP is
+ * already in INIT (first port of the adapter, pkey index 0, local write
+ * and remote read/write access), so receives can be posted before the
+ * connection; rdma_cm's INIT attributes then make an INIT->INIT move.
+ *
+ * Completions (ndk_cq.c, ndk_qp.c): every work request is posted
+ * signaled, its wr_id naming the QP (by id, never by pointer) and a
+ * per-queue slot that records what NDK_RESULT needs (request context,
+ * operation type, SILENT_SUCCESS).  A CQ finds the QP of an ib_wc in its
+ * own xarray of attached QPs, so a late CQE of a destroyed QP is dropped
+ * rather than dereferenced.  Before a QP is destroyed its outstanding
+ * completions are moved out of the ib_cq into the CQ's software queue,
+ * already translated; the software queue also carries the synthetic
+ * STATUS_CANCELLED completions of flushed requests that never reached the
+ * device.
+ *
+ * Locking: ndk_qp.sq_lock and ndk_qp.rq_lock (posts against flush and
+ * close) nest outside ndk_cq.lock (software queue, ib_cq polling, arm
+ * state, attached QPs).  A slot is claimed by the poster and released by
+ * the poll that translates its completion, both lock-free on the slot.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #ifndef NDK_QP_H
 #define NDK_QP_H
 
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+
 #include "ndk_core.h"
+
+/* ib_wcs one ib_poll_cq() call fetches */
+#define NDK_CQ_POLL_BATCH	16
+
+/* Arm state, ordered by the NDK merge rule: ANY > SOLICITED > ERRORS. */
+enum ndk_cq_arm {
+	NDK_CQ_ARM_NONE,
+	NDK_CQ_ARM_ERRORS,
+	NDK_CQ_ARM_SOLICITED,
+	NDK_CQ_ARM_ANY,
+};
+
+/**
+ * struct ndk_cq - NDK_CQ over a raw ib_cq (ib_create_cq(), consumer-polled)
+ * @obj:          object base (parent: the adapter)
+ * @ibcq:         the ib_core CQ
+ * @depth:        depth asked for (create or last resize)
+ * @comp_vector:  the device completion vector picked from the affinity
+ * @resize_lock:  serializes resizes
+ * @lock:         protects every field below, and polling @ibcq
+ * @sw:           software queue: translated completions, drained before
+ *                @ibcq by ndk_get_cq_results*(); a ring of @sw_cap
+ * @sw_cap:       ring size; never shrinks
+ * @sw_head:      index of the oldest entry
+ * @sw_count:     entries in the ring
+ * @qps:          attached QPs by ndk_qp.id (both of a QP's CQs hold it)
+ * @wc:           ib_poll_cq() buffer
+ * @notify:       consumer's notification callback and its context
+ * @notify_context: its context
+ * @arm:          enum ndk_cq_arm, merged arms not yet satisfied
+ * @failed:       the CQ is dead (overrun or device error): its status
+ * @failure_reported: @failed was delivered to a notification
+ * @fires:        SUCCESS notifications waiting for @notify_work
+ * @fire_status:  error notification waiting for @notify_work, or 0
+ * @dying:        destroy started: no notification is queued any more
+ * @notify_work:  delivers notifications one at a time (serialized)
+ */
+struct ndk_cq {
+	struct ndk_obj obj;
+	struct ib_cq *ibcq;
+	u32 depth;
+	u32 comp_vector;
+	struct mutex resize_lock; /* serializes resizes */
+	spinlock_t lock; /* see above */
+	struct ndk_result_ex *sw;
+	u32 sw_cap;
+	u32 sw_head;
+	u32 sw_count;
+	struct xarray qps;
+	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+	ndk_fn_cq_notification_callback notify;
+	void *notify_context;
+	u8 arm;
+	s32 failed;
+	bool failure_reported;
+	u32 fires;
+	s32 fire_status;
+	bool dying;
+	struct work_struct notify_work;
+};
+
+/**
+ * struct ndk_swr - one initiator queue slot
+ * @wr:      the work request, kept until posted (DEFER chains)
+ * @sge:     its SGE array (the QP's initiator SGE limit, at least one)
+ * @request_context: the consumer's RequestContext
+ * @type:    enum ndk_operation_type
+ * @silent:  NDK_OP_FLAG_SILENT_SUCCESS: no result on success
+ * @busy:    claimed by a post, released when its completion is translated
+ */
+struct ndk_swr {
+	struct ib_rdma_wr wr;
+	struct ib_sge *sge;
+	void *request_context;
+	u16 type;
+	bool silent;
+	bool busy;
+};
+
+/**
+ * struct ndk_rwr - one receive queue slot
+ * @request_context: the consumer's RequestContext
+ * @busy:    claimed by a post, released when its completion is translated
+ */
+struct ndk_rwr {
+	void *request_context;
+	bool busy;
+};
 
 /**
  * struct ndk_qp - NDK_QP (an RC queue pair)
@@ -21,17 +132,97 @@
  * @qp_context: the consumer's QPContext, reported in every NDK_RESULT
  * @connected:  set by the connector once established, cleared on
  *              disconnect; read locklessly on the post path
+ * @id:         key in both CQs' @qps and high half of every wr_id
+ * @pd:         the PD (for its local DMA lkey)
+ * @rcq:        receive CQ
+ * @scq:        initiator CQ
+ * @sq_depth:   initiator slots (the InitiatorQueueDepth asked for)
+ * @rq_depth:   receive slots (the ReceiveQueueDepth asked for)
+ * @max_ssge:   MaxInitiatorRequestSge asked for
+ * @max_rsge:   MaxReceiveRequestSge asked for
+ * @max_read_sge: SGE limit of reads: @max_ssge within the adapter's
+ * @inline_size: InlineDataSize asked for
+ * @read_inv:   the adapter supports RDMA_READ_LOCAL_INVALIDATE
+ * @sq_lock:    protects @sq_prod, @sq_posted, @flushed against ndk_flush()
+ *              and close (the consumer serializes the posts themselves)
+ * @sq_prod:    slots claimed so far
+ * @sq_posted:  slots handed to the device (or completed in software); the
+ *              slots from @sq_posted to @sq_prod are the DEFER chain
+ * @sq_outstanding: claimed slots not yet released
+ * @sq:         initiator slots
+ * @sq_sge:     the SGE arrays of @sq, one allocation
+ * @inline_buf: bounce buffer of @inline_size bytes for INLINE requests
+ * @rq_lock:    protects @rq_prod and posting receives against ndk_flush()
+ * @rq_prod:    receive slots claimed so far
+ * @rq_outstanding: claimed receive slots not yet released
+ * @rq:         receive slots
+ * @rq_sge:     SGE array of a receive being posted (under @rq_lock)
+ * @flushed:    ndk_flush() or close ran: later requests complete CANCELLED
+ *              in software
+ * @flush_queued: the move to IB_QPS_ERR is queued on @flush_work
+ * @flush_work: moves the QP to IB_QPS_ERR (ib_modify_qp() may sleep)
  */
 struct ndk_qp {
 	struct ndk_obj obj;
 	struct ib_qp *ibqp;
 	void *qp_context;
 	bool connected;
+
+	u32 id;
+	struct ndk_pd *pd;
+	struct ndk_cq *rcq;
+	struct ndk_cq *scq;
+	u32 sq_depth;
+	u32 rq_depth;
+	u32 max_ssge;
+	u32 max_rsge;
+	u32 max_read_sge;
+	u32 inline_size;
+	bool read_inv;
+
+	spinlock_t sq_lock; /* see above */
+	u32 sq_prod;
+	u32 sq_posted;
+	atomic_t sq_outstanding;
+	struct ndk_swr *sq;
+	struct ib_sge *sq_sge;
+	void *inline_buf;
+
+	spinlock_t rq_lock; /* see above */
+	u32 rq_prod;
+	atomic_t rq_outstanding;
+	struct ndk_rwr *rq;
+	struct ib_sge *rq_sge;
+
+	bool flushed;
+	bool flush_queued;
+	struct work_struct flush_work;
 };
 
 static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
 {
 	WRITE_ONCE(qp->connected, connected);
 }
+
+/* wr_id: QP id in the high half, bit 31 for the receive queue, slot. */
+#define NDK_WRID_RECV		BIT_ULL(31)
+#define NDK_WRID_SLOT_MASK	(NDK_WRID_RECV - 1)
+
+static inline u64 ndk_wrid(const struct ndk_qp *qp, bool recv, u32 slot)
+{
+	return (u64)qp->id << 32 | (recv ? NDK_WRID_RECV : 0) | slot;
+}
+
+/* ndk_cq.c */
+int ndk_cq_attach(struct ndk_cq *cq, struct ndk_qp *qp);
+void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp);
+void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res);
+void ndk_cq_notify_locked(struct ndk_cq *cq);
+u32 ndk_cq_drain(struct ndk_cq *cq);
+bool ndk_cq_failed(struct ndk_cq *cq);
+
+/* ndk_qp.c */
+bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
+		      struct ndk_result_ex *res);
 
 #endif /* NDK_QP_H */

@@ -66,6 +66,7 @@ __printf(1, 2) void ndk_test_log(const char *fmt, ...);
 
 /* Scenario tables, each ended by an entry with a NULL name. */
 extern const struct ndk_test ndk_tests_adapter[];
+extern const struct ndk_test ndk_tests_qp[];
 extern const struct ndk_test ndk_tests_mr[];
 extern const struct ndk_test ndk_tests_removal[];
 

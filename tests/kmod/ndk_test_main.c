@@ -32,6 +32,7 @@ static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_adapter,
 	ndk_tests_mr,
 	ndk_tests_removal,
+	ndk_tests_qp,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)

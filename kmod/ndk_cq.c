@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: NDK completion queues (NDK_CQ) over a raw ib_cq.
+ *
+ * The ib_cq comes from ib_create_cq() with our own completion and event
+ * handlers, never from ib_alloc_cq(): the consumer polls it with
+ * ndk_get_cq_results*() and asks for notifications with ndk_arm_cq().
+ *
+ * Results: ndk_get_cq_results*() first drain the software queue (results
+ * already translated: completions moved out of the ib_cq before a QP was
+ * destroyed, and the synthetic ones of flushed requests that never
+ * reached the device), then poll the ib_cq.  Each ib_wc is translated by
+ * its QP (ndk_qp_translate()), looked up by the QP id in the wr_id; a QP
+ * leaves the CQ's table only after it is destroyed, under the CQ lock, so
+ * the lookup either finds a live QP or drops a stale completion.
+ *
+ * Notifications: an arm merges with an unsatisfied one (ANY > SOLICITED >
+ * ERRORS).  ANY and SOLICITED arm the ib_cq (IB_CQ_NEXT_COMP or
+ * IB_CQ_SOLICITED, with IB_CQ_REPORT_MISSED_EVENTS: completions already
+ * waiting satisfy the arm at once); ERRORS arms nothing in the device and
+ * is satisfied by a CQ error (IB_EVENT_CQ_ERR, or our software queue
+ * overflowing): STATUS_BUFFER_OVERFLOW for an overrun, otherwise
+ * STATUS_INTERNAL_ERROR.  A satisfied arm queues one notification; a
+ * single work item delivers them, so the callbacks are serialized and run
+ * in process context, and destroy cancels it after marking the CQ dying,
+ * so no callback runs once the close has completed.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+
+#include "ndk_qp.h"
+
+/* Queue one notification with @status; the arm is used up.  Lock held. */
+static void ndk_cq_fire_locked(struct ndk_cq *cq, s32 status)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->arm = NDK_CQ_ARM_NONE;
+	if (cq->dying)
+		return;
+	if (status)
+		cq->fire_status = status;
+	else
+		cq->fires++;
+	queue_work(ndk_wq, &cq->notify_work);
+}
+
+static void ndk_cq_notify_work(struct work_struct *work)
+{
+	struct ndk_cq *cq = container_of(work, struct ndk_cq, notify_work);
+	unsigned long flags;
+	s32 status;
+
+	for (;;) {
+		spin_lock_irqsave(&cq->lock, flags);
+		if (cq->dying) {
+			spin_unlock_irqrestore(&cq->lock, flags);
+			return;
+		}
+		if (cq->fire_status) {
+			status = cq->fire_status;
+			cq->fire_status = 0;
+		} else if (cq->fires) {
+			cq->fires--;
+			status = STATUS_SUCCESS;
+		} else {
+			spin_unlock_irqrestore(&cq->lock, flags);
+			return;
+		}
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (cq->notify)
+			cq->notify(cq->notify_context, status);
+	}
+}
+
+/* The CQ is dead: remember why and tell an armed consumer.  Lock held. */
+static void ndk_cq_fail_locked(struct ndk_cq *cq, s32 status)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->failed)
+		return;
+	cq->failed = status;
+	if (cq->arm != NDK_CQ_ARM_NONE) {
+		cq->failure_reported = true;
+		ndk_cq_fire_locked(cq, status);
+	}
+}
+
+/**
+ * ndk_cq_push_locked() - append a translated result to the software queue
+ * @cq:  the CQ, its lock held
+ * @res: the result
+ *
+ * A full software queue is a CQ overrun (the consumer's CQ is too small
+ * for its outstanding requests): the result is lost and the CQ fails
+ * with STATUS_BUFFER_OVERFLOW.
+ *
+ * Context: any, under @cq->lock.
+ */
+void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->sw_count == cq->sw_cap) {
+		ndk_cq_fail_locked(cq, STATUS_BUFFER_OVERFLOW);
+		return;
+	}
+	cq->sw[(cq->sw_head + cq->sw_count) % cq->sw_cap] = *res;
+	cq->sw_count++;
+}
+
+/**
+ * ndk_cq_notify_locked() - new results were pushed: satisfy an ANY or
+ * SOLICITED arm (they are failures, which match SOLICITED too)
+ * @cq: the CQ, its lock held
+ *
+ * Context: any, under @cq->lock.
+ */
+void ndk_cq_notify_locked(struct ndk_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->arm >= NDK_CQ_ARM_SOLICITED)
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+}
+
+/* Translate one ib_wc through its QP; false when there is no result. */
+static bool ndk_cq_translate(struct ndk_cq *cq, const struct ib_wc *wc,
+			     struct ndk_result_ex *res)
+{
+	struct ndk_qp *qp = xa_load(&cq->qps, wc->wr_id >> 32);
+
+	/* Not attached: a QP destroyed before all its completions came. */
+	if (!qp)
+		return false;
+	return ndk_qp_translate(qp, wc, res);
+}
+
+/* Move what the ib_cq holds (up to its size) to the software queue. */
+static u32 ndk_cq_drain_locked(struct ndk_cq *cq)
+{
+	struct ndk_result_ex res;
+	u32 total = 0;
+	int n, i;
+
+	lockdep_assert_held(&cq->lock);
+	do {
+		n = ib_poll_cq(cq->ibcq, NDK_CQ_POLL_BATCH, cq->wc);
+		for (i = 0; i < n; i++)
+			if (ndk_cq_translate(cq, &cq->wc[i], &res))
+				ndk_cq_push_locked(cq, &res);
+		total += max(n, 0);
+	} while (n == NDK_CQ_POLL_BATCH && total < cq->ibcq->cqe);
+	return total;
+}
+
+/**
+ * ndk_cq_drain() - move the ib_cq's completions to the software queue
+ * @cq: the CQ
+ *
+ * Used before a QP is destroyed, so that none of its completions is left
+ * in the ib_cq.  Completions of other QPs move along, in order.
+ *
+ * Context: any.
+ * Return: the number of ib_wcs polled.
+ */
+u32 ndk_cq_drain(struct ndk_cq *cq)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = ndk_cq_drain_locked(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * ndk_cq_failed() - whether the CQ is dead (completions may be lost)
+ * @cq: the CQ
+ *
+ * Context: any.
+ * Return: true after an overrun or a device CQ error.
+ */
+bool ndk_cq_failed(struct ndk_cq *cq)
+{
+	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
+}
+
+/**
+ * ndk_cq_attach() - let the CQ find a new QP's completions
+ * @cq: the CQ
+ * @qp: the QP, with its id set, before its ib_qp exists
+ *
+ * Context: process context.
+ * Return: 0, or a negative errno (-EBUSY: the id is in use).
+ */
+int ndk_cq_attach(struct ndk_cq *cq, struct ndk_qp *qp)
+{
+	return xa_insert(&cq->qps, qp->id, qp, GFP_KERNEL);
+}
+
+/**
+ * ndk_cq_detach() - forget a destroyed QP; its late completions are dropped
+ * @cq: the CQ
+ * @qp: the QP, whose ib_qp is destroyed
+ *
+ * Context: process context.
+ */
+void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	xa_erase(&cq->qps, qp->id);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
+{
+	struct ndk_cq *cq = context;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->arm >= NDK_CQ_ARM_SOLICITED)
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+static void ndk_cq_event_handler(struct ib_event *event, void *context)
+{
+	struct ndk_cq *cq = context;
+	unsigned long flags;
+	u32 polled;
+
+	if (event->event != IB_EVENT_CQ_ERR)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!cq->dying && !cq->failed) {
+		/*
+		 * ib_core has no separate overrun event: a CQ found full is
+		 * an overrun (rxe raises CQ_ERR only then).  What it holds
+		 * is kept for the consumer in the software queue.
+		 */
+		polled = ndk_cq_drain_locked(cq);
+		ndk_cq_fail_locked(cq, polled >= cq->ibcq->cqe ?
+				   STATUS_BUFFER_OVERFLOW :
+				   STATUS_INTERNAL_ERROR);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+static int ndk_cq_init(struct ndk_obj *obj)
+{
+	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
+	struct ib_cq_init_attr attr = {
+		.cqe = cq->depth,
+		.comp_vector = cq->comp_vector,
+	};
+	int ret;
+
+	cq->sw = kvcalloc(cq->depth, sizeof(*cq->sw), GFP_KERNEL);
+	if (!cq->sw)
+		return -ENOMEM;
+	cq->sw_cap = cq->depth;
+	cq->ibcq = ib_create_cq(ndk_ibdev(obj), ndk_cq_comp_handler,
+				ndk_cq_event_handler, cq, &attr);
+	if (IS_ERR(cq->ibcq)) {
+		ret = PTR_ERR(cq->ibcq);
+		goto err_free_sw;
+	}
+	return 0;
+
+err_free_sw:
+	kvfree(cq->sw);
+	return ret;
+}
+
+static void ndk_cq_destroy(struct ndk_obj *obj)
+{
+	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->dying = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/* Every QP is gone: they hold the CQ. */
+	ib_destroy_cq(cq->ibcq);
+	/* Waits for a notification callback in progress. */
+	cancel_work_sync(&cq->notify_work);
+	xa_destroy(&cq->qps);
+	kvfree(cq->sw);
+	kfree(cq);
+}
+
+/**
+ * ndk_create_cq() - NdkCreateCq
+ * @adapter:              the adapter
+ * @cq_depth:             completions the CQ must hold, 1 to max_cq_depth
+ * @notification:         called once per satisfied ndk_arm_cq(), in
+ *                        process context, one call at a time; may be NULL
+ * @notification_context: passed to @notification
+ * @affinity:             CPUs to prefer for notifications (picks the
+ *                        device's completion vector), or NULL
+ * @create_completion:    NULL for a blocking create
+ * @request_context:      passed to @create_completion
+ * @cq:                   receives the CQ on inline success
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING, STATUS_INVALID_PARAMETER (depth
+ * 0 or beyond the adapter's max_cq_depth, inline even with a completion),
+ * STATUS_INSUFFICIENT_RESOURCES, STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
+		  ndk_fn_cq_notification_callback notification,
+		  void *notification_context, const struct cpumask *affinity,
+		  ndk_fn_create_completion create_completion,
+		  void *request_context, struct ndk_cq **cq)
+{
+	struct ib_device *ibdev = adapter->dev->ibdev;
+	struct ndk_cq *c;
+
+	if (!cq_depth || cq_depth > adapter->dev->info.max_cq_depth)
+		return STATUS_INVALID_PARAMETER;
+	c = kzalloc(sizeof(*c), ndk_gfp(create_completion));
+	if (!c)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CQ, &adapter->obj, ndk_cq_destroy);
+	c->depth = cq_depth;
+	if (affinity && ibdev->num_comp_vectors > 0 &&
+	    cpumask_first(affinity) < nr_cpu_ids)
+		c->comp_vector = cpumask_first(affinity) %
+				 ibdev->num_comp_vectors;
+	spin_lock_init(&c->lock);
+	mutex_init(&c->resize_lock);
+	xa_init(&c->qps);
+	c->notify = notification;
+	c->notify_context = notification_context;
+	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
+	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
+			      request_context, (void **)cq);
+}
+EXPORT_SYMBOL_GPL(ndk_create_cq);
+
+/**
+ * ndk_close_cq() - NdkCloseCq
+ * @cq:               the CQ; the close is deferred until every QP using
+ *                    it is closed
+ * @close_completion: NULL for a blocking close
+ * @request_context:  passed to @close_completion
+ *
+ * No notification callback runs once the close has completed.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
+ */
+s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
+		 void *request_context)
+{
+	return ndk_obj_close(&cq->obj, close_completion, request_context);
+}
+EXPORT_SYMBOL_GPL(ndk_close_cq);
+
+static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
+{
+	struct ndk_result_ex *sw = NULL, *old = NULL;
+	unsigned long flags;
+	s32 status = STATUS_SUCCESS;
+	u32 i;
+	int ret;
+
+	mutex_lock(&cq->resize_lock);
+	/* The software queue only grows: it may hold results already. */
+	if (depth > cq->sw_cap) {
+		sw = kvcalloc(depth, sizeof(*sw), GFP_KERNEL);
+		if (!sw) {
+			status = STATUS_INSUFFICIENT_RESOURCES;
+			goto out_unlock;
+		}
+	}
+	ret = ib_resize_cq(cq->ibcq, depth);
+	if (ret) {
+		kvfree(sw);
+		status = ndk_status_from_errno(ret);
+		goto out_unlock;
+	}
+	spin_lock_irqsave(&cq->lock, flags);
+	if (sw) {
+		for (i = 0; i < cq->sw_count; i++)
+			sw[i] = cq->sw[(cq->sw_head + i) % cq->sw_cap];
+		old = cq->sw;
+		cq->sw = sw;
+		cq->sw_cap = depth;
+		cq->sw_head = 0;
+	}
+	cq->depth = depth;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	kvfree(old);
+out_unlock:
+	mutex_unlock(&cq->resize_lock);
+	return status;
+}
+
+struct ndk_cq_resize_req {
+	struct work_struct work;
+	struct ndk_cq *cq;
+	u32 depth;
+	ndk_fn_request_completion completion;
+	void *context;
+};
+
+static void ndk_cq_resize_work(struct work_struct *work)
+{
+	struct ndk_cq_resize_req *req =
+		container_of(work, struct ndk_cq_resize_req, work);
+	struct ndk_cq *cq = req->cq;
+
+	req->completion(req->context, ndk_cq_resize(cq, req->depth));
+	kfree(req);
+	ndk_obj_put(&cq->obj);
+}
+
+/**
+ * ndk_resize_cq() - NdkResizeCq
+ * @cq:                 the CQ
+ * @cq_depth:           new depth, 1 to max_cq_depth; it must hold the
+ *                      completions the CQ holds now
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * Uses ib_resize_cq(); the adapter flag NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
+ * says whether the device has it.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING (the completion gets the status),
+ * STATUS_INVALID_PARAMETER (bad depth, or smaller than what the CQ holds),
+ * STATUS_NOT_SUPPORTED, STATUS_INSUFFICIENT_RESOURCES.
+ */
+s32 ndk_resize_cq(struct ndk_cq *cq, u32 cq_depth,
+		  ndk_fn_request_completion request_completion,
+		  void *request_context)
+{
+	struct ndk_cq_resize_req *req;
+
+	if (!ndk_ibdev(&cq->obj)->ops.resize_cq)
+		return STATUS_NOT_SUPPORTED;
+	if (!cq_depth || cq_depth > cq->obj.adapter->dev->info.max_cq_depth)
+		return STATUS_INVALID_PARAMETER;
+	if (!request_completion) {
+		might_sleep();
+		return ndk_cq_resize(cq, cq_depth);
+	}
+	req = kzalloc(sizeof(*req), GFP_ATOMIC);
+	if (!req)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	req->cq = cq;
+	req->depth = cq_depth;
+	req->completion = request_completion;
+	req->context = request_context;
+	INIT_WORK(&req->work, ndk_cq_resize_work);
+	ndk_obj_get(&cq->obj);	/* the close waits for the completion */
+	queue_work(ndk_wq, &req->work);
+	return STATUS_PENDING;
+}
+EXPORT_SYMBOL_GPL(ndk_resize_cq);
+
+/**
+ * ndk_arm_cq() - NdkArmCq
+ * @cq:   the CQ
+ * @type: NDK_CQ_NOTIFY_ANY, NDK_CQ_NOTIFY_SOLICITED or NDK_CQ_NOTIFY_ERRORS
+ *
+ * Asks for one notification callback: for the next completion (ANY), the
+ * next solicited or failed receive (SOLICITED), or a CQ error (every
+ * type).  Arming again before the callback merges the types: ANY wins,
+ * ERRORS + SOLICITED is SOLICITED.  When results are already waiting an
+ * ANY or SOLICITED arm is satisfied at once; a CQ error not yet reported
+ * satisfies any arm at once.  Unknown types are ignored.
+ *
+ * Context: any; the consumer serializes it with ndk_get_cq_results*().
+ */
+void ndk_arm_cq(struct ndk_cq *cq, u32 type)
+{
+	enum ib_cq_notify_flags flags;
+	unsigned long irqflags;
+	u8 arm;
+
+	switch (type) {
+	case NDK_CQ_NOTIFY_ERRORS:
+		arm = NDK_CQ_ARM_ERRORS;
+		break;
+	case NDK_CQ_NOTIFY_SOLICITED:
+		arm = NDK_CQ_ARM_SOLICITED;
+		break;
+	case NDK_CQ_NOTIFY_ANY:
+		arm = NDK_CQ_ARM_ANY;
+		break;
+	default:
+		return;
+	}
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	cq->arm = max(cq->arm, arm);
+	if (cq->failed) {
+		if (!cq->failure_reported) {
+			cq->failure_reported = true;
+			ndk_cq_fire_locked(cq, cq->failed);
+		}
+	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED) {
+		flags = cq->arm == NDK_CQ_ARM_ANY ? IB_CQ_NEXT_COMP :
+						    IB_CQ_SOLICITED;
+		if (ib_req_notify_cq(cq->ibcq,
+				     flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
+		    cq->sw_count)
+			ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+	}
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+}
+EXPORT_SYMBOL_GPL(ndk_arm_cq);
+
+static void ndk_cq_store(struct ndk_result_ex *ex, struct ndk_result *plain,
+			 u32 i, const struct ndk_result_ex *res)
+{
+	if (ex) {
+		ex[i] = *res;
+		return;
+	}
+	plain[i].status = res->status;
+	plain[i].bytes_transferred = res->bytes_transferred;
+	plain[i].qp_context = res->qp_context;
+	plain[i].request_context = res->request_context;
+}
+
+static u32 ndk_cq_poll(struct ndk_cq *cq, struct ndk_result_ex *ex,
+		       struct ndk_result *plain, u32 count)
+{
+	struct ndk_result_ex res;
+	unsigned long flags;
+	u32 n = 0, want;
+	int got, i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < count && cq->sw_count) {
+		ndk_cq_store(ex, plain, n++, &cq->sw[cq->sw_head]);
+		cq->sw_head = (cq->sw_head + 1) % cq->sw_cap;
+		cq->sw_count--;
+	}
+	while (n < count) {
+		want = min_t(u32, count - n, NDK_CQ_POLL_BATCH);
+		got = ib_poll_cq(cq->ibcq, want, cq->wc);
+		for (i = 0; i < got; i++)
+			if (ndk_cq_translate(cq, &cq->wc[i], &res))
+				ndk_cq_store(ex, plain, n++, &res);
+		if (got < (int)want)
+			break;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * ndk_get_cq_results() - NdkGetCqResults
+ * @cq:      the CQ
+ * @results: array of @count NDK_RESULTs
+ * @count:   room in @results
+ *
+ * Successful requests posted with NDK_OP_FLAG_SILENT_SUCCESS give no
+ * result.  A receive that invalidated a token is reported as a plain
+ * receive here (ndk_get_cq_results_ex() tells it apart).
+ *
+ * Context: any; the consumer serializes it with ndk_arm_cq().
+ * Return: the number of results written, 0 when none is waiting.
+ */
+u32 ndk_get_cq_results(struct ndk_cq *cq, struct ndk_result *results,
+		       u32 count)
+{
+	return ndk_cq_poll(cq, NULL, results, count);
+}
+EXPORT_SYMBOL_GPL(ndk_get_cq_results);
+
+/**
+ * ndk_get_cq_results_ex() - NdkGetCqResultsEx
+ * @cq:      the CQ
+ * @results: array of @count NDK_RESULT_EXs
+ * @count:   room in @results
+ *
+ * Like ndk_get_cq_results(), with the operation type of each request,
+ * the device's vendor error on failures, and for a receive that
+ * invalidated a token NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE with the
+ * token in @type_specific_completion_output.
+ *
+ * Context: any; the consumer serializes it with ndk_arm_cq().
+ * Return: the number of results written, 0 when none is waiting.
+ */
+u32 ndk_get_cq_results_ex(struct ndk_cq *cq, struct ndk_result_ex *results,
+			  u32 count)
+{
+	return ndk_cq_poll(cq, results, NULL, count);
+}
+EXPORT_SYMBOL_GPL(ndk_get_cq_results_ex);
+
+/**
+ * ndk_control_cq_interrupt_moderation() - NdkControlCqInterruptModeration
+ * @cq:                  the CQ
+ * @moderation_interval: microseconds a notification may be delayed
+ * @moderation_count:    completions that may be gathered before one
+ *
+ * Uses rdma_set_cq_moderation() (the device's modify_cq); the adapter flag
+ * NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED says whether it has
+ * one.  rxe has none.
+ *
+ * Context: process context (the device may sleep to apply it).
+ * Return: STATUS_SUCCESS, STATUS_NOT_SUPPORTED, STATUS_INVALID_PARAMETER
+ * (a value beyond 65535), or the device's failure.
+ */
+s32 ndk_control_cq_interrupt_moderation(struct ndk_cq *cq,
+					u32 moderation_interval,
+					u32 moderation_count)
+{
+	if (!ndk_ibdev(&cq->obj)->ops.modify_cq)
+		return STATUS_NOT_SUPPORTED;
+	if (moderation_interval > U16_MAX || moderation_count > U16_MAX)
+		return STATUS_INVALID_PARAMETER;
+	might_sleep();
+	return ndk_status_from_errno(rdma_set_cq_moderation(cq->ibcq,
+							    moderation_count,
+							    moderation_interval));
+}
+EXPORT_SYMBOL_GPL(ndk_control_cq_interrupt_moderation);

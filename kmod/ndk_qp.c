@@ -1,0 +1,926 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: NDK queue pairs (NDK_QP) over RC ib_qps, and the data path.
+ *
+ * Slots: each queue has a ring of slots, one per request the consumer may
+ * have outstanding (its queue depth).  A post claims the next slot (the
+ * queue is full when that slot is still busy), records what the result
+ * needs and names the slot in the wr_id; the CQ poll that translates the
+ * completion releases it.  Every request is posted signaled, so every slot
+ * comes back through the CQ: SILENT_SUCCESS is applied when translating
+ * (a successful silent request gives no result, a failed one does), and
+ * the send queue never fills with unreported slots.  A correctly sized
+ * NDK CQ has room for this, since a flush makes every outstanding request,
+ * silent or not, complete.
+ *
+ * DEFER: a deferred initiator request stays in its slot, chained to the
+ * previous one, until a request without DEFER (or an INLINE one, whose
+ * data must be copied while the call runs) posts the whole chain with one
+ * ib_post_send().  Any inline failure of an initiator request first posts
+ * the chain.  Deferred requests the device refuses complete in software
+ * with the refusal's status, since their posts already returned success.
+ *
+ * Flush and close: ndk_flush() marks the QP flushed, completes the
+ * deferred chain with STATUS_CANCELLED in the initiator CQ's software
+ * queue, and moves the QP to IB_QPS_ERR from a work item (ib_modify_qp()
+ * may sleep), which makes the device flush what it holds.  Requests
+ * posted afterwards complete CANCELLED in software.  Close does the same
+ * inline, then waits until every claimed slot has come back, moving the
+ * completions out of the ib_cqs into the software queues, before
+ * ib_destroy_qp(): no completion of a destroyed QP is left in an ib_cq.
+ *
+ * Parameters are checked before the connection state, so a bad request
+ * fails STATUS_INVALID_PARAMETER on any QP.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "ndk_qp.h"
+
+/* How long a close waits for the device to flush a QP's requests. */
+#define NDK_QP_DRAIN_TIMEOUT	(10 * HZ)
+
+#define NDK_SEND_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | \
+			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
+#define NDK_WRITE_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
+#define NDK_READ_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE | \
+			 NDK_OP_FLAG_DEFER)
+
+static atomic_t ndk_qp_next_id = ATOMIC_INIT(0);
+
+/* An initiator request as the post functions received it. */
+struct ndk_sreq {
+	void *request_context;
+	const struct ndk_sge *sgl;
+	u32 nsge;
+	u32 flags;
+	u32 allowed;
+	u16 type;
+	enum ib_wr_opcode opcode;
+	u64 remote_address;
+	u32 remote_token;
+};
+
+/*
+ * NTSTATUS of a completion: IB_WC_WR_FLUSH_ERR is NDK's STATUS_CANCELLED, the
+ * rest follows ND2's completion statuses (NDK defines no other).
+ */
+static s32 ndk_wc_status(enum ib_wc_status status, bool recv)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return STATUS_SUCCESS;
+	case IB_WC_WR_FLUSH_ERR:
+		return STATUS_CANCELLED;
+	case IB_WC_LOC_LEN_ERR:
+		return recv ? STATUS_BUFFER_OVERFLOW : STATUS_DATA_OVERRUN;
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_LOC_ACCESS_ERR:
+	case IB_WC_MW_BIND_ERR:
+		return STATUS_ACCESS_VIOLATION;
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_OP_ERR:
+	case IB_WC_REM_ABORT_ERR:
+		return STATUS_REMOTE_RESOURCES;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+	case IB_WC_RESP_TIMEOUT_ERR:
+		return STATUS_IO_TIMEOUT;
+	case IB_WC_LOC_QP_OP_ERR:
+	case IB_WC_BAD_RESP_ERR:
+		return STATUS_INVALID_DEVICE_REQUEST;
+	default:
+		return STATUS_INTERNAL_ERROR;
+	}
+}
+
+static void ndk_sq_release(struct ndk_qp *qp, struct ndk_swr *s)
+{
+	/* Pairs with the claim's acquire: the slot is read before reuse. */
+	smp_store_release(&s->busy, false);
+	atomic_dec(&qp->sq_outstanding);
+}
+
+static void ndk_rq_release(struct ndk_qp *qp, struct ndk_rwr *r)
+{
+	/* Pairs with the claim's acquire: the slot is read before reuse. */
+	smp_store_release(&r->busy, false);
+	atomic_dec(&qp->rq_outstanding);
+}
+
+/**
+ * ndk_qp_translate() - the NDK result of one of the QP's completions
+ * @qp:  the QP, attached to the CQ the completion came from
+ * @wc:  the completion
+ * @res: receives the result
+ *
+ * Releases the request's slot.  The operation type comes from the slot,
+ * since @wc->opcode is undefined on failures.
+ *
+ * Context: any, under the CQ's lock.
+ * Return: false when the request gives no result (silent success, or a
+ * wr_id that names no slot).
+ */
+bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
+		      struct ndk_result_ex *res)
+{
+	bool recv = wc->wr_id & NDK_WRID_RECV;
+	u32 slot = wc->wr_id & NDK_WRID_SLOT_MASK;
+	struct ndk_swr *s;
+	struct ndk_rwr *r;
+	bool keep;
+
+	memset(res, 0, sizeof(*res));
+	res->status = ndk_wc_status(wc->status, recv);
+	res->qp_context = qp->qp_context;
+	if (res->status)
+		res->provider_error_code = wc->vendor_err;
+
+	if (recv) {
+		if (slot >= qp->rq_depth)
+			return false;
+		r = &qp->rq[slot];
+		res->request_context = r->request_context;
+		res->type = NDK_OPERATION_TYPE_RECEIVE;
+		if (!res->status) {
+			res->bytes_transferred = wc->byte_len;
+			if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+				res->type = NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
+				res->type_specific_completion_output =
+					wc->ex.invalidate_rkey;
+			}
+		}
+		ndk_rq_release(qp, r);
+		return true;
+	}
+
+	if (slot >= qp->sq_depth)
+		return false;
+	s = &qp->sq[slot];
+	res->request_context = s->request_context;
+	res->type = s->type;
+	keep = res->status || !s->silent;
+	ndk_sq_release(qp, s);
+	return keep;
+}
+
+/* Claim the next initiator slot; NULL when the queue is full. */
+static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
+{
+	struct ndk_swr *s = &qp->sq[qp->sq_prod % qp->sq_depth];
+
+	/* Pairs with the release in ndk_sq_release(). */
+	if (smp_load_acquire(&s->busy))
+		return NULL;
+	WRITE_ONCE(s->busy, true);
+	atomic_inc(&qp->sq_outstanding);
+	qp->sq_prod++;
+	return s;
+}
+
+/* Give back the slot claimed last, which never reached the device. */
+static void ndk_sq_unclaim(struct ndk_qp *qp)
+{
+	qp->sq_prod--;
+	ndk_sq_release(qp, &qp->sq[qp->sq_prod % qp->sq_depth]);
+}
+
+/*
+ * Complete the claimed slots the device does not have (the DEFER chain)
+ * in software with @status, and satisfy an arm of the initiator CQ.
+ */
+static void ndk_sq_complete_soft(struct ndk_qp *qp, s32 status)
+{
+	struct ndk_result_ex res = {
+		.status = status,
+		.qp_context = qp->qp_context,
+	};
+	struct ndk_cq *cq = qp->scq;
+	unsigned long flags;
+	struct ndk_swr *s;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->sq_posted == qp->sq_prod)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	for (; qp->sq_posted != qp->sq_prod; qp->sq_posted++) {
+		s = &qp->sq[qp->sq_posted % qp->sq_depth];
+		res.request_context = s->request_context;
+		res.type = s->type;
+		ndk_cq_push_locked(cq, &res);
+		ndk_sq_release(qp, s);
+	}
+	ndk_cq_notify_locked(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
+ * Post the chain of claimed, unposted slots with one ib_post_send().  If
+ * @own (the caller's request, the last slot) is given and does not reach
+ * the device, it is given back and the refusal is returned; deferred
+ * requests the device refuses complete in software with the refusal's
+ * status.  Under sq_lock.
+ */
+static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ndk_swr *first;
+	s32 status;
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->sq_posted == qp->sq_prod)
+		return STATUS_SUCCESS;
+	first = &qp->sq[qp->sq_posted % qp->sq_depth];
+	qp->sq[(qp->sq_prod - 1) % qp->sq_depth].wr.wr.next = NULL;
+	ret = ib_post_send(qp->ibqp, &first->wr.wr, &bad);
+	if (!ret) {
+		qp->sq_posted = qp->sq_prod;
+		return STATUS_SUCCESS;
+	}
+
+	/* The requests before @bad went to the device. */
+	status = ndk_status_from_errno(ret);
+	for (i = qp->sq_posted; i != qp->sq_prod; i++)
+		if (&qp->sq[i % qp->sq_depth].wr.wr == bad)
+			break;
+	if (i != qp->sq_prod)
+		qp->sq_posted = i;
+	if (own)
+		ndk_sq_unclaim(qp);
+	ndk_sq_complete_soft(qp, status);
+	return own ? status : STATUS_SUCCESS;
+}
+
+static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
+			const struct ndk_sreq *req)
+{
+	struct ib_send_wr *wr = &s->wr.wr;
+	u32 i, len = 0;
+
+	memset(&s->wr, 0, sizeof(s->wr));
+	wr->wr_id = ndk_wrid(qp, false, slot);
+	wr->opcode = req->opcode;
+	wr->sg_list = s->sge;
+	wr->send_flags = IB_SEND_SIGNALED;
+	if (req->flags & NDK_OP_FLAG_READ_FENCE)
+		wr->send_flags |= IB_SEND_FENCE;
+	if (req->flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
+		wr->send_flags |= IB_SEND_SOLICITED;
+
+	if (req->flags & NDK_OP_FLAG_INLINE) {
+		/* Gathered here: may exceed the SGE limit, tokens ignored. */
+		for (i = 0; i < req->nsge; i++) {
+			memcpy(qp->inline_buf + len,
+			       req->sgl[i].virtual_address, req->sgl[i].length);
+			len += req->sgl[i].length;
+		}
+		wr->send_flags |= IB_SEND_INLINE;
+		if (len) {
+			s->sge[0].addr = (uintptr_t)qp->inline_buf;
+			s->sge[0].length = len;
+			s->sge[0].lkey = qp->pd->ibpd->local_dma_lkey;
+			wr->num_sge = 1;
+		}
+	} else {
+		for (i = 0; i < req->nsge; i++) {
+			s->sge[i].addr = req->sgl[i].logical_address;
+			s->sge[i].length = req->sgl[i].length;
+			s->sge[i].lkey = req->sgl[i].memory_region_token;
+		}
+		wr->num_sge = req->nsge;
+	}
+
+	switch (req->opcode) {
+	case IB_WR_SEND_WITH_INV:
+		wr->ex.invalidate_rkey = req->remote_token;
+		break;
+	case IB_WR_RDMA_READ_WITH_INV:
+		wr->ex.invalidate_rkey = req->sgl[0].memory_region_token;
+		fallthrough;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_WRITE:
+		s->wr.remote_addr = req->remote_address;
+		s->wr.rkey = req->remote_token;
+		break;
+	default:
+		break;
+	}
+
+	s->request_context = req->request_context;
+	s->type = req->type;
+	s->silent = req->flags & NDK_OP_FLAG_SILENT_SUCCESS;
+}
+
+static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
+{
+	u64 total = 0;
+	u32 i;
+
+	if (req->flags & ~req->allowed)
+		return STATUS_INVALID_PARAMETER;
+	if (req->nsge && !req->sgl)
+		return STATUS_INVALID_PARAMETER;
+	if (req->flags & NDK_OP_FLAG_INLINE) {
+		for (i = 0; i < req->nsge; i++)
+			total += req->sgl[i].length;
+		return total > qp->inline_size ? STATUS_INVALID_PARAMETER :
+						 STATUS_SUCCESS;
+	}
+	if (req->nsge > (req->type == NDK_OPERATION_TYPE_READ ?
+			 qp->max_read_sge : qp->max_ssge))
+		return STATUS_INVALID_PARAMETER;
+	if (req->opcode == IB_WR_RDMA_READ_WITH_INV && !req->nsge)
+		return STATUS_INVALID_PARAMETER;
+	return STATUS_SUCCESS;
+}
+
+/* Every initiator request: check, claim, chain or post. */
+static s32 ndk_sq_post(struct ndk_qp *qp, const struct ndk_sreq *req)
+{
+	unsigned long flags;
+	struct ndk_swr *s;
+	s32 status;
+	u32 slot;
+
+	status = ndk_sq_check(qp, req);
+	if (!status && ndk_adapter_removed(qp->obj.adapter))
+		status = STATUS_DEVICE_REMOVED;
+	if (!status && !READ_ONCE(qp->connected))
+		status = STATUS_CONNECTION_INVALID;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (status)
+		goto err_post_chain;
+	slot = qp->sq_prod % qp->sq_depth;
+	s = ndk_sq_claim(qp);
+	if (!s) {
+		status = STATUS_INSUFFICIENT_RESOURCES;
+		goto err_post_chain;
+	}
+	ndk_sq_fill(qp, s, slot, req);
+	if (qp->sq_prod - qp->sq_posted > 1)
+		qp->sq[(qp->sq_prod - 2) % qp->sq_depth].wr.wr.next = &s->wr.wr;
+
+	if (qp->flushed)
+		ndk_sq_complete_soft(qp, STATUS_CANCELLED);
+	else if (!(req->flags & NDK_OP_FLAG_DEFER) ||
+		 (req->flags & NDK_OP_FLAG_INLINE))
+		status = ndk_sq_post_chain(qp, true);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return status;
+
+err_post_chain:
+	/* NDK: an inline failure first hands the deferred requests over. */
+	if (!qp->flushed)
+		ndk_sq_post_chain(qp, false);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return status;
+}
+
+/* Mark the QP flushed and cancel the DEFER chain.  Any context. */
+static void ndk_qp_cancel(struct ndk_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	spin_lock(&qp->rq_lock);
+	qp->flushed = true;
+	spin_unlock(&qp->rq_lock);
+	ndk_sq_complete_soft(qp, STATUS_CANCELLED);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+static void ndk_qp_to_error(struct ndk_qp *qp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	int ret;
+
+	ret = ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
+	if (ret)
+		pr_err("ndk: QP %u: moving to the error state failed: %d\n",
+		       qp->id, ret);
+}
+
+static void ndk_qp_flush_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
+
+	ndk_qp_to_error(qp);
+	ndk_obj_put(&qp->obj);
+}
+
+/*
+ * Wait until every claimed slot has come back, moving completions out of
+ * the ib_cqs meanwhile.  A dead CQ may have lost completions: stop
+ * waiting for those.
+ */
+static void ndk_qp_drain(struct ndk_qp *qp)
+{
+	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
+
+	for (;;) {
+		ndk_cq_drain(qp->scq);
+		if (qp->rcq != qp->scq)
+			ndk_cq_drain(qp->rcq);
+		if ((!atomic_read(&qp->sq_outstanding) ||
+		     ndk_cq_failed(qp->scq)) &&
+		    (!atomic_read(&qp->rq_outstanding) ||
+		     ndk_cq_failed(qp->rcq)))
+			return;
+		if (time_after(jiffies, deadline)) {
+			pr_err("ndk: QP %u closed with %d initiator and %d receive completions missing\n",
+			       qp->id, atomic_read(&qp->sq_outstanding),
+			       atomic_read(&qp->rq_outstanding));
+			return;
+		}
+		usleep_range(200, 500);
+	}
+}
+
+static void ndk_qp_free_slots(struct ndk_qp *qp)
+{
+	kvfree(qp->sq);
+	kvfree(qp->sq_sge);
+	kvfree(qp->rq);
+	kfree(qp->rq_sge);
+	kfree(qp->inline_buf);
+}
+
+static int ndk_qp_alloc_slots(struct ndk_qp *qp)
+{
+	u32 nsge = max(qp->max_ssge, 1U);
+	u32 i;
+
+	qp->sq = kvcalloc(qp->sq_depth, sizeof(*qp->sq), GFP_KERNEL);
+	qp->sq_sge = kvcalloc(array_size(qp->sq_depth, nsge),
+			      sizeof(*qp->sq_sge), GFP_KERNEL);
+	qp->rq = kvcalloc(qp->rq_depth, sizeof(*qp->rq), GFP_KERNEL);
+	qp->rq_sge = kcalloc(max(qp->max_rsge, 1U), sizeof(*qp->rq_sge),
+			     GFP_KERNEL);
+	qp->inline_buf = kzalloc(max(qp->inline_size, 1U), GFP_KERNEL);
+	if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge ||
+	    !qp->inline_buf) {
+		ndk_qp_free_slots(qp);
+		return -ENOMEM;
+	}
+	for (i = 0; i < qp->sq_depth; i++)
+		qp->sq[i].sge = &qp->sq_sge[i * nsge];
+	return 0;
+}
+
+/* INIT right away, so that receives can be posted before connecting. */
+static int ndk_qp_to_init(struct ndk_qp *qp)
+{
+	struct ib_device *ibdev = ndk_ibdev(&qp->obj);
+	u32 port = rdma_start_port(ibdev);
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = port,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_WRITE,
+	};
+	int mask = IB_QP_STATE | IB_QP_ACCESS_FLAGS;
+
+	if (!rdma_protocol_iwarp(ibdev, port))
+		mask |= IB_QP_PKEY_INDEX | IB_QP_PORT;
+	return ib_modify_qp(qp->ibqp, &attr, mask);
+}
+
+static void ndk_qp_event(struct ib_event *event, void *context)
+{
+	struct ndk_qp *qp = context;
+
+	pr_debug("ndk: QP %u: %s\n", qp->id, ib_event_msg(event->event));
+}
+
+static int ndk_qp_init(struct ndk_obj *obj)
+{
+	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
+	struct ib_qp_init_attr attr = {
+		.event_handler = ndk_qp_event,
+		.qp_context = qp,
+		.send_cq = qp->scq->ibcq,
+		.recv_cq = qp->rcq->ibcq,
+		.cap = {
+			.max_send_wr = qp->sq_depth,
+			.max_recv_wr = qp->rq_depth,
+			.max_send_sge = qp->max_ssge,
+			.max_recv_sge = qp->max_rsge,
+			.max_inline_data = qp->inline_size,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	int ret;
+
+	ret = ndk_qp_alloc_slots(qp);
+	if (ret)
+		return ret;
+	qp->id = atomic_inc_return(&ndk_qp_next_id);
+	ret = ndk_cq_attach(qp->scq, qp);
+	if (ret)
+		goto err_free_slots;
+	if (qp->rcq != qp->scq) {
+		ret = ndk_cq_attach(qp->rcq, qp);
+		if (ret)
+			goto err_detach_scq;
+	}
+	qp->ibqp = ib_create_qp(qp->pd->ibpd, &attr);
+	if (IS_ERR(qp->ibqp)) {
+		ret = PTR_ERR(qp->ibqp);
+		goto err_detach_rcq;
+	}
+	ret = ndk_qp_to_init(qp);
+	if (ret)
+		goto err_destroy_qp;
+	return 0;
+
+err_destroy_qp:
+	ib_destroy_qp(qp->ibqp);
+err_detach_rcq:
+	if (qp->rcq != qp->scq)
+		ndk_cq_detach(qp->rcq, qp);
+err_detach_scq:
+	ndk_cq_detach(qp->scq, qp);
+err_free_slots:
+	ndk_qp_free_slots(qp);
+	return ret;
+}
+
+static void ndk_qp_destroy(struct ndk_obj *obj)
+{
+	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
+	int ret;
+
+	/* No post runs any more (NDK: not while closing); ndk_flush() can't. */
+	ndk_qp_cancel(qp);
+	ndk_qp_to_error(qp);
+	ndk_qp_drain(qp);
+	ret = ib_destroy_qp(qp->ibqp);
+	if (ret)
+		pr_err("ndk: QP %u: ib_destroy_qp failed: %d\n", qp->id, ret);
+	if (qp->rcq != qp->scq)
+		ndk_cq_detach(qp->rcq, qp);
+	ndk_cq_detach(qp->scq, qp);
+	ndk_qp_free_slots(qp);
+	kfree(qp);
+}
+
+/**
+ * ndk_create_qp() - NdkCreateQp
+ * @pd:                        the PD; its close is deferred until the QP's
+ * @receive_cq:                CQ of receive completions
+ * @initiator_cq:              CQ of initiator completions (may be the same)
+ * @qp_context:                reported in every NDK_RESULT of the QP
+ * @receive_queue_depth:       receives outstanding at most
+ * @initiator_queue_depth:     initiator requests outstanding at most
+ *                             (deferred ones included)
+ * @max_receive_request_sge:   SGEs per receive at most
+ * @max_initiator_request_sge: SGEs per send/write at most (reads: within
+ *                             the adapter's max_read_request_sge too)
+ * @inline_data_size:          bytes of an INLINE request at most
+ * @create_completion:         NULL for a blocking create
+ * @request_context:           passed to @create_completion
+ * @qp:                        receives the QP on inline success
+ *
+ * An RC QP that holds both CQs (their closes are deferred until the QP's
+ * close has completed).  It can take receives at once; initiator requests
+ * need a connection.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING, STATUS_INVALID_PARAMETER (a
+ * depth, SGE count or inline size beyond the adapter's limits, or a CQ of
+ * another adapter; inline even with a completion),
+ * STATUS_INSUFFICIENT_RESOURCES, STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
+		  struct ndk_cq *initiator_cq, void *qp_context,
+		  u32 receive_queue_depth, u32 initiator_queue_depth,
+		  u32 max_receive_request_sge, u32 max_initiator_request_sge,
+		  u32 inline_data_size,
+		  ndk_fn_create_completion create_completion,
+		  void *request_context, struct ndk_qp **qp)
+{
+	const struct ndk_adapter_info *info;
+	struct ndk_qp *q;
+
+	if (!receive_cq || !initiator_cq ||
+	    receive_cq->obj.adapter != pd->obj.adapter ||
+	    initiator_cq->obj.adapter != pd->obj.adapter)
+		return STATUS_INVALID_PARAMETER;
+	info = &pd->obj.adapter->dev->info;
+	if (receive_queue_depth > info->max_receive_queue_depth ||
+	    initiator_queue_depth > info->max_initiator_queue_depth ||
+	    max_receive_request_sge > info->max_receive_request_sge ||
+	    max_initiator_request_sge > info->max_initiator_request_sge ||
+	    inline_data_size > info->max_inline_data_size)
+		return STATUS_INVALID_PARAMETER;
+
+	q = kzalloc(sizeof(*q), ndk_gfp(create_completion));
+	if (!q)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_init(&q->obj, NDK_OBJECT_TYPE_QP, &pd->obj, ndk_qp_destroy);
+	ndk_obj_hold(&q->obj, &initiator_cq->obj);
+	if (receive_cq != initiator_cq)
+		ndk_obj_hold(&q->obj, &receive_cq->obj);
+	q->qp_context = qp_context;
+	q->pd = pd;
+	q->rcq = receive_cq;
+	q->scq = initiator_cq;
+	q->rq_depth = max(receive_queue_depth, 1U);
+	q->sq_depth = max(initiator_queue_depth, 1U);
+	q->max_rsge = max_receive_request_sge;
+	q->max_ssge = max_initiator_request_sge;
+	q->max_read_sge = info->max_read_request_sge ?
+			  min(max_initiator_request_sge,
+			      info->max_read_request_sge) :
+			  max_initiator_request_sge;
+	q->inline_size = inline_data_size;
+	q->read_inv = info->adapter_flags &
+		      NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED;
+	spin_lock_init(&q->sq_lock);
+	spin_lock_init(&q->rq_lock);
+	INIT_WORK(&q->flush_work, ndk_qp_flush_work);
+	return ndk_obj_create(&q->obj, ndk_qp_init, create_completion,
+			      request_context, (void **)qp);
+}
+EXPORT_SYMBOL_GPL(ndk_create_qp);
+
+/**
+ * ndk_close_qp() - NdkCloseQp
+ * @qp:               the QP; no post on it may run or follow
+ * @close_completion: NULL for a blocking close
+ * @request_context:  passed to @close_completion
+ *
+ * Flushes the QP like ndk_flush(): its outstanding requests complete with
+ * STATUS_CANCELLED and stay in the CQs after the QP is gone.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
+ */
+s32 ndk_close_qp(struct ndk_qp *qp, ndk_fn_close_completion close_completion,
+		 void *request_context)
+{
+	return ndk_obj_close(&qp->obj, close_completion, request_context);
+}
+EXPORT_SYMBOL_GPL(ndk_close_qp);
+
+/**
+ * ndk_flush() - NdkFlush
+ * @qp: the QP
+ *
+ * Cancels every outstanding request of both queues: each completes with
+ * STATUS_CANCELLED (the consumer drains the CQs to see the flush done),
+ * deferred requests not yet posted included.  Requests posted afterwards
+ * complete CANCELLED too.  May run concurrently with a post on the QP.
+ *
+ * Context: any.
+ */
+void ndk_flush(struct ndk_qp *qp)
+{
+	unsigned long flags;
+	bool queue;
+
+	ndk_qp_cancel(qp);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	queue = !qp->flush_queued;
+	qp->flush_queued = true;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (queue) {
+		ndk_obj_get(&qp->obj);	/* the close waits for the work */
+		queue_work(ndk_wq, &qp->flush_work);
+	}
+}
+EXPORT_SYMBOL_GPL(ndk_flush);
+
+/**
+ * ndk_send() - NdkSend
+ * @qp:              the QP, connected
+ * @request_context: reported in the request's result
+ * @sgl:             @nsge SGEs (registered memory; with
+ *                   NDK_OP_FLAG_INLINE, kernel addresses copied now)
+ * @nsge:            SGE count, within the QP's initiator SGE limit (with
+ *                   INLINE: any count, total bytes within its inline size)
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE,
+ *                   _SEND_AND_SOLICIT_EVENT, _INLINE, _DEFER
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS (a result follows unless silent and successful),
+ * or with no result: STATUS_INVALID_PARAMETER, STATUS_DEVICE_REMOVED,
+ * STATUS_CONNECTION_INVALID, STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_send(struct ndk_qp *qp, void *request_context,
+	     const struct ndk_sge *sgl, u32 nsge, u32 flags)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.sgl = sgl,
+		.nsge = nsge,
+		.flags = flags,
+		.allowed = NDK_SEND_FLAGS,
+		.type = NDK_OPERATION_TYPE_SEND,
+		.opcode = IB_WR_SEND,
+	};
+
+	return ndk_sq_post(qp, &req);
+}
+EXPORT_SYMBOL_GPL(ndk_send);
+
+/**
+ * ndk_send_and_invalidate() - NdkSendAndInvalidate
+ * @qp:              the QP, connected
+ * @request_context: reported in the request's result
+ * @sgl:             SGEs, as for ndk_send()
+ * @nsge:            SGE count, as for ndk_send()
+ * @flags:           as for ndk_send()
+ * @remote_token:    the peer's token to invalidate before its receive
+ *                   completes
+ *
+ * The result's type is NDK_OPERATION_TYPE_SEND.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: as ndk_send().
+ */
+s32 ndk_send_and_invalidate(struct ndk_qp *qp, void *request_context,
+			    const struct ndk_sge *sgl, u32 nsge, u32 flags,
+			    u32 remote_token)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.sgl = sgl,
+		.nsge = nsge,
+		.flags = flags,
+		.allowed = NDK_SEND_FLAGS,
+		.type = NDK_OPERATION_TYPE_SEND,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.remote_token = remote_token,
+	};
+
+	return ndk_sq_post(qp, &req);
+}
+EXPORT_SYMBOL_GPL(ndk_send_and_invalidate);
+
+/**
+ * ndk_receive() - NdkReceive
+ * @qp:              the QP; connected or not
+ * @request_context: reported in the request's result
+ * @sgl:             @nsge SGEs of registered memory
+ * @nsge:            SGE count, within the QP's receive SGE limit
+ *
+ * Context: any; the consumer serializes the QP's receives.
+ * Return: STATUS_SUCCESS (a result follows), or with no result:
+ * STATUS_INVALID_PARAMETER, STATUS_DEVICE_REMOVED,
+ * STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_receive(struct ndk_qp *qp, void *request_context,
+		const struct ndk_sge *sgl, u32 nsge)
+{
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	struct ndk_result_ex res;
+	struct ndk_cq *cq = qp->rcq;
+	unsigned long flags;
+	struct ndk_rwr *r;
+	s32 status = STATUS_SUCCESS;
+	u32 slot, i;
+	int ret;
+
+	if (nsge > qp->max_rsge || (nsge && !sgl))
+		return STATUS_INVALID_PARAMETER;
+	if (ndk_adapter_removed(qp->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	slot = qp->rq_prod % qp->rq_depth;
+	r = &qp->rq[slot];
+	/* Pairs with the release in ndk_rq_release(). */
+	if (smp_load_acquire(&r->busy)) {
+		status = STATUS_INSUFFICIENT_RESOURCES;
+		goto out_unlock;
+	}
+	WRITE_ONCE(r->busy, true);
+	atomic_inc(&qp->rq_outstanding);
+	qp->rq_prod++;
+	r->request_context = request_context;
+
+	if (qp->flushed) {
+		memset(&res, 0, sizeof(res));
+		res.status = STATUS_CANCELLED;
+		res.qp_context = qp->qp_context;
+		res.request_context = request_context;
+		res.type = NDK_OPERATION_TYPE_RECEIVE;
+		spin_lock(&cq->lock);
+		ndk_cq_push_locked(cq, &res);
+		ndk_rq_release(qp, r);
+		ndk_cq_notify_locked(cq);
+		spin_unlock(&cq->lock);
+		goto out_unlock;
+	}
+
+	for (i = 0; i < nsge; i++) {
+		qp->rq_sge[i].addr = sgl[i].logical_address;
+		qp->rq_sge[i].length = sgl[i].length;
+		qp->rq_sge[i].lkey = sgl[i].memory_region_token;
+	}
+	wr.wr_id = ndk_wrid(qp, true, slot);
+	wr.sg_list = qp->rq_sge;
+	wr.num_sge = nsge;
+	ret = ib_post_recv(qp->ibqp, &wr, &bad);
+	if (ret) {
+		qp->rq_prod--;
+		ndk_rq_release(qp, r);
+		status = ndk_status_from_errno(ret);
+	}
+out_unlock:
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_receive);
+
+/**
+ * ndk_read() - NdkRead
+ * @qp:              the QP, connected
+ * @request_context: reported in the request's result
+ * @sgl:             @nsge local sink SGEs
+ * @nsge:            SGE count, within the QP's read SGE limit
+ * @remote_address:  address in the peer's region
+ * @remote_token:    the peer's remote token
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE, _DEFER,
+ *                   _RDMA_READ_LOCAL_INVALIDATE (ignored unless the
+ *                   adapter advertises it: then the first SGE's token is
+ *                   invalidated)
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: as ndk_send().
+ */
+s32 ndk_read(struct ndk_qp *qp, void *request_context,
+	     const struct ndk_sge *sgl, u32 nsge, u64 remote_address,
+	     u32 remote_token, u32 flags)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.sgl = sgl,
+		.nsge = nsge,
+		.flags = flags,
+		.allowed = NDK_READ_FLAGS,
+		.type = NDK_OPERATION_TYPE_READ,
+		.opcode = IB_WR_RDMA_READ,
+		.remote_address = remote_address,
+		.remote_token = remote_token,
+	};
+
+	if ((flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && qp->read_inv)
+		req.opcode = IB_WR_RDMA_READ_WITH_INV;
+	return ndk_sq_post(qp, &req);
+}
+EXPORT_SYMBOL_GPL(ndk_read);
+
+/**
+ * ndk_write() - NdkWrite
+ * @qp:              the QP, connected
+ * @request_context: reported in the request's result
+ * @sgl:             @nsge local source SGEs (with NDK_OP_FLAG_INLINE,
+ *                   kernel addresses copied now)
+ * @nsge:            SGE count, as for ndk_send()
+ * @remote_address:  address in the peer's region
+ * @remote_token:    the peer's remote token
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE, _INLINE,
+ *                   _DEFER
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: as ndk_send().
+ */
+s32 ndk_write(struct ndk_qp *qp, void *request_context,
+	      const struct ndk_sge *sgl, u32 nsge, u64 remote_address,
+	      u32 remote_token, u32 flags)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.sgl = sgl,
+		.nsge = nsge,
+		.flags = flags,
+		.allowed = NDK_WRITE_FLAGS,
+		.type = NDK_OPERATION_TYPE_WRITE,
+		.opcode = IB_WR_RDMA_WRITE,
+		.remote_address = remote_address,
+		.remote_token = remote_token,
+	};
+
+	return ndk_sq_post(qp, &req);
+}
+EXPORT_SYMBOL_GPL(ndk_write);
