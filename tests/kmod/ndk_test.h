@@ -66,5 +66,6 @@ __printf(1, 2) void ndk_test_log(const char *fmt, ...);
 
 /* Scenario tables, each ended by an entry with a NULL name. */
 extern const struct ndk_test ndk_tests_adapter[];
+extern const struct ndk_test ndk_tests_cm[];
 
 #endif /* NDK_TEST_H */

@@ -30,6 +30,7 @@ MODULE_PARM_DESC(peer_ip, "IPv4 address of the adapter's netdev");
 
 static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_adapter,
+	ndk_tests_cm,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)
