@@ -86,6 +86,7 @@ struct t_fix {
 	struct ndk_adapter_info info;
 	struct ndk_pd *pd;
 	struct ndk_qp *qp[2];		/* [0] active, [1] passive */
+	struct ndk_cq *cq[2];		/* both queues of qp[i] */
 	struct ndk_listener *listener;
 	struct sockaddr_in laddr;	/* the listener's, with its port */
 
@@ -195,7 +196,23 @@ static void t_fill(u8 *buf, u32 len, u8 seed)
 		buf[i] = (u8)(seed + i * 7);
 }
 
-/* Adapter, PD, @nqp QPs (temporary stand-in QPs until ndk_qp.c lands). */
+static void t_cq_notify(void *context, s32 status)
+{
+}
+
+/* (Re)create QP @i on CQ @i; its context is &f->qp[i]. */
+static int t_new_qp(struct ndk_test_env *env, struct t_fix *f, int i)
+{
+	if (f->qp[i])
+		ndk_close_qp(f->qp[i], NULL, NULL);
+	f->qp[i] = NULL;
+	NDK_T_STATUS(env, ndk_create_qp(f->pd, f->cq[i], f->cq[i], &f->qp[i],
+					8, 8, 1, 1, 0, NULL, NULL, &f->qp[i]),
+		     STATUS_SUCCESS);
+	return f->qp[i] ? 0 : -1;
+}
+
+/* Adapter, PD, two CQs and @nqp QPs, QP i on CQ i. */
 static int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
 {
 	u32 size = sizeof(f->info);
@@ -223,13 +240,16 @@ static int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
 		     STATUS_SUCCESS);
 	if (env->failures)
 		return -1;
-	for (i = 0; i < nqp; i++) {
-		NDK_T_STATUS(env, ndk_create_qp(f->pd, NULL, NULL, f, 8, 8, 1, 1,
-						0, NULL, NULL, &f->qp[i]),
-			     STATUS_SUCCESS);
+	for (i = 0; i < 2; i++) {
+		NDK_T_STATUS(env, ndk_create_cq(f->adapter, 64, t_cq_notify,
+						NULL, NULL, NULL, NULL,
+						&f->cq[i]), STATUS_SUCCESS);
 		if (env->failures)
 			return -1;
 	}
+	for (i = 0; i < nqp; i++)
+		if (t_new_qp(env, f, i))
+			return -1;
 	return 0;
 }
 
@@ -278,6 +298,9 @@ static void t_close_all(struct t_fix *f)
 	for (i = 0; i < 2; i++)
 		if (f->qp[i])
 			ndk_close_qp(f->qp[i], NULL, NULL);
+	for (i = 0; i < 2; i++)
+		if (f->cq[i])
+			ndk_close_cq(f->cq[i], NULL, NULL);
 	if (f->pd)
 		ndk_close_pd(f->pd, NULL, NULL);
 	if (f->adapter)
@@ -604,15 +627,7 @@ static int t_cm_loopback(struct ndk_test_env *env)
 		return t_verdict(env, &f);
 
 	/* Blocking accept: the connect completion completes the connect. */
-	ndk_close_qp(f.qp[0], NULL, NULL);
-	ndk_close_qp(f.qp[1], NULL, NULL);
-	f.qp[0] = NULL;
-	f.qp[1] = NULL;
-	NDK_T_STATUS(env, ndk_create_qp(f.pd, NULL, NULL, &f, 8, 8, 1, 1, 0,
-					NULL, NULL, &f.qp[0]), STATUS_SUCCESS);
-	NDK_T_STATUS(env, ndk_create_qp(f.pd, NULL, NULL, &f, 8, 8, 1, 1, 0,
-					NULL, NULL, &f.qp[1]), STATUS_SUCCESS);
-	if (env->failures)
+	if (t_new_qp(env, &f, 0) || t_new_qp(env, &f, 1))
 		return t_verdict(env, &f);
 	f.auto_accept = false;
 	reinit_completion(&f.got);
@@ -953,8 +968,8 @@ static int t_cm_pause(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 1) || t_listen(env, &f))
 		return t_verdict(env, &f);
-	NDK_T_STATUS(env, ndk_create_qp(f.pd, NULL, NULL, &f, 8, 8, 1, 1, 0,
-					NULL, NULL, &f.qp[1]), STATUS_SUCCESS);
+	if (t_new_qp(env, &f, 1))
+		return t_verdict(env, &f);
 	f.auto_accept = true;
 	f.clen = 3;
 	f.slen = 3;
@@ -990,10 +1005,8 @@ static int t_cm_pause(struct ndk_test_env *env)
 	t_close_conn(&f.p);
 
 	/* Paused again; the listener closes with the request queued. */
-	ndk_close_qp(f.qp[0], NULL, NULL);
-	f.qp[0] = NULL;
-	NDK_T_STATUS(env, ndk_create_qp(f.pd, NULL, NULL, &f, 8, 8, 1, 1, 0,
-					NULL, NULL, &f.qp[0]), STATUS_SUCCESS);
+	if (t_new_qp(env, &f, 0))
+		return t_verdict(env, &f);
 	t_req_init(&f.connect_req);
 	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, true),
 		     STATUS_SUCCESS);
