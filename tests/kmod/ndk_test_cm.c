@@ -1109,6 +1109,191 @@ static int t_cm_close_order(struct ndk_test_env *env)
 	return t_verdict(env, &f);
 }
 
+#ifdef NDK_TEST_DATA_PATH
+/*
+ * Data-path scenarios over a connection made by the connector.  They need
+ * the real ndk_create_qp() and ndk_create_cq() (ndk_qp.c, ndk_cq.c) and
+ * are compiled in once both are merged.  ndkpi.h has no memory
+ * registration yet, so they move zero-length messages: a zero-length
+ * send, receive, RDMA write or RDMA read needs no MR token, yet each is a
+ * real packet exchange that completes only on a connected RC QP.
+ */
+
+/* Collect @want results within 10 s; returns how many arrived. */
+static u32 t_poll(struct ndk_cq *cq, struct ndk_result *res, u32 want)
+{
+	unsigned long end = jiffies + T_TIMEOUT;
+	u32 got = 0;
+
+	while (got < want && time_before(jiffies, end)) {
+		got += ndk_get_cq_results(cq, res + got, want - got);
+		if (got < want)
+			msleep(20);
+	}
+	return got;
+}
+
+/* No further result shows up within 300 ms. */
+static bool t_cq_quiet(struct ndk_cq *cq)
+{
+	struct ndk_result res;
+
+	msleep(300);
+	return ndk_get_cq_results(cq, &res, 1) == 0;
+}
+
+static void t_check_result(struct ndk_test_env *env, struct ndk_result *r,
+			   s32 status, void *qp_context, void *request_context)
+{
+	NDK_T_STATUS(env, r->status, status);
+	NDK_T_CHECK(env, r->qp_context == qp_context);
+	NDK_T_CHECK(env, r->request_context == request_context);
+	if (status == STATUS_SUCCESS)
+		NDK_T_CHECK(env, r->bytes_transferred == 0);
+}
+
+/*
+ * Initiator posts fail with STATUS_CONNECTION_INVALID, and produce no
+ * result, until ndk_complete_connect() has succeeded; then they work.
+ */
+static int t_cm_dp_not_connected(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)1, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
+				     &f.disc_p, t_req_done, &f.accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	/* Accepted by the peer, not completed here: still not connected. */
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)2, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)3, NULL, 0, 0, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
+					       NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)4, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)5, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 1) == 1);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)5);
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 1) == 1);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[1], (void *)4);
+	/* The refused posts left nothing behind. */
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+
+/* Zero-length sends both ways; a silent send completes only remotely. */
+static int t_cm_dp_send_recv(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)11, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)12, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[0], (void *)13, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)21, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)22, NULL, 0,
+				   NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[1], (void *)23, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	/* Active: its send (not the silent one) and the passive's message. */
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 2) == 2);
+	if (res[0].request_context == (void *)13)
+		swap(res[0], res[1]);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)21);
+	t_check_result(env, &res[1], STATUS_SUCCESS, &f.qp[0], (void *)13);
+	/* Passive: both receives in order, and its own send. */
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 2) == 2);
+	if (res[0].request_context == (void *)23)
+		swap(res[0], res[1]);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[1], (void *)11);
+	NDK_T_CHECK(env, t_poll(f.cq[1], res + 1, 1) == 1);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[1]));
+	return t_verdict(env, &f);
+}
+
+/* Zero-length RDMA write and read: initiator results only. */
+static int t_cm_dp_read_write(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)31, NULL, 0, 0, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)32, NULL, 0, 0, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 2) == 2);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)31);
+	t_check_result(env, &res[1], STATUS_SUCCESS, &f.qp[0], (void *)32);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[1]));
+	return t_verdict(env, &f);
+}
+
+/*
+ * The peer disconnects: receives posted here are flushed with
+ * STATUS_CANCELLED, initiator posts fail with STATUS_CONNECTION_INVALID.
+ */
+static int t_cm_dp_disconnect_flush(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)41, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)42, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 2) == 2);
+	t_check_result(env, &res[0], STATUS_CANCELLED, &f.qp[1], (void *)41);
+	t_check_result(env, &res[1], STATUS_CANCELLED, &f.qp[1], (void *)42);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)43, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_send(f.qp[1], (void *)44, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+#endif /* NDK_TEST_DATA_PATH */
+
 const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-listener", t_cm_listener },
 	{ "cm-loopback", t_cm_loopback },
@@ -1119,5 +1304,11 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-unreachable", t_cm_unreachable },
 	{ "cm-pause", t_cm_pause },
 	{ "cm-close-order", t_cm_close_order },
+#ifdef NDK_TEST_DATA_PATH
+	{ "cm-dp-not-connected", t_cm_dp_not_connected },
+	{ "cm-dp-send-recv", t_cm_dp_send_recv },
+	{ "cm-dp-read-write", t_cm_dp_read_write },
+	{ "cm-dp-disconnect-flush", t_cm_dp_disconnect_flush },
+#endif
 	{ NULL, NULL },
 };
