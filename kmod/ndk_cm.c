@@ -1390,10 +1390,16 @@ static void ndk_listener_deliver_work(struct work_struct *work)
 	ndk_obj_put(&l->obj);
 }
 
+static void ndk_cm_close_nop(void *context)
+{
+}
+
 /*
  * The consumer closes the listener: no ConnectEvent from here on, stop
  * listening, and refuse the requests still queued (the consumer never saw
- * those connectors, so ndk.ko closes them).  Process context.
+ * those connectors, so ndk.ko closes them, asynchronously: this may run
+ * on ndk_wq, and the listener's teardown waits for them anyway since they
+ * are its children).  Process context.
  */
 static void ndk_listener_stop(struct ndk_listener *l)
 {
@@ -1416,7 +1422,7 @@ static void ndk_listener_stop(struct ndk_listener *l)
 	list_for_each_entry_safe(c, next, &queue, entry) {
 		list_del_init(&c->entry);
 		ndk_reject(c, NULL, 0);
-		ndk_close_connector(c, NULL, NULL);
+		ndk_close_connector(c, ndk_cm_close_nop, NULL);
 	}
 }
 
