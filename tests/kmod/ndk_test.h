@@ -72,5 +72,6 @@ extern const struct ndk_test ndk_tests_removal[];
 
 /* Closes what the removal scenarios left open; called at unload. */
 void ndk_test_removal_exit(void);
+extern const struct ndk_test ndk_tests_cm[];
 
 #endif /* NDK_TEST_H */

@@ -33,6 +33,7 @@ static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_mr,
 	ndk_tests_removal,
 	ndk_tests_qp,
+	ndk_tests_cm,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)

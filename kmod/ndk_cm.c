@@ -1,0 +1,1635 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: NDK connectors (NDK_CONNECTOR) and listeners (NDK_LISTENER)
+ * over the kernel rdma_cm.
+ *
+ * NDK creates the QP independently of the connector, so every rdma_cm_id
+ * here has a NULL ->qp and ndk.ko drives the QP itself: the attributes
+ * come from rdma_init_qp_attr() and are applied with ib_modify_qp(), and
+ * the QP number travels in rdma_conn_param.qp_num.
+ *
+ * Active side: ndk_connect() resolves the address and the route, moves
+ * the QP to INIT and sends the REQ (rdma_connect_locked() from the
+ * ROUTE_RESOLVED event).  RDMA_CM_EVENT_CONNECT_RESPONSE (the REP) completes
+ * ndk_connect(); ndk_complete_connect() then moves the QP to RTR and RTS
+ * and calls rdma_accept(id, NULL), which on an id without a QP only sends
+ * the RTU (cma.c cma_rep_recv()); the QP is connected from there on.
+ *
+ * Passive side: each RDMA_CM_EVENT_CONNECT_REQUEST on a listening id makes
+ * a connector object for the new id (its parent is the listener, so the
+ * listener's close completes after its connectors' closes) and hands it
+ * to the listener's ConnectEvent callback, or queues it while connect
+ * events are paused.  ndk_accept() moves the QP to INIT, RTR and RTS and
+ * sends the REP; RDMA_CM_EVENT_ESTABLISHED (the RTU) completes it.
+ *
+ * Requests (connect, complete-connect, accept, disconnect) follow ndk.ko's
+ * asynchronous contract: with a completion they run on ndk_wq and return
+ * STATUS_PENDING, the completion runs exactly once; without one they run
+ * in the caller's thread and block until the outcome.  One request at a
+ * time per connector.  Completions and the disconnect-event callback are
+ * called from the rdma_cm event handler or from ndk_wq, process context.
+ *
+ * Lifetime: ids are destroyed only by the object's teardown (never from an
+ * event handler), which runs after the consumer's close and after every
+ * work item of the object (they hold references).  rdma_destroy_id() waits
+ * for a running event handler, so no callback of a connector or listener
+ * runs after its close completion; a request still pending at teardown
+ * completes with STATUS_CANCELLED before the close completion.  A
+ * connector holds a reference on its QP from ndk_connect()/ndk_accept()
+ * until its teardown.
+ *
+ * Locking: the rdma_cm handler mutex of an id serialises its events with
+ * ndk.ko's own calls that need it (rdma_lock_handler()); the connector's
+ * and the listener's spinlocks protect their state, taken in any context.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
+
+#include "ndk_core.h"
+#include "ndk_qp.h"
+
+#define NDK_CM_RESOLVE_TIMEOUT_MS	2000
+#define NDK_CM_BACKLOG			128
+/* The largest private data rdma_cm hands over (a REP's). */
+#define NDK_CM_PDATA_MAX		IB_CM_REP_PRIVATE_DATA_SIZE
+/* Transport and RNR retries: 7 is "retry forever" for RNR. */
+#define NDK_CM_RETRY_COUNT		7
+#define NDK_CM_RNR_RETRY_COUNT		7
+
+enum ndk_conn_state {
+	NDK_CONN_IDLE,		/* created, not used yet */
+	NDK_CONN_CONNECTING,	/* ndk_connect() pending */
+	NDK_CONN_RESPONDED,	/* active: REP received, connect completed */
+	NDK_CONN_REQUESTED,	/* passive: REQ received */
+	NDK_CONN_COMPLETING,	/* ndk_complete_connect() pending */
+	NDK_CONN_ACCEPTING,	/* ndk_accept() pending */
+	NDK_CONN_CONNECTED,
+	NDK_CONN_DISCONNECTING,	/* ndk_disconnect() pending */
+	NDK_CONN_DISCONNECTED,	/* by either side */
+	NDK_CONN_REJECTED,	/* ndk_reject() was called */
+	NDK_CONN_FAILED,	/* connecting or accepting failed */
+};
+
+enum ndk_conn_op {
+	NDK_CONN_OP_CONNECT,
+	NDK_CONN_OP_COMPLETE,
+	NDK_CONN_OP_ACCEPT,
+	NDK_CONN_OP_DISCONNECT,
+};
+
+/**
+ * struct ndk_connector - NDK_CONNECTOR
+ * @obj:       object base (parent: the adapter, or the listener that
+ *             received the connection request)
+ * @id:        the rdma_cm id; its context is @obj
+ * @lock:      protects the fields from @state to @peer_outbound
+ * @state:     enum ndk_conn_state
+ * @qp:        the QP given to ndk_connect()/ndk_accept(), referenced
+ * @qp_live:   @qp left RESET under this connector: move it to ERR at close
+ * @req_done:  completion of the pending request, NULL when none
+ * @req_context: its context
+ * @disc:      disconnect-event callback, cleared once called
+ * @disc_context: its context
+ * @have_data: @pdata_in and the peer's limits are valid
+ * @pdata_in:  private data of the peer's REQ, REP or consumer REJ
+ * @pdata_in_len: bytes of it reported (the transport pads to its size)
+ * @peer_inbound:  the peer's inbound read limit (its responder resources)
+ * @peer_outbound: the peer's outbound read limit (its initiator depth)
+ * @inbound:   our inbound read limit (responder resources), negotiated
+ * @outbound:  our outbound read limit (initiator depth), negotiated
+ * @op:        the request @work runs
+ * @have_src:  ndk_connect() got a source address
+ * @src:       that source address
+ * @dst:       the destination address
+ * @pdata_out: private data to send with the REQ or REP
+ * @pdata_out_len: its length
+ * @entry:     in the listener's queue while not yet handed over
+ * @work:      runs @op on ndk_wq for an asynchronous request
+ * @closer:    runs the close completion, then releases @qp
+ */
+struct ndk_connector {
+	struct ndk_obj obj;
+	struct rdma_cm_id *id;
+	spinlock_t lock; /* see above */
+	enum ndk_conn_state state;
+	struct ndk_qp *qp;
+	bool qp_live;
+	ndk_fn_request_completion req_done;
+	void *req_context;
+	ndk_fn_disconnect_event_callback disc;
+	void *disc_context;
+	bool have_data;
+	u8 pdata_in[NDK_CM_PDATA_MAX];
+	u32 pdata_in_len;
+	u32 peer_inbound;
+	u32 peer_outbound;
+	u32 inbound;
+	u32 outbound;
+	enum ndk_conn_op op;
+	bool have_src;
+	struct sockaddr_storage src;
+	struct sockaddr_storage dst;
+	u8 pdata_out[NDK_CM_PDATA_MAX];
+	u32 pdata_out_len;
+	struct list_head entry;
+	struct work_struct work;
+	struct ndk_conn_closer *closer;
+};
+
+enum ndk_listener_state {
+	NDK_LISTENER_IDLE,
+	NDK_LISTENER_BINDING,
+	NDK_LISTENER_LISTENING,
+	NDK_LISTENER_FAILED,
+};
+
+/**
+ * struct ndk_listener - NDK_LISTENER
+ * @obj:           object base (parent: the adapter)
+ * @id:            the listening rdma_cm id; its context is @obj
+ * @connect_event: the consumer's ConnectEvent callback
+ * @connect_event_context: its context
+ * @lock:          protects @state, @paused, @stopping and @queue
+ * @state:         enum ndk_listener_state
+ * @paused:        ndk_control_connect_events() holds back ConnectEvents
+ * @stopping:      ndk_close_listener() was called: no more ConnectEvents
+ * @queue:         connectors not yet handed to the consumer
+ * @addr:          the address given to ndk_listen()
+ * @listen_done:   completion of an asynchronous ndk_listen()
+ * @listen_context: its context
+ * @close_done:    completion of an asynchronous ndk_close_listener()
+ * @close_context: its context
+ * @listen_work:   runs an asynchronous ndk_listen()
+ * @deliver_work:  hands queued connectors over after a resume
+ * @close_work:    runs an asynchronous ndk_close_listener()
+ */
+struct ndk_listener {
+	struct ndk_obj obj;
+	struct rdma_cm_id *id;
+	ndk_fn_connect_event_callback connect_event;
+	void *connect_event_context;
+	spinlock_t lock; /* see above */
+	enum ndk_listener_state state;
+	bool paused;
+	bool stopping;
+	struct list_head queue;
+	struct sockaddr_storage addr;
+	ndk_fn_request_completion listen_done;
+	void *listen_context;
+	ndk_fn_close_completion close_done;
+	void *close_context;
+	struct work_struct listen_work;
+	struct work_struct deliver_work;
+	struct work_struct close_work;
+};
+
+/* A blocking request waits for its own completion. */
+struct ndk_cm_sync {
+	struct completion done;
+	s32 status;
+};
+
+static void ndk_cm_sync_done(void *context, s32 status)
+{
+	struct ndk_cm_sync *sync = context;
+
+	sync->status = status;
+	complete(&sync->done);
+}
+
+/**
+ * struct ndk_conn_closer - the last steps of a connector's close
+ * @done:    the consumer's close completion, NULL for a blocking close
+ * @context: its context
+ * @sync:    a blocking close waits here
+ * @qp:      the connector's QP, released after @done: the QP is an
+ *           antecedent of the connector, so its close must not complete
+ *           before the connector's close completion has returned
+ *
+ * Allocated with the connector (it outlives it), freed by
+ * ndk_conn_closed().
+ */
+struct ndk_conn_closer {
+	ndk_fn_close_completion done;
+	void *context;
+	struct completion *sync;
+	struct ndk_qp *qp;
+};
+
+/* The close completion ndk_obj runs after ndk_conn_destroy(). */
+static void ndk_conn_closed(void *context)
+{
+	struct ndk_conn_closer *closer = context;
+
+	if (closer->done)
+		closer->done(closer->context);
+	if (closer->qp)
+		ndk_obj_put(&closer->qp->obj);
+	if (closer->sync)
+		complete(closer->sync);
+	kfree(closer);
+}
+
+static const struct ndk_adapter_info *ndk_cm_info(struct ndk_obj *obj)
+{
+	return &obj->adapter->dev->info;
+}
+
+static u32 ndk_cm_addr_len(sa_family_t family)
+{
+	switch (family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return 0;
+	}
+}
+
+/* Validate a consumer's socket address and copy it. */
+static s32 ndk_cm_copy_addr(struct sockaddr_storage *to,
+			    const struct sockaddr *addr, u32 len)
+{
+	u32 need;
+
+	if (!addr || len < sizeof(addr->sa_family))
+		return STATUS_INVALID_PARAMETER;
+	need = ndk_cm_addr_len(addr->sa_family);
+	if (!need)
+		return STATUS_INVALID_ADDRESS;
+	if (len < need)
+		return STATUS_INVALID_PARAMETER;
+	memset(to, 0, sizeof(*to));
+	memcpy(to, addr, need);
+	return STATUS_SUCCESS;
+}
+
+/* Hand an address out: the consumer's buffer must hold the whole of it. */
+static s32 ndk_cm_put_addr(const struct sockaddr_storage *ss,
+			   struct sockaddr *addr, u32 *len)
+{
+	u32 need = ndk_cm_addr_len(ss->ss_family);
+
+	if (!need)
+		return STATUS_INVALID_DEVICE_STATE;
+	if (*len < need) {
+		*len = need;
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	memcpy(addr, ss, need);
+	*len = need;
+	return STATUS_SUCCESS;
+}
+
+/*
+ * The status of a failed address resolution or bind.  @local: the error
+ * concerns the consumer's own (source or listen) address.
+ */
+static s32 ndk_cm_addr_status(int err, bool local)
+{
+	switch (err) {
+	case -EADDRINUSE:
+		return STATUS_SHARING_VIOLATION;
+	case -EADDRNOTAVAIL:
+	case -ENODEV:
+	case -EAFNOSUPPORT:
+	case -EINVAL:
+		return local ? STATUS_INVALID_ADDRESS : STATUS_NETWORK_UNREACHABLE;
+	case -ENETUNREACH:
+		return STATUS_NETWORK_UNREACHABLE;
+	case -EHOSTUNREACH:
+	case -ETIMEDOUT:
+	case -ENODATA:
+		return STATUS_HOST_UNREACHABLE;
+	default:
+		return ndk_status_from_errno(err);
+	}
+}
+
+/* --- Connector: requests ------------------------------------------------ */
+
+/* Complete the pending request, if any, exactly once. */
+static void ndk_conn_finish(struct ndk_connector *c, s32 status)
+{
+	ndk_fn_request_completion done;
+	unsigned long flags;
+	void *context;
+
+	spin_lock_irqsave(&c->lock, flags);
+	done = c->req_done;
+	context = c->req_context;
+	c->req_done = NULL;
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (done)
+		done(context, status);
+}
+
+static enum ndk_conn_state ndk_conn_set_state(struct ndk_connector *c,
+					      enum ndk_conn_state state)
+{
+	enum ndk_conn_state old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	old = c->state;
+	c->state = state;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return old;
+}
+
+static enum ndk_conn_state ndk_conn_get_state(struct ndk_connector *c)
+{
+	enum ndk_conn_state state;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	state = c->state;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return state;
+}
+
+/*
+ * Start a request: the connector must be in @expect and have no request
+ * pending; it moves to @next with @done (or @sync's) as the completion.
+ */
+static s32 ndk_conn_begin(struct ndk_connector *c, enum ndk_conn_state expect,
+			  enum ndk_conn_state next,
+			  ndk_fn_request_completion done, void *context,
+			  struct ndk_cm_sync *sync)
+{
+	unsigned long flags;
+	s32 status = STATUS_SUCCESS;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->req_done || c->state != expect) {
+		status = c->state == NDK_CONN_FAILED ?
+			 STATUS_CONNECTION_ABORTED : STATUS_INVALID_DEVICE_STATE;
+	} else {
+		c->state = next;
+		if (done) {
+			c->req_done = done;
+			c->req_context = context;
+		} else {
+			init_completion(&sync->done);
+			c->req_done = ndk_cm_sync_done;
+			c->req_context = sync;
+		}
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return status;
+}
+
+static void ndk_conn_qp_error(struct ndk_connector *c)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!c->qp)
+		return;
+	ndk_qp_set_connected(c->qp, false);
+	if (c->qp_live)
+		ib_modify_qp(c->qp->ibqp, &attr, IB_QP_STATE);
+}
+
+/*
+ * Move the QP one step with the attributes rdma_cm computes for the id,
+ * plus what NDK wants: remote read and write allowed at the QP (the MRs
+ * decide) and the negotiated read limits.
+ */
+static int ndk_conn_modify_qp(struct ndk_connector *c, enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = {};
+	int mask, ret;
+
+	attr.qp_state = state;
+	ret = rdma_init_qp_attr(c->id, &attr, &mask);
+	if (ret)
+		return ret;
+	switch (state) {
+	case IB_QPS_INIT:
+		attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ;
+		mask |= IB_QP_ACCESS_FLAGS;
+		break;
+	case IB_QPS_RTR:
+		attr.max_dest_rd_atomic = c->inbound;
+		mask |= IB_QP_MAX_DEST_RD_ATOMIC;
+		break;
+	case IB_QPS_RTS:
+		attr.max_rd_atomic = c->outbound;
+		mask |= IB_QP_MAX_QP_RD_ATOMIC;
+		break;
+	default:
+		break;
+	}
+	ret = ib_modify_qp(c->qp->ibqp, &attr, mask);
+	if (!ret)
+		c->qp_live = true;
+	return ret;
+}
+
+/* A failure while connecting or accepting: the pending request gets it. */
+static void ndk_conn_fail(struct ndk_connector *c, s32 status)
+{
+	ndk_conn_set_state(c, NDK_CONN_FAILED);
+	ndk_conn_finish(c, status);
+}
+
+static void ndk_conn_fill_param(struct ndk_connector *c,
+				struct rdma_conn_param *param)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = c->pdata_out_len ? c->pdata_out : NULL;
+	param->private_data_len = c->pdata_out_len;
+	param->responder_resources = c->inbound;
+	param->initiator_depth = c->outbound;
+	param->flow_control = 1;
+	param->retry_count = NDK_CM_RETRY_COUNT;
+	param->rnr_retry_count = NDK_CM_RNR_RETRY_COUNT;
+	param->qp_num = c->qp->ibqp->qp_num;
+}
+
+/* ndk_connect(): start address resolution; the events do the rest. */
+static void ndk_conn_do_connect(struct ndk_connector *c)
+{
+	int ret;
+
+	ret = rdma_resolve_addr(c->id,
+				c->have_src ? (struct sockaddr *)&c->src : NULL,
+				(struct sockaddr *)&c->dst,
+				NDK_CM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		ndk_conn_fail(c, ndk_cm_addr_status(ret, c->have_src));
+}
+
+/* ndk_complete_connect(): RTR, RTS, then the RTU through rdma_accept(). */
+static void ndk_conn_do_complete(struct ndk_connector *c)
+{
+	unsigned long flags;
+	int ret;
+
+	rdma_lock_handler(c->id);
+	if (ndk_conn_get_state(c) != NDK_CONN_COMPLETING) {
+		/* The connection failed meanwhile; the request completed. */
+		rdma_unlock_handler(c->id);
+		return;
+	}
+	ret = ndk_conn_modify_qp(c, IB_QPS_RTR);
+	if (!ret)
+		ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
+	if (!ret)
+		ret = rdma_accept(c->id, NULL);	/* rejects by itself on error */
+	else
+		rdma_reject(c->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	if (!ret) {
+		ndk_qp_set_connected(c->qp, true);
+		spin_lock_irqsave(&c->lock, flags);
+		c->state = NDK_CONN_CONNECTED;
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+	rdma_unlock_handler(c->id);
+	if (ret) {
+		ndk_conn_qp_error(c);
+		ndk_conn_fail(c, ndk_status_from_errno(ret));
+		return;
+	}
+	ndk_conn_finish(c, STATUS_SUCCESS);
+}
+
+/* ndk_accept(): INIT, RTR, RTS, then the REP; ESTABLISHED completes it. */
+static void ndk_conn_do_accept(struct ndk_connector *c)
+{
+	struct rdma_conn_param param;
+	int ret;
+
+	ndk_conn_fill_param(c, &param);
+	rdma_lock_handler(c->id);
+	if (ndk_conn_get_state(c) != NDK_CONN_ACCEPTING) {
+		rdma_unlock_handler(c->id);
+		return;
+	}
+	ret = ndk_conn_modify_qp(c, IB_QPS_INIT);
+	if (!ret)
+		ret = ndk_conn_modify_qp(c, IB_QPS_RTR);
+	if (!ret)
+		ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
+	if (!ret)
+		ret = rdma_accept(c->id, &param);	/* rejects on error */
+	else
+		rdma_reject(c->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	rdma_unlock_handler(c->id);
+	if (ret) {
+		ndk_conn_qp_error(c);
+		ndk_conn_fail(c, ndk_status_from_errno(ret));
+	}
+}
+
+/* ndk_disconnect(): flush the QP, send the DREQ; DISCONNECTED completes. */
+static void ndk_conn_do_disconnect(struct ndk_connector *c)
+{
+	ndk_conn_qp_error(c);
+	if (rdma_disconnect(c->id)) {
+		/* Nothing left to tear down on the wire. */
+		ndk_conn_set_state(c, NDK_CONN_DISCONNECTED);
+		ndk_conn_finish(c, STATUS_SUCCESS);
+	}
+}
+
+static void ndk_conn_run(struct ndk_connector *c)
+{
+	switch (c->op) {
+	case NDK_CONN_OP_CONNECT:
+		ndk_conn_do_connect(c);
+		break;
+	case NDK_CONN_OP_COMPLETE:
+		ndk_conn_do_complete(c);
+		break;
+	case NDK_CONN_OP_ACCEPT:
+		ndk_conn_do_accept(c);
+		break;
+	case NDK_CONN_OP_DISCONNECT:
+		ndk_conn_do_disconnect(c);
+		break;
+	}
+}
+
+static void ndk_conn_work(struct work_struct *work)
+{
+	struct ndk_connector *c = container_of(work, struct ndk_connector, work);
+
+	ndk_conn_run(c);
+	ndk_obj_put(&c->obj);
+}
+
+/* Run a begun request on ndk_wq, or inline and wait for its outcome. */
+static s32 ndk_conn_submit(struct ndk_connector *c, enum ndk_conn_op op,
+			   ndk_fn_request_completion done,
+			   struct ndk_cm_sync *sync)
+{
+	c->op = op;
+	if (done) {
+		ndk_obj_get(&c->obj);
+		queue_work(ndk_wq, &c->work);
+		return STATUS_PENDING;
+	}
+	might_sleep();
+	ndk_conn_run(c);
+	wait_for_completion(&sync->done);
+	return sync->status;
+}
+
+/* --- Connector: rdma_cm events ------------------------------------------- */
+
+/* Keep the peer's private data and read limits from a REQ, REP or REJ. */
+static void ndk_conn_save_data(struct ndk_connector *c, const void *data,
+			       u32 len, u32 limit,
+			       const struct rdma_conn_param *param)
+{
+	unsigned long flags;
+
+	len = min3(len, limit, (u32)NDK_CM_PDATA_MAX);
+	spin_lock_irqsave(&c->lock, flags);
+	memset(c->pdata_in, 0, sizeof(c->pdata_in));
+	if (data)
+		memcpy(c->pdata_in, data, len);
+	c->pdata_in_len = data ? len : 0;
+	if (param) {
+		/* ib_cm swaps them to the receiver's view. */
+		c->peer_inbound = param->initiator_depth;
+		c->peer_outbound = param->responder_resources;
+	}
+	c->have_data = true;
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+static void ndk_conn_addr_resolved(struct ndk_connector *c)
+{
+	int ret;
+
+	if (c->id->device != ndk_ibdev(&c->obj)) {
+		/* The route leaves through another RDMA device. */
+		ndk_conn_fail(c, c->have_src ? STATUS_INVALID_ADDRESS :
+				 STATUS_NETWORK_UNREACHABLE);
+		return;
+	}
+	ret = rdma_resolve_route(c->id, NDK_CM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		ndk_conn_fail(c, ndk_cm_addr_status(ret, false));
+}
+
+static void ndk_conn_route_resolved(struct ndk_connector *c)
+{
+	struct rdma_conn_param param;
+	int ret;
+
+	ret = ndk_conn_modify_qp(c, IB_QPS_INIT);
+	if (ret) {
+		ndk_conn_fail(c, ndk_status_from_errno(ret));
+		return;
+	}
+	ndk_conn_fill_param(c, &param);
+	ret = rdma_connect_locked(c->id, &param);	/* in the handler */
+	if (ret)
+		ndk_conn_fail(c, ndk_status_from_errno(ret));
+}
+
+static void ndk_conn_responded(struct ndk_connector *c,
+			       const struct rdma_cm_event *ev)
+{
+	const struct rdma_conn_param *p = &ev->param.conn;
+	unsigned long flags;
+	bool ours;
+
+	ndk_conn_save_data(c, p->private_data, p->private_data_len,
+			   ndk_cm_info(&c->obj)->max_callee_data, p);
+	spin_lock_irqsave(&c->lock, flags);
+	ours = c->state == NDK_CONN_CONNECTING;
+	if (ours) {
+		c->state = NDK_CONN_RESPONDED;
+		c->inbound = min_t(u32, c->inbound, p->responder_resources);
+		c->outbound = min_t(u32, c->outbound, p->initiator_depth);
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (ours)
+		ndk_conn_finish(c, STATUS_SUCCESS);
+}
+
+static void ndk_conn_rejected(struct ndk_connector *c, struct rdma_cm_event *ev)
+{
+	const void *data;
+	u8 len;
+
+	data = rdma_consumer_reject_data(c->id, ev, &len);
+	if (data)
+		ndk_conn_save_data(c, data, len,
+				   ndk_cm_info(&c->obj)->max_callee_data, NULL);
+	ndk_conn_qp_error(c);
+	ndk_conn_fail(c, ev->status == IB_CM_REJ_TIMEOUT ?
+			 STATUS_IO_TIMEOUT : STATUS_CONNECTION_REFUSED);
+}
+
+static void ndk_conn_established(struct ndk_connector *c)
+{
+	unsigned long flags;
+	bool ours;
+
+	spin_lock_irqsave(&c->lock, flags);
+	ours = c->state == NDK_CONN_ACCEPTING;
+	if (ours) {
+		ndk_qp_set_connected(c->qp, true);
+		c->state = NDK_CONN_CONNECTED;
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (ours)
+		ndk_conn_finish(c, STATUS_SUCCESS);
+}
+
+static void ndk_conn_disconnected(struct ndk_connector *c)
+{
+	ndk_fn_disconnect_event_callback disc = NULL;
+	enum ndk_conn_state old;
+	unsigned long flags;
+	void *context = NULL;
+
+	spin_lock_irqsave(&c->lock, flags);
+	old = c->state;
+	if (old == NDK_CONN_CONNECTED) {
+		disc = c->disc;
+		context = c->disc_context;
+		c->disc = NULL;
+	}
+	c->state = NDK_CONN_DISCONNECTED;
+	spin_unlock_irqrestore(&c->lock, flags);
+
+	ndk_conn_qp_error(c);
+	if (old == NDK_CONN_CONNECTED)
+		rdma_disconnect(c->id);	/* answer the peer's DREQ */
+	if (disc)
+		disc(context);
+	if (old == NDK_CONN_DISCONNECTING)
+		ndk_conn_finish(c, STATUS_SUCCESS);
+	else
+		ndk_conn_finish(c, STATUS_CONNECTION_ABORTED);
+}
+
+static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ndk_conn_addr_resolved(c);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ndk_conn_route_resolved(c);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		ndk_conn_fail(c, ndk_cm_addr_status(ev->status, false));
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		ndk_conn_responded(c, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ndk_conn_rejected(c, ev);
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		/* REQ or REP timed out. */
+		ndk_conn_qp_error(c);
+		ndk_conn_fail(c, STATUS_IO_TIMEOUT);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		ndk_conn_qp_error(c);
+		ndk_conn_fail(c, STATUS_CONNECTION_ABORTED);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		ndk_conn_established(c);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		ndk_conn_disconnected(c);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- Listener: incoming requests ----------------------------------------- */
+
+static void ndk_conn_destroy(struct ndk_obj *obj);
+
+static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
+{
+	struct ndk_connector *c;
+
+	c = kzalloc(sizeof(*c), gfp);
+	if (!c)
+		return NULL;
+	spin_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->entry);
+	INIT_WORK(&c->work, ndk_conn_work);
+	return c;
+}
+
+/* Hand queued connectors to the consumer unless paused or closing. */
+static void ndk_listener_deliver(struct ndk_listener *l)
+{
+	struct ndk_connector *c;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&l->lock, flags);
+		if (l->paused || l->stopping || list_empty(&l->queue)) {
+			spin_unlock_irqrestore(&l->lock, flags);
+			return;
+		}
+		c = list_first_entry(&l->queue, struct ndk_connector, entry);
+		list_del_init(&c->entry);
+		spin_unlock_irqrestore(&l->lock, flags);
+		/* The consumer owns @c from here on. */
+		l->connect_event(l->connect_event_context, c);
+	}
+}
+
+/*
+ * RDMA_CM_EVENT_CONNECT_REQUEST: @id is the new connection's id.  A
+ * non-zero return makes rdma_cm destroy it, which rejects the request.
+ */
+static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
+				const struct rdma_cm_event *ev)
+{
+	const struct rdma_conn_param *p = &ev->param.conn;
+	struct ndk_connector *c;
+	unsigned long flags;
+
+	if (READ_ONCE(l->stopping) || ndk_adapter_removed(l->obj.adapter))
+		return -ECONNREFUSED;
+	/* A wildcard listen also hears other devices' requests. */
+	if (id->device != ndk_ibdev(&l->obj))
+		return -ECONNREFUSED;
+	c = ndk_conn_alloc(GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL);
+	if (!c->closer) {
+		kfree(c);
+		return -ENOMEM;
+	}
+	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CONNECTOR, &l->obj,
+		     ndk_conn_destroy);
+	c->id = id;
+	c->state = NDK_CONN_REQUESTED;
+	ndk_conn_save_data(c, p->private_data, p->private_data_len,
+			   ndk_cm_info(&c->obj)->max_caller_data, p);
+	id->context = &c->obj;	/* under the new id's handler mutex */
+
+	spin_lock_irqsave(&l->lock, flags);
+	list_add_tail(&c->entry, &l->queue);
+	spin_unlock_irqrestore(&l->lock, flags);
+	ndk_listener_deliver(l);
+	return 0;
+}
+
+static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct ndk_obj *obj = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return ndk_listener_request(container_of(obj, struct ndk_listener,
+							 obj), id, ev);
+	/*
+	 * A listener's DEVICE_REMOVAL: the adapter's removal callback makes
+	 * the consumer close the listener, which destroys the id.
+	 */
+	if (obj->hdr.object_type == NDK_OBJECT_TYPE_LISTENER)
+		return 0;
+	ndk_conn_event(container_of(obj, struct ndk_connector, obj), ev);
+	return 0;
+}
+
+/* --- Connector: objects -------------------------------------------------- */
+
+static int ndk_conn_init(struct ndk_obj *obj)
+{
+	struct ndk_connector *c = container_of(obj, struct ndk_connector, obj);
+
+	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL);
+	if (!c->closer)
+		return -ENOMEM;
+	c->id = rdma_create_id(&init_net, ndk_cm_handler, &c->obj,
+			       RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(c->id)) {
+		kfree(c->closer);
+		return PTR_ERR(c->id);
+	}
+	return 0;
+}
+
+static void ndk_conn_destroy(struct ndk_obj *obj)
+{
+	struct ndk_connector *c = container_of(obj, struct ndk_connector, obj);
+
+	/* Waits for a running event handler; no event comes after it. */
+	rdma_destroy_id(c->id);
+	ndk_conn_qp_error(c);
+	ndk_conn_finish(c, STATUS_CANCELLED);
+	/* ndk_conn_closed() releases the QP after the close completion. */
+	c->closer->qp = c->qp;
+	kfree(c);
+}
+
+/**
+ * ndk_create_connector() - NdkCreateConnector
+ * @adapter:           the adapter
+ * @create_completion: NULL for a blocking create
+ * @request_context:   passed to @create_completion
+ * @connector:         receives the connector on inline success
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING, STATUS_INSUFFICIENT_RESOURCES,
+ * STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_create_connector(struct ndk_adapter *adapter,
+			 ndk_fn_create_completion create_completion,
+			 void *request_context,
+			 struct ndk_connector **connector)
+{
+	struct ndk_connector *c;
+
+	c = ndk_conn_alloc(ndk_gfp(create_completion));
+	if (!c)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	c->state = NDK_CONN_IDLE;
+	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CONNECTOR, &adapter->obj,
+		     ndk_conn_destroy);
+	return ndk_obj_create(&c->obj, ndk_conn_init, create_completion,
+			      request_context, (void **)connector);
+}
+EXPORT_SYMBOL_GPL(ndk_create_connector);
+
+/**
+ * ndk_close_connector() - NdkCloseConnector
+ * @connector:        the connector; a connection still up is torn down
+ *                    (the peer sees a disconnect), a pending request
+ *                    completes with STATUS_CANCELLED before the close
+ *                    completion, and the QP is released
+ * @close_completion: NULL for a blocking close
+ * @request_context:  passed to @close_completion
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
+ */
+s32 ndk_close_connector(struct ndk_connector *connector,
+			ndk_fn_close_completion close_completion,
+			void *request_context)
+{
+	struct ndk_conn_closer *closer = connector->closer;
+	struct completion sync;
+
+	closer->done = close_completion;
+	closer->context = request_context;
+	if (close_completion)
+		return ndk_obj_close(&connector->obj, ndk_conn_closed, closer);
+	/* Blocking: nothing but our own work items holds the connector. */
+	might_sleep();
+	init_completion(&sync);
+	closer->sync = &sync;
+	flush_work(&connector->work);
+	ndk_obj_close(&connector->obj, ndk_conn_closed, closer);
+	wait_for_completion(&sync);
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(ndk_close_connector);
+
+/**
+ * ndk_connect() - NdkConnect: connect a QP to a listening peer
+ * @connector:           an unused connector
+ * @qp:                  the QP to connect, in RESET; referenced until the
+ *                       connector is closed
+ * @src_address:         local address, or NULL (then chosen by routing)
+ * @src_address_length:  bytes at @src_address (0 with NULL)
+ * @dest_address:        the peer's listen address (IPv4 or IPv6)
+ * @dest_address_length: bytes at @dest_address
+ * @inbound_read_limit:  RDMA reads the peer may have in flight to us
+ * @outbound_read_limit: RDMA reads we may have in flight to the peer
+ * @private_data:        sent with the request, at most max_caller_data
+ * @private_data_length: its length
+ * @request_completion:  NULL for a blocking call
+ * @request_context:     passed to @request_completion
+ *
+ * Success means the peer accepted: read its private data with
+ * ndk_get_connection_data(), then call ndk_complete_connect() (or
+ * ndk_reject()).
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
+ * STATUS_CONNECTION_REFUSED (rejected, or nobody listens),
+ * STATUS_IO_TIMEOUT, STATUS_NETWORK_UNREACHABLE, STATUS_HOST_UNREACHABLE,
+ * STATUS_SHARING_VIOLATION (source address in use), STATUS_INVALID_ADDRESS
+ * (bad source address or address family), STATUS_INVALID_PARAMETER
+ * (private data or read limits over the adapter's, bad arguments),
+ * STATUS_INVALID_DEVICE_STATE (connector already used),
+ * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.  Inline failures
+ * never call @request_completion.
+ */
+s32 ndk_connect(struct ndk_connector *connector, struct ndk_qp *qp,
+		const struct sockaddr *src_address, u32 src_address_length,
+		const struct sockaddr *dest_address, u32 dest_address_length,
+		u32 inbound_read_limit, u32 outbound_read_limit,
+		const void *private_data, u32 private_data_length,
+		ndk_fn_request_completion request_completion,
+		void *request_context)
+{
+	const struct ndk_adapter_info *info = ndk_cm_info(&connector->obj);
+	struct ndk_connector *c = connector;
+	struct sockaddr_storage src, dst;
+	struct ndk_cm_sync sync;
+	bool have_src = false;
+	s32 status;
+
+	if (ndk_adapter_removed(c->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+	if (!qp || ndk_ibdev(&qp->obj) != ndk_ibdev(&c->obj))
+		return STATUS_INVALID_PARAMETER;
+	if (private_data_length > info->max_caller_data ||
+	    (private_data_length && !private_data))
+		return STATUS_INVALID_PARAMETER;
+	if (inbound_read_limit > info->max_inbound_read_limit ||
+	    outbound_read_limit > info->max_outbound_read_limit ||
+	    inbound_read_limit > U8_MAX || outbound_read_limit > U8_MAX)
+		return STATUS_INVALID_PARAMETER;
+	status = ndk_cm_copy_addr(&dst, dest_address, dest_address_length);
+	if (status)
+		return status;
+	if (src_address && src_address_length) {
+		status = ndk_cm_copy_addr(&src, src_address,
+					  src_address_length);
+		if (status)
+			return status;
+		if (src.ss_family != dst.ss_family)
+			return STATUS_INVALID_ADDRESS;
+		have_src = true;
+	}
+
+	status = ndk_conn_begin(c, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
+				request_completion, request_context, &sync);
+	if (status)
+		return status;
+	ndk_obj_get(&qp->obj);
+	c->qp = qp;
+	c->have_src = have_src;
+	c->src = src;
+	c->dst = dst;
+	c->inbound = inbound_read_limit;
+	c->outbound = outbound_read_limit;
+	memcpy(c->pdata_out, private_data, private_data_length);
+	c->pdata_out_len = private_data_length;
+	return ndk_conn_submit(c, NDK_CONN_OP_CONNECT, request_completion,
+			       &sync);
+}
+EXPORT_SYMBOL_GPL(ndk_connect);
+
+/**
+ * ndk_complete_connect() - NdkCompleteConnect: finish an accepted connect
+ * @connector:                a connector whose ndk_connect() succeeded
+ * @disconnect_event:         called once when the peer disconnects; may
+ *                            be NULL
+ * @disconnect_event_context: passed to @disconnect_event
+ * @request_completion:       NULL for a blocking call
+ * @request_context:          passed to @request_completion
+ *
+ * Moves the QP to RTR and RTS and sends the RTU; the QP is connected when
+ * this succeeds.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
+ * STATUS_INVALID_DEVICE_STATE (no accepted connect), STATUS_CONNECTION_ABORTED
+ * (the connection failed meanwhile), or the status of a QP or rdma_cm error.
+ */
+s32 ndk_complete_connect(struct ndk_connector *connector,
+			 ndk_fn_disconnect_event_callback disconnect_event,
+			 void *disconnect_event_context,
+			 ndk_fn_request_completion request_completion,
+			 void *request_context)
+{
+	struct ndk_connector *c = connector;
+	struct ndk_cm_sync sync;
+	unsigned long flags;
+	s32 status;
+
+	status = ndk_conn_begin(c, NDK_CONN_RESPONDED, NDK_CONN_COMPLETING,
+				request_completion, request_context, &sync);
+	if (status)
+		return status;
+	spin_lock_irqsave(&c->lock, flags);
+	c->disc = disconnect_event;
+	c->disc_context = disconnect_event_context;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return ndk_conn_submit(c, NDK_CONN_OP_COMPLETE, request_completion,
+			       &sync);
+}
+EXPORT_SYMBOL_GPL(ndk_complete_connect);
+
+/**
+ * ndk_accept() - NdkAccept: accept a connection request
+ * @connector:                a connector from a listener's ConnectEvent
+ * @qp:                       the QP to connect, in RESET; referenced until
+ *                            the connector is closed
+ * @inbound_read_limit:       RDMA reads the peer may have in flight to us
+ *                            (lowered to the peer's outbound limit)
+ * @outbound_read_limit:      RDMA reads we may have in flight (lowered to
+ *                            the peer's inbound limit)
+ * @private_data:             sent with the reply, at most max_callee_data
+ * @private_data_length:      its length
+ * @disconnect_event:         called once when the peer disconnects; may
+ *                            be NULL
+ * @disconnect_event_context: passed to @disconnect_event
+ * @request_completion:       NULL for a blocking call
+ * @request_context:          passed to @request_completion
+ *
+ * Completes when the peer's ndk_complete_connect() arrives (the RTU); the
+ * QP is connected from then on.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
+ * STATUS_INVALID_PARAMETER (private data or read limits over the
+ * adapter's, bad QP), STATUS_INVALID_DEVICE_STATE (not a pending request),
+ * STATUS_CONNECTION_ABORTED (the peer gave up), STATUS_CONNECTION_REFUSED
+ * (the peer rejected the reply), STATUS_IO_TIMEOUT, STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_accept(struct ndk_connector *connector, struct ndk_qp *qp,
+	       u32 inbound_read_limit, u32 outbound_read_limit,
+	       const void *private_data, u32 private_data_length,
+	       ndk_fn_disconnect_event_callback disconnect_event,
+	       void *disconnect_event_context,
+	       ndk_fn_request_completion request_completion,
+	       void *request_context)
+{
+	const struct ndk_adapter_info *info = ndk_cm_info(&connector->obj);
+	struct ndk_connector *c = connector;
+	struct ndk_cm_sync sync;
+	unsigned long flags;
+	s32 status;
+
+	if (ndk_adapter_removed(c->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+	if (!qp || ndk_ibdev(&qp->obj) != ndk_ibdev(&c->obj))
+		return STATUS_INVALID_PARAMETER;
+	if (private_data_length > info->max_callee_data ||
+	    (private_data_length && !private_data))
+		return STATUS_INVALID_PARAMETER;
+	if (inbound_read_limit > info->max_inbound_read_limit ||
+	    outbound_read_limit > info->max_outbound_read_limit)
+		return STATUS_INVALID_PARAMETER;
+
+	status = ndk_conn_begin(c, NDK_CONN_REQUESTED, NDK_CONN_ACCEPTING,
+				request_completion, request_context, &sync);
+	if (status)
+		return status;
+	ndk_obj_get(&qp->obj);
+	c->qp = qp;
+	memcpy(c->pdata_out, private_data, private_data_length);
+	c->pdata_out_len = private_data_length;
+	spin_lock_irqsave(&c->lock, flags);
+	c->inbound = min(inbound_read_limit, c->peer_outbound);
+	c->outbound = min(outbound_read_limit, c->peer_inbound);
+	c->disc = disconnect_event;
+	c->disc_context = disconnect_event_context;
+	spin_unlock_irqrestore(&c->lock, flags);
+	return ndk_conn_submit(c, NDK_CONN_OP_ACCEPT, request_completion,
+			       &sync);
+}
+EXPORT_SYMBOL_GPL(ndk_accept);
+
+/**
+ * ndk_reject() - NdkReject: refuse a connection request or reply
+ * @connector:           a connector from a ConnectEvent, or one whose
+ *                       ndk_connect() succeeded
+ * @private_data:        sent with the reject, at most max_callee_data
+ * @private_data_length: its length
+ *
+ * The peer's ndk_connect() (or ndk_accept()) completes with
+ * STATUS_CONNECTION_REFUSED.  The consumer closes the connector afterwards.
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS, STATUS_INVALID_PARAMETER (private data too long),
+ * STATUS_INVALID_DEVICE_STATE (nothing to reject), or the status of the
+ * rdma_cm error.
+ */
+s32 ndk_reject(struct ndk_connector *connector, const void *private_data,
+	       u32 private_data_length)
+{
+	struct ndk_connector *c = connector;
+	unsigned long flags;
+	bool ok;
+	int ret;
+
+	if (private_data_length > ndk_cm_info(&c->obj)->max_callee_data ||
+	    (private_data_length && !private_data))
+		return STATUS_INVALID_PARAMETER;
+	spin_lock_irqsave(&c->lock, flags);
+	ok = !c->req_done && (c->state == NDK_CONN_REQUESTED ||
+			      c->state == NDK_CONN_RESPONDED);
+	if (ok)
+		c->state = NDK_CONN_REJECTED;
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (!ok)
+		return STATUS_INVALID_DEVICE_STATE;
+	ret = rdma_reject(c->id, private_data, private_data_length,
+			  IB_CM_REJ_CONSUMER_DEFINED);
+	return ndk_status_from_errno(ret);
+}
+EXPORT_SYMBOL_GPL(ndk_reject);
+
+/**
+ * ndk_get_connection_data() - NdkGetConnectionData: what the peer sent
+ * @connector:           a connector that received a request (passive), a
+ *                       reply (ndk_connect() succeeded) or a reject with
+ *                       private data (ndk_connect() was refused)
+ * @inbound_read_limit:  receives the peer's inbound read limit; may be NULL
+ * @outbound_read_limit: receives the peer's outbound read limit; may be NULL
+ * @private_data:        receives the peer's private data; may be NULL when
+ *                       *@private_data_length is 0
+ * @private_data_length: in: bytes at @private_data; out: bytes of private
+ *                       data (or needed); may be NULL
+ *
+ * IB and RoCE carry private data in fixed-size fields: the length reported
+ * is that of the field (max_caller_data for a request, max_callee_data for
+ * a reply or reject), the bytes past what the peer sent being zero.
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL (the needed length in
+ * *@private_data_length, nothing copied), STATUS_INVALID_DEVICE_STATE
+ * (nothing received).
+ */
+s32 ndk_get_connection_data(struct ndk_connector *connector,
+			    u32 *inbound_read_limit, u32 *outbound_read_limit,
+			    void *private_data, u32 *private_data_length)
+{
+	struct ndk_connector *c = connector;
+	s32 status = STATUS_SUCCESS;
+	unsigned long flags;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (!c->have_data) {
+		status = STATUS_INVALID_DEVICE_STATE;
+		goto out_unlock;
+	}
+	if (private_data_length) {
+		if (*private_data_length < c->pdata_in_len) {
+			*private_data_length = c->pdata_in_len;
+			status = STATUS_BUFFER_TOO_SMALL;
+			goto out_unlock;
+		}
+		if (c->pdata_in_len)
+			memcpy(private_data, c->pdata_in, c->pdata_in_len);
+		*private_data_length = c->pdata_in_len;
+	}
+	if (inbound_read_limit)
+		*inbound_read_limit = c->peer_inbound;
+	if (outbound_read_limit)
+		*outbound_read_limit = c->peer_outbound;
+out_unlock:
+	spin_unlock_irqrestore(&c->lock, flags);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_get_connection_data);
+
+/* Addresses are known from a reply (active) or a request (passive) on. */
+static bool ndk_conn_has_addresses(struct ndk_connector *c)
+{
+	switch (ndk_conn_get_state(c)) {
+	case NDK_CONN_IDLE:
+	case NDK_CONN_CONNECTING:
+	case NDK_CONN_FAILED:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/**
+ * ndk_get_local_address() - NdkGetLocalAddress of a connector
+ * @connector:      a connector with a connection (being) established
+ * @address:        receives the local address
+ * @address_length: in: bytes at @address; out: bytes written, or needed
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL (the needed size in
+ * *@address_length), STATUS_INVALID_DEVICE_STATE (no connection yet).
+ */
+s32 ndk_get_local_address(struct ndk_connector *connector,
+			  struct sockaddr *address, u32 *address_length)
+{
+	if (!ndk_conn_has_addresses(connector))
+		return STATUS_INVALID_DEVICE_STATE;
+	return ndk_cm_put_addr(&connector->id->route.addr.src_addr, address,
+			       address_length);
+}
+EXPORT_SYMBOL_GPL(ndk_get_local_address);
+
+/**
+ * ndk_get_peer_address() - NdkGetPeerAddress
+ * @connector:      a connector with a connection (being) established
+ * @address:        receives the peer's address
+ * @address_length: in: bytes at @address; out: bytes written, or needed
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL (the needed size in
+ * *@address_length), STATUS_INVALID_DEVICE_STATE (no connection yet).
+ */
+s32 ndk_get_peer_address(struct ndk_connector *connector,
+			 struct sockaddr *address, u32 *address_length)
+{
+	if (!ndk_conn_has_addresses(connector))
+		return STATUS_INVALID_DEVICE_STATE;
+	return ndk_cm_put_addr(&connector->id->route.addr.dst_addr, address,
+			       address_length);
+}
+EXPORT_SYMBOL_GPL(ndk_get_peer_address);
+
+/**
+ * ndk_disconnect() - NdkDisconnect
+ * @connector:          a connected connector
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * Moves the QP to the error state (outstanding requests are flushed),
+ * marks it not connected and disconnects; the peer's disconnect-event
+ * callback fires.  This side's own disconnect-event callback does not.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS (also when the
+ * peer disconnected first), STATUS_CONNECTION_INVALID (never connected),
+ * STATUS_INVALID_DEVICE_STATE (a request is pending).
+ */
+s32 ndk_disconnect(struct ndk_connector *connector,
+		   ndk_fn_request_completion request_completion,
+		   void *request_context)
+{
+	struct ndk_connector *c = connector;
+	struct ndk_cm_sync sync;
+	s32 status;
+
+	switch (ndk_conn_get_state(c)) {
+	case NDK_CONN_DISCONNECTED:
+		return STATUS_SUCCESS;
+	case NDK_CONN_CONNECTED:
+	case NDK_CONN_DISCONNECTING:
+		break;
+	default:
+		return STATUS_CONNECTION_INVALID;
+	}
+	status = ndk_conn_begin(c, NDK_CONN_CONNECTED, NDK_CONN_DISCONNECTING,
+				request_completion, request_context, &sync);
+	if (status) {
+		/* The peer's disconnect may have won the race. */
+		if (ndk_conn_get_state(c) == NDK_CONN_DISCONNECTED)
+			return STATUS_SUCCESS;
+		return status;
+	}
+	return ndk_conn_submit(c, NDK_CONN_OP_DISCONNECT, request_completion,
+			       &sync);
+}
+EXPORT_SYMBOL_GPL(ndk_disconnect);
+
+/* --- Listener ------------------------------------------------------------ */
+
+static s32 ndk_listener_start(struct ndk_listener *l)
+{
+	enum ndk_listener_state state = NDK_LISTENER_FAILED;
+	unsigned long flags;
+	s32 status;
+	int ret;
+
+	ret = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);
+	if (ret) {
+		status = ndk_cm_addr_status(ret, true);
+		goto out_set_state;
+	}
+	/* A specific address binds the id to its device. */
+	if (l->id->device && l->id->device != ndk_ibdev(&l->obj)) {
+		status = STATUS_INVALID_ADDRESS;
+		goto out_set_state;
+	}
+	ret = rdma_listen(l->id, NDK_CM_BACKLOG);
+	if (ret) {
+		status = ndk_cm_addr_status(ret, true);
+		goto out_set_state;
+	}
+	state = NDK_LISTENER_LISTENING;
+	status = STATUS_SUCCESS;
+out_set_state:
+	spin_lock_irqsave(&l->lock, flags);
+	l->state = state;
+	spin_unlock_irqrestore(&l->lock, flags);
+	return status;
+}
+
+static void ndk_listener_listen_work(struct work_struct *work)
+{
+	struct ndk_listener *l = container_of(work, struct ndk_listener,
+					      listen_work);
+
+	l->listen_done(l->listen_context, ndk_listener_start(l));
+	ndk_obj_put(&l->obj);
+}
+
+static void ndk_listener_deliver_work(struct work_struct *work)
+{
+	struct ndk_listener *l = container_of(work, struct ndk_listener,
+					      deliver_work);
+
+	ndk_listener_deliver(l);
+	ndk_obj_put(&l->obj);
+}
+
+static void ndk_cm_close_nop(void *context)
+{
+}
+
+/*
+ * The consumer closes the listener: no ConnectEvent from here on, stop
+ * listening, and refuse the requests still queued (the consumer never saw
+ * those connectors, so ndk.ko closes them, asynchronously: this may run
+ * on ndk_wq, and the listener's teardown waits for them anyway since they
+ * are its children).  Process context.
+ */
+static void ndk_listener_stop(struct ndk_listener *l)
+{
+	struct ndk_connector *c, *next;
+	unsigned long flags;
+	LIST_HEAD(queue);
+
+	spin_lock_irqsave(&l->lock, flags);
+	l->stopping = true;
+	spin_unlock_irqrestore(&l->lock, flags);
+	flush_work(&l->listen_work);
+	flush_work(&l->deliver_work);
+	/* Waits for a running CONNECT_REQUEST handler. */
+	rdma_destroy_id(l->id);
+	l->id = NULL;
+
+	spin_lock_irqsave(&l->lock, flags);
+	list_splice_init(&l->queue, &queue);
+	spin_unlock_irqrestore(&l->lock, flags);
+	list_for_each_entry_safe(c, next, &queue, entry) {
+		list_del_init(&c->entry);
+		ndk_reject(c, NULL, 0);
+		ndk_close_connector(c, ndk_cm_close_nop, NULL);
+	}
+}
+
+static void ndk_listener_close_work(struct work_struct *work)
+{
+	struct ndk_listener *l = container_of(work, struct ndk_listener,
+					      close_work);
+
+	ndk_listener_stop(l);
+	ndk_obj_close(&l->obj, l->close_done, l->close_context);
+}
+
+static int ndk_listener_init(struct ndk_obj *obj)
+{
+	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
+
+	l->id = rdma_create_id(&init_net, ndk_cm_handler, &l->obj,
+			       RDMA_PS_TCP, IB_QPT_RC);
+	return PTR_ERR_OR_ZERO(l->id);
+}
+
+static void ndk_listener_destroy(struct ndk_obj *obj)
+{
+	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
+
+	/* ndk_listener_stop() destroyed the id at close. */
+	kfree(l);
+}
+
+/**
+ * ndk_create_listener() - NdkCreateListener
+ * @adapter:               the adapter
+ * @connect_event:         called with a new connector for each incoming
+ *                         connection request; the consumer owns it and
+ *                         must close it (accepted, rejected or not)
+ * @connect_event_context: passed to @connect_event
+ * @create_completion:     NULL for a blocking create
+ * @request_context:       passed to @create_completion
+ * @listener:              receives the listener on inline success
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS, STATUS_PENDING, STATUS_INVALID_PARAMETER (no
+ * @connect_event), STATUS_INSUFFICIENT_RESOURCES, STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_create_listener(struct ndk_adapter *adapter,
+			ndk_fn_connect_event_callback connect_event,
+			void *connect_event_context,
+			ndk_fn_create_completion create_completion,
+			void *request_context, struct ndk_listener **listener)
+{
+	struct ndk_listener *l;
+
+	if (!connect_event)
+		return STATUS_INVALID_PARAMETER;
+	l = kzalloc(sizeof(*l), ndk_gfp(create_completion));
+	if (!l)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ndk_obj_init(&l->obj, NDK_OBJECT_TYPE_LISTENER, &adapter->obj,
+		     ndk_listener_destroy);
+	l->connect_event = connect_event;
+	l->connect_event_context = connect_event_context;
+	spin_lock_init(&l->lock);
+	INIT_LIST_HEAD(&l->queue);
+	INIT_WORK(&l->listen_work, ndk_listener_listen_work);
+	INIT_WORK(&l->deliver_work, ndk_listener_deliver_work);
+	INIT_WORK(&l->close_work, ndk_listener_close_work);
+	return ndk_obj_create(&l->obj, ndk_listener_init, create_completion,
+			      request_context, (void **)listener);
+}
+EXPORT_SYMBOL_GPL(ndk_create_listener);
+
+/**
+ * ndk_close_listener() - NdkCloseListener
+ * @listener:         the listener; it stops listening at once, requests not
+ *                    yet handed over are rejected, and the close completes
+ *                    once the connectors it handed over are closed
+ * @close_completion: NULL for a blocking close
+ * @request_context:  passed to @close_completion
+ *
+ * No ConnectEvent callback runs after this returns (blocking) or after the
+ * close completion.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
+ */
+s32 ndk_close_listener(struct ndk_listener *listener,
+		       ndk_fn_close_completion close_completion,
+		       void *request_context)
+{
+	if (!close_completion) {
+		might_sleep();
+		ndk_listener_stop(listener);
+		return ndk_obj_close(&listener->obj, NULL, NULL);
+	}
+	listener->close_done = close_completion;
+	listener->close_context = request_context;
+	queue_work(ndk_wq, &listener->close_work);
+	return STATUS_PENDING;
+}
+EXPORT_SYMBOL_GPL(ndk_close_listener);
+
+/**
+ * ndk_listen() - NdkListen
+ * @listener:           a listener not listening yet
+ * @address:            local IPv4 or IPv6 address of the adapter (or the
+ *                      wildcard address) and port; port 0 picks one
+ * @address_length:     bytes at @address
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
+ * STATUS_SHARING_VIOLATION (address and port in use),
+ * STATUS_INVALID_ADDRESS (not an address of this adapter, or an
+ * unsupported family), STATUS_INVALID_PARAMETER,
+ * STATUS_INVALID_DEVICE_STATE (listen was called already),
+ * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.
+ */
+s32 ndk_listen(struct ndk_listener *listener, const struct sockaddr *address,
+	       u32 address_length,
+	       ndk_fn_request_completion request_completion,
+	       void *request_context)
+{
+	struct ndk_listener *l = listener;
+	struct sockaddr_storage addr;
+	unsigned long flags;
+	s32 status;
+
+	if (ndk_adapter_removed(l->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
+	status = ndk_cm_copy_addr(&addr, address, address_length);
+	if (status)
+		return status;
+	spin_lock_irqsave(&l->lock, flags);
+	if (l->state != NDK_LISTENER_IDLE) {
+		spin_unlock_irqrestore(&l->lock, flags);
+		return STATUS_INVALID_DEVICE_STATE;
+	}
+	l->state = NDK_LISTENER_BINDING;
+	spin_unlock_irqrestore(&l->lock, flags);
+	l->addr = addr;
+	if (!request_completion) {
+		might_sleep();
+		return ndk_listener_start(l);
+	}
+	l->listen_done = request_completion;
+	l->listen_context = request_context;
+	ndk_obj_get(&l->obj);
+	queue_work(ndk_wq, &l->listen_work);
+	return STATUS_PENDING;
+}
+EXPORT_SYMBOL_GPL(ndk_listen);
+
+/**
+ * ndk_get_listener_local_address() - NdkGetLocalAddress of a listener
+ * @listener:       a listening listener
+ * @address:        receives the address, with the port actually bound
+ * @address_length: in: bytes at @address; out: bytes written, or needed
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL (the needed size in
+ * *@address_length), STATUS_INVALID_DEVICE_STATE (not listening).
+ */
+s32 ndk_get_listener_local_address(struct ndk_listener *listener,
+				   struct sockaddr *address,
+				   u32 *address_length)
+{
+	unsigned long flags;
+	bool listening;
+
+	spin_lock_irqsave(&listener->lock, flags);
+	listening = listener->state == NDK_LISTENER_LISTENING;
+	spin_unlock_irqrestore(&listener->lock, flags);
+	if (!listening)
+		return STATUS_INVALID_DEVICE_STATE;
+	return ndk_cm_put_addr(&listener->id->route.addr.src_addr, address,
+			       address_length);
+}
+EXPORT_SYMBOL_GPL(ndk_get_listener_local_address);
+
+/**
+ * ndk_control_connect_events() - NdkControlConnectEvents
+ * @listener: the listener
+ * @pause:    true: hold back ConnectEvent callbacks (requests queue up and
+ *            wait for their answer); false: deliver the queued ones (from
+ *            ndk_wq) and new ones again
+ *
+ * A ConnectEvent already running when pausing may still complete.
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS.
+ */
+s32 ndk_control_connect_events(struct ndk_listener *listener, bool pause)
+{
+	struct ndk_listener *l = listener;
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&l->lock, flags);
+	l->paused = pause;
+	kick = !pause && !l->stopping && !list_empty(&l->queue);
+	spin_unlock_irqrestore(&l->lock, flags);
+	if (kick) {
+		ndk_obj_get(&l->obj);
+		if (!queue_work(ndk_wq, &l->deliver_work))
+			ndk_obj_put(&l->obj);
+	}
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(ndk_control_connect_events);

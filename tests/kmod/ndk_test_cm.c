@@ -1,0 +1,1309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk_test.ko: connector and listener scenarios.
+ *
+ * Every connection is a loopback on one device: the listener binds the
+ * adapter's own IPv4 address (module parameter peer_ip) and the connector
+ * connects to it, which rdma_cm and rxe carry inside the device.  Waits
+ * time out after 10 s and fail the scenario.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/inet.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "ndk_test.h"
+
+#define T_TIMEOUT	(10 * HZ)
+#define T_MAX_CONN	4
+#define T_CALLER_MAX	56
+#define T_CALLEE_MAX	148
+
+/* Callbacks number themselves so scenarios can check their order. */
+static atomic_t t_seq = ATOMIC_INIT(0);
+
+/* A request completion (or a close completion) to wait for. */
+struct t_req {
+	struct completion done;
+	s32 status;
+	atomic_t calls;
+	int seq;
+};
+
+static void t_req_init(struct t_req *r)
+{
+	init_completion(&r->done);
+	r->status = STATUS_UNSUCCESSFUL;
+	atomic_set(&r->calls, 0);
+	r->seq = 0;
+}
+
+static void t_req_done(void *context, s32 status)
+{
+	struct t_req *r = context;
+
+	r->status = status;
+	r->seq = atomic_inc_return(&t_seq);
+	atomic_inc(&r->calls);
+	complete(&r->done);
+}
+
+static void t_close_done(void *context)
+{
+	t_req_done(context, STATUS_SUCCESS);
+}
+
+static bool t_wait(struct t_req *r)
+{
+	return wait_for_completion_timeout(&r->done, T_TIMEOUT) != 0;
+}
+
+/* A create completion. */
+struct t_create {
+	struct completion done;
+	s32 status;
+	struct ndk_object_header *object;
+};
+
+static void t_create_done(void *context, s32 status,
+			  struct ndk_object_header *object)
+{
+	struct t_create *c = context;
+
+	c->status = status;
+	c->object = object;
+	complete(&c->done);
+}
+
+/* One test connection: both connectors, their QPs, callbacks and data. */
+struct t_fix {
+	struct ndk_adapter *adapter;
+	struct ndk_adapter_info info;
+	struct ndk_pd *pd;
+	struct ndk_qp *qp[2];		/* [0] active, [1] passive */
+	struct ndk_cq *cq[2];		/* both queues of qp[i] */
+	struct ndk_listener *listener;
+	struct sockaddr_in laddr;	/* the listener's, with its port */
+
+	/* ConnectEvent: connectors received */
+	struct completion got;
+	spinlock_t lock;		/* protects conn and count */
+	struct ndk_connector *conn[T_MAX_CONN];
+	int count;
+	int event_seq;
+
+	struct ndk_connector *a;	/* active */
+	struct ndk_connector *p;	/* passive (conn[0] usually) */
+	struct t_req connect_req, complete_req, accept_req;
+	struct t_req disc_a, disc_p;	/* disconnect-event callbacks */
+
+	/* ConnectEvent accepts by itself with these (async accept) */
+	bool auto_accept;
+	/* the connect completion completes the connect (async) */
+	bool auto_complete;
+	u32 in_a, out_a, in_p, out_p;
+	u8 cdata[T_CALLER_MAX + 1];
+	u8 sdata[T_CALLEE_MAX + 1];
+	u32 clen, slen;
+};
+
+static void t_disc_cb(void *context)
+{
+	t_req_done(context, STATUS_SUCCESS);
+}
+
+static void t_connect_event(void *context, struct ndk_connector *c)
+{
+	struct t_fix *f = context;
+	bool keep;
+	s32 s;
+
+	spin_lock(&f->lock);
+	keep = f->count < T_MAX_CONN;
+	if (keep)
+		f->conn[f->count] = c;
+	f->count++;
+	f->event_seq = atomic_inc_return(&t_seq);
+	spin_unlock(&f->lock);
+	if (!keep) {
+		ndk_close_connector(c, t_close_done, NULL);
+		return;
+	}
+	if (f->auto_accept) {
+		f->p = c;
+		s = ndk_accept(c, f->qp[1], f->in_p, f->out_p, f->sdata, f->slen,
+			       t_disc_cb, &f->disc_p, t_req_done, &f->accept_req);
+		if (s != STATUS_PENDING)
+			t_req_done(&f->accept_req, s);
+	}
+	complete(&f->got);
+}
+
+static void t_connect_done_auto(void *context, s32 status)
+{
+	struct t_fix *f = context;
+	s32 s;
+
+	t_req_done(&f->connect_req, status);
+	if (status != STATUS_SUCCESS)
+		return;
+	s = ndk_complete_connect(f->a, t_disc_cb, &f->disc_a, t_req_done,
+				 &f->complete_req);
+	if (s != STATUS_PENDING)
+		t_req_done(&f->complete_req, s);
+}
+
+static bool t_got_event(struct t_fix *f)
+{
+	return wait_for_completion_timeout(&f->got, T_TIMEOUT) != 0;
+}
+
+static bool t_unreachable(s32 s)
+{
+	return s == STATUS_HOST_UNREACHABLE || s == STATUS_NETWORK_UNREACHABLE;
+}
+
+static bool t_cancelled_or_unreachable(s32 s)
+{
+	return s == STATUS_CANCELLED || t_unreachable(s);
+}
+
+/* ndk_get_listener_local_address() into a sockaddr_in. */
+static s32 t_laddr(struct ndk_listener *l, struct sockaddr_in *sin, u32 *len)
+{
+	return ndk_get_listener_local_address(l, (struct sockaddr *)sin, len);
+}
+
+static void t_addr(struct ndk_test_env *env, struct sockaddr_in *sin, u16 port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (!in4_pton(env->peer_ip, -1, (u8 *)&sin->sin_addr.s_addr, -1, NULL))
+		ndk_test_log("bad peer_ip %s", env->peer_ip);
+}
+
+static void t_fill(u8 *buf, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (u8)(seed + i * 7);
+}
+
+static void t_cq_notify(void *context, s32 status)
+{
+}
+
+/* (Re)create QP @i on CQ @i; its context is &f->qp[i]. */
+static int t_new_qp(struct ndk_test_env *env, struct t_fix *f, int i)
+{
+	if (f->qp[i])
+		ndk_close_qp(f->qp[i], NULL, NULL);
+	f->qp[i] = NULL;
+	NDK_T_STATUS(env, ndk_create_qp(f->pd, f->cq[i], f->cq[i], &f->qp[i],
+					8, 8, 1, 1, 0, NULL, NULL, &f->qp[i]),
+		     STATUS_SUCCESS);
+	return f->qp[i] ? 0 : -1;
+}
+
+/* Adapter, PD, two CQs and @nqp QPs, QP i on CQ i. */
+static int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
+{
+	u32 size = sizeof(f->info);
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	init_completion(&f->got);
+	spin_lock_init(&f->lock);
+	t_req_init(&f->connect_req);
+	t_req_init(&f->complete_req);
+	t_req_init(&f->accept_req);
+	t_req_init(&f->disc_a);
+	t_req_init(&f->disc_p);
+	f->in_a = 3;
+	f->out_a = 5;
+	f->in_p = 4;
+	f->out_p = 2;
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &f->adapter)) {
+		ndk_test_log("cannot open %s", env->adapter_name);
+		return -1;
+	}
+	NDK_T_STATUS(env, ndk_query_adapter_info(f->adapter, &f->info, &size),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_pd(f->adapter, NULL, NULL, &f->pd),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		NDK_T_STATUS(env, ndk_create_cq(f->adapter, 64, t_cq_notify,
+						NULL, NULL, NULL, NULL,
+						&f->cq[i]), STATUS_SUCCESS);
+		if (env->failures)
+			return -1;
+	}
+	for (i = 0; i < nqp; i++)
+		if (t_new_qp(env, f, i))
+			return -1;
+	return 0;
+}
+
+/* A blocking listener on peer_ip, port chosen by rdma_cm. */
+static int t_listen(struct ndk_test_env *env, struct t_fix *f)
+{
+	struct sockaddr_in sin;
+	u32 len = sizeof(f->laddr);
+
+	NDK_T_STATUS(env, ndk_create_listener(f->adapter, t_connect_event, f,
+					      NULL, NULL, &f->listener),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return -1;
+	t_addr(env, &sin, 0);
+	NDK_T_STATUS(env, ndk_listen(f->listener, (struct sockaddr *)&sin,
+				     sizeof(sin), NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, t_laddr(f->listener, &f->laddr, &len), STATUS_SUCCESS);
+	NDK_T_CHECK(env, len == sizeof(struct sockaddr_in));
+	NDK_T_CHECK(env, f->laddr.sin_family == AF_INET);
+	NDK_T_CHECK(env, f->laddr.sin_addr.s_addr == sin.sin_addr.s_addr);
+	NDK_T_CHECK(env, f->laddr.sin_port != 0);
+	return env->failures ? -1 : 0;
+}
+
+static void t_close_conn(struct ndk_connector **c)
+{
+	if (*c)
+		ndk_close_connector(*c, NULL, NULL);
+	*c = NULL;
+}
+
+/* Close what is left, blocking, children first. */
+static void t_close_all(struct t_fix *f)
+{
+	int i;
+
+	t_close_conn(&f->a);
+	if (f->p == f->conn[0])
+		f->conn[0] = NULL;
+	t_close_conn(&f->p);
+	for (i = 0; i < T_MAX_CONN; i++)
+		t_close_conn(&f->conn[i]);
+	if (f->listener)
+		ndk_close_listener(f->listener, NULL, NULL);
+	for (i = 0; i < 2; i++)
+		if (f->qp[i])
+			ndk_close_qp(f->qp[i], NULL, NULL);
+	for (i = 0; i < 2; i++)
+		if (f->cq[i])
+			ndk_close_cq(f->cq[i], NULL, NULL);
+	if (f->pd)
+		ndk_close_pd(f->pd, NULL, NULL);
+	if (f->adapter)
+		ndk_close_adapter(f->adapter);
+}
+
+static int t_verdict(struct ndk_test_env *env, struct t_fix *f)
+{
+	t_close_all(f);
+	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
+}
+
+/* The private data the peer sent: @sent bytes of @want, then zeros. */
+static void t_check_data(struct ndk_test_env *env, struct ndk_connector *c,
+			 const u8 *want, u32 sent, u32 field, u32 in, u32 out)
+{
+	u8 buf[T_CALLEE_MAX + 8];
+	u32 got_in = ~0U, got_out = ~0U, len = 10, i;
+
+	memset(buf, 0xee, sizeof(buf));
+	NDK_T_STATUS(env, ndk_get_connection_data(c, NULL, NULL, buf, &len),
+		     STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, len == field);
+	NDK_T_CHECK(env, buf[0] == 0xee);
+	len = sizeof(buf);
+	NDK_T_STATUS(env, ndk_get_connection_data(c, &got_in, &got_out, buf,
+						  &len), STATUS_SUCCESS);
+	NDK_T_CHECK(env, len == field);
+	NDK_T_CHECK(env, memcmp(buf, want, sent) == 0);
+	for (i = sent; i < field; i++)
+		if (buf[i]) {
+			ndk_test_log("private data byte %u is %#x", i, buf[i]);
+			env->failures++;
+			break;
+		}
+	NDK_T_CHECK(env, buf[field] == 0xee);
+	NDK_T_CHECK(env, got_in == in);
+	NDK_T_CHECK(env, got_out == out);
+	if (got_in != in || got_out != out)
+		ndk_test_log("read limits %u/%u, expected %u/%u", got_in,
+			     got_out, in, out);
+}
+
+/* Local and peer addresses of both ends of a connection. */
+static void t_check_addresses(struct ndk_test_env *env, struct t_fix *f)
+{
+	struct sockaddr_in la, pa, lp, pp;
+	u32 len;
+
+	len = 4;
+	NDK_T_STATUS(env, ndk_get_local_address(f->a, (struct sockaddr *)&la,
+						&len), STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, len == sizeof(la));
+	len = sizeof(la);
+	NDK_T_STATUS(env, ndk_get_local_address(f->a, (struct sockaddr *)&la,
+						&len), STATUS_SUCCESS);
+	len = sizeof(pa);
+	NDK_T_STATUS(env, ndk_get_peer_address(f->a, (struct sockaddr *)&pa,
+					       &len), STATUS_SUCCESS);
+	len = sizeof(lp);
+	NDK_T_STATUS(env, ndk_get_local_address(f->p, (struct sockaddr *)&lp,
+						&len), STATUS_SUCCESS);
+	len = 4;
+	NDK_T_STATUS(env, ndk_get_peer_address(f->p, (struct sockaddr *)&pp,
+					       &len), STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, len == sizeof(pp));
+	NDK_T_STATUS(env, ndk_get_peer_address(f->p, (struct sockaddr *)&pp,
+					       &len), STATUS_SUCCESS);
+	NDK_T_CHECK(env, la.sin_family == AF_INET && pa.sin_family == AF_INET);
+	NDK_T_CHECK(env, lp.sin_family == AF_INET && pp.sin_family == AF_INET);
+	/* Loopback: every address is the adapter's own. */
+	NDK_T_CHECK(env, la.sin_addr.s_addr == f->laddr.sin_addr.s_addr);
+	NDK_T_CHECK(env, pa.sin_addr.s_addr == f->laddr.sin_addr.s_addr);
+	NDK_T_CHECK(env, lp.sin_addr.s_addr == f->laddr.sin_addr.s_addr);
+	NDK_T_CHECK(env, pp.sin_addr.s_addr == f->laddr.sin_addr.s_addr);
+	NDK_T_CHECK(env, pa.sin_port == f->laddr.sin_port);
+	NDK_T_CHECK(env, lp.sin_port == f->laddr.sin_port);
+	NDK_T_CHECK(env, la.sin_port != 0 && la.sin_port != f->laddr.sin_port);
+	NDK_T_CHECK(env, pp.sin_port == la.sin_port);
+	ndk_test_log("connection %pI4:%u -> %pI4:%u", &la.sin_addr,
+		     ntohs(la.sin_port), &pa.sin_addr, ntohs(pa.sin_port));
+}
+
+/*
+ * Asynchronous connection from the test thread: connect, ConnectEvent,
+ * accept, connect completes, complete_connect; both sides connected.
+ */
+static int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
+{
+	s32 s;
+
+	NDK_T_STATUS(env, ndk_create_connector(f->adapter, NULL, NULL, &f->a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return -1;
+	s = ndk_connect(f->a, f->qp[0], NULL, 0, (struct sockaddr *)&f->laddr,
+			sizeof(f->laddr), f->in_a, f->out_a, f->cdata, f->clen,
+			t_req_done, &f->connect_req);
+	NDK_T_STATUS(env, s, STATUS_PENDING);
+	if (s != STATUS_PENDING)
+		return -1;
+	NDK_T_CHECK(env, t_got_event(f));
+	if (env->failures)
+		return -1;
+	f->p = f->conn[0];
+	f->conn[0] = NULL;
+	NDK_T_STATUS(env, ndk_accept(f->p, f->qp[1], f->in_p, f->out_p,
+				     f->sdata, f->slen, t_disc_cb, &f->disc_p,
+				     t_req_done, &f->accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f->connect_req));
+	NDK_T_STATUS(env, f->connect_req.status, STATUS_SUCCESS);
+	if (env->failures)
+		return -1;
+	/* Not established before the RTU. */
+	NDK_T_CHECK(env, atomic_read(&f->accept_req.calls) == 0);
+	NDK_T_STATUS(env, ndk_complete_connect(f->a, t_disc_cb, &f->disc_a,
+					       t_req_done, &f->complete_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f->complete_req));
+	NDK_T_STATUS(env, f->complete_req.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f->accept_req));
+	NDK_T_STATUS(env, f->accept_req.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, atomic_read(&f->connect_req.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f->complete_req.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f->accept_req.calls) == 1);
+	return env->failures ? -1 : 0;
+}
+
+/* --- Scenarios ----------------------------------------------------------- */
+
+/*
+ * Listener create, listen, address, errors; blocking then asynchronous.
+ */
+static int t_cm_listener(struct ndk_test_env *env)
+{
+	struct ndk_listener *l2 = (struct ndk_listener *)0x1;
+	struct sockaddr_in sin, got;
+	struct t_create cr;
+	struct t_req r;
+	struct t_fix f;
+	u32 len;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+
+	NDK_T_STATUS(env, ndk_create_listener(f.adapter, NULL, NULL, NULL,
+					      NULL, &l2),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_create_listener(f.adapter, t_connect_event, &f,
+					      NULL, NULL, &f.listener),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, ((struct ndk_object_header *)f.listener)->object_type
+			 == NDK_OBJECT_TYPE_LISTENER);
+	len = sizeof(got);
+	NDK_T_STATUS(env, t_laddr(f.listener, &got, &len),
+		     STATUS_INVALID_DEVICE_STATE);
+	/* Bad arguments fail inline. */
+	NDK_T_STATUS(env, ndk_listen(f.listener, NULL, 0, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	t_addr(env, &sin, 0);
+	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&sin, 8,
+				     NULL, NULL), STATUS_INVALID_PARAMETER);
+	sin.sin_family = AF_UNIX;
+	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&sin,
+				     sizeof(sin), NULL, NULL),
+		     STATUS_INVALID_ADDRESS);
+
+	t_addr(env, &sin, 0);
+	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&sin,
+				     sizeof(sin), NULL, NULL), STATUS_SUCCESS);
+	len = 2;
+	NDK_T_STATUS(env, t_laddr(f.listener, &got, &len), STATUS_BUFFER_TOO_SMALL);
+	NDK_T_CHECK(env, len == sizeof(got));
+	NDK_T_STATUS(env, t_laddr(f.listener, &got, &len), STATUS_SUCCESS);
+	NDK_T_CHECK(env, got.sin_family == AF_INET);
+	NDK_T_CHECK(env, got.sin_addr.s_addr == sin.sin_addr.s_addr);
+	NDK_T_CHECK(env, got.sin_port != 0);
+	ndk_test_log("listening on %pI4:%u", &got.sin_addr, ntohs(got.sin_port));
+	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&sin,
+				     sizeof(sin), NULL, NULL),
+		     STATUS_INVALID_DEVICE_STATE);
+
+	/* A second listener on the same port; then on a foreign address. */
+	NDK_T_STATUS(env, ndk_create_listener(f.adapter, t_connect_event, &f,
+					      NULL, NULL, &l2), STATUS_SUCCESS);
+	if (l2 && l2 != (struct ndk_listener *)0x1) {
+		NDK_T_STATUS(env, ndk_listen(l2, (struct sockaddr *)&got,
+					     sizeof(got), NULL, NULL),
+			     STATUS_SHARING_VIOLATION);
+		NDK_T_STATUS(env, ndk_close_listener(l2, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+	NDK_T_STATUS(env, ndk_create_listener(f.adapter, t_connect_event, &f,
+					      NULL, NULL, &l2), STATUS_SUCCESS);
+	if (l2 && l2 != (struct ndk_listener *)0x1) {
+		sin.sin_addr.s_addr = htonl(0xc0000201);	/* 192.0.2.1 */
+		NDK_T_STATUS(env, ndk_listen(l2, (struct sockaddr *)&sin,
+					     sizeof(sin), NULL, NULL),
+			     STATUS_INVALID_ADDRESS);
+		NDK_T_STATUS(env, ndk_close_listener(l2, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, NULL, NULL),
+		     STATUS_SUCCESS);
+	f.listener = NULL;
+
+	/* Asynchronous create, listen (same port: it is free again), close. */
+	init_completion(&cr.done);
+	cr.object = NULL;
+	l2 = (struct ndk_listener *)0x1;
+	NDK_T_STATUS(env, ndk_create_listener(f.adapter, t_connect_event, &f,
+					      t_create_done, &cr, &l2),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&cr.done, T_TIMEOUT));
+	NDK_T_STATUS(env, cr.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, l2 == (struct ndk_listener *)0x1);
+	if (!cr.object)
+		return t_verdict(env, &f);
+	f.listener = ndk_to_listener(cr.object);
+	t_req_init(&r);
+	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&got,
+				     sizeof(got), t_req_done, &r),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&r));
+	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
+	len = sizeof(sin);
+	NDK_T_STATUS(env, t_laddr(f.listener, &sin, &len), STATUS_SUCCESS);
+	NDK_T_CHECK(env, sin.sin_port == got.sin_port);
+	t_req_init(&r);
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, t_close_done, &r),
+		     STATUS_PENDING);
+	f.listener = NULL;
+	NDK_T_CHECK(env, t_wait(&r));
+	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Blocking variants on a loopback connection with the largest private
+ * data both ways: blocking connect and complete-connect (the listener
+ * accepts asynchronously from its ConnectEvent); then a blocking accept
+ * (the connect completion completes the connect).  Disconnect from the
+ * active side: the passive side's disconnect callback fires once.
+ */
+static int t_cm_loopback(struct ndk_test_env *env)
+{
+	u32 len = 16;
+	u8 buf[16];
+	struct t_fix f;
+	s32 s;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, f.info.adapter_flags &
+			 NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
+	NDK_T_CHECK(env, f.info.max_caller_data == T_CALLER_MAX);
+	NDK_T_CHECK(env, f.info.max_callee_data == T_CALLEE_MAX);
+	f.clen = T_CALLER_MAX;
+	f.slen = T_CALLEE_MAX;
+	t_fill(f.cdata, f.clen, 0x11);
+	t_fill(f.sdata, f.slen, 0x80);
+	f.auto_accept = true;
+
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, ((struct ndk_object_header *)f.a)->object_type ==
+			 NDK_OBJECT_TYPE_CONNECTOR);
+	/* Nothing to report before a connection. */
+	NDK_T_STATUS(env, ndk_get_connection_data(f.a, NULL, NULL, buf, &len),
+		     STATUS_INVALID_DEVICE_STATE);
+	NDK_T_STATUS(env, ndk_get_local_address(f.a, (struct sockaddr *)buf,
+						&len),
+		     STATUS_INVALID_DEVICE_STATE);
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, NULL, NULL, NULL, NULL),
+		     STATUS_INVALID_DEVICE_STATE);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL),
+		     STATUS_CONNECTION_INVALID);
+
+	s = ndk_connect(f.a, f.qp[0], NULL, 0, (struct sockaddr *)&f.laddr,
+			sizeof(f.laddr), f.in_a, f.out_a, f.cdata, f.clen,
+			NULL, NULL);
+	NDK_T_STATUS(env, s, STATUS_SUCCESS);
+	if (s)
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, f.count == 1 && f.p);
+	if (!f.p)
+		return t_verdict(env, &f);
+	f.conn[0] = NULL;	/* f.p owns it */
+	/* A second connect on a used connector. */
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0, 0, NULL, 0, NULL,
+				      NULL), STATUS_INVALID_DEVICE_STATE);
+	/* The caller's data at the listener, the callee's at the connector. */
+	t_check_data(env, f.p, f.cdata, f.clen, T_CALLER_MAX, f.in_a, f.out_a);
+	t_check_data(env, f.a, f.sdata, f.slen, T_CALLEE_MAX,
+		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a, NULL,
+					       NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
+	t_check_addresses(env, &f);
+
+	/* Active disconnects: the peer is told once, this side not at all. */
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_STATUS(env, ndk_disconnect(f.p, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 0);
+	NDK_T_CHECK(env, atomic_read(&f.accept_req.calls) == 1);
+	t_close_conn(&f.a);
+	t_close_conn(&f.p);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 0);
+	if (env->failures)
+		return t_verdict(env, &f);
+
+	/* Blocking accept: the connect completion completes the connect. */
+	if (t_new_qp(env, &f, 0) || t_new_qp(env, &f, 1))
+		return t_verdict(env, &f);
+	f.auto_accept = false;
+	reinit_completion(&f.got);
+	f.count = 0;
+	t_req_init(&f.connect_req);
+	t_req_init(&f.complete_req);
+	t_req_init(&f.disc_a);
+	t_req_init(&f.disc_p);
+	f.clen = 1;
+	f.slen = 2;
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0, 0, f.cdata, f.clen,
+				      t_connect_done_auto, &f),
+		     STATUS_PENDING);
+	f.auto_complete = true;
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	t_check_data(env, f.p, f.cdata, f.clen, T_CALLER_MAX, 0, 0);
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 0, 0, f.sdata, f.slen,
+				     t_disc_cb, &f.disc_p, NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.complete_req));
+	NDK_T_STATUS(env, f.complete_req.status, STATUS_SUCCESS);
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	/* This time the passive side disconnects. */
+	NDK_T_STATUS(env, ndk_disconnect(f.p, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.disc_a));
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Everything asynchronous: connector create, connect, accept, complete,
+ * disconnect from the passive side, closes with completions.
+ */
+static int t_cm_async(struct ndk_test_env *env)
+{
+	struct t_req da, ca, cp;
+	struct t_create cr;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	f.clen = 20;
+	f.slen = 100;
+	t_fill(f.cdata, f.clen, 0x21);
+	t_fill(f.sdata, f.slen, 0x42);
+
+	init_completion(&cr.done);
+	cr.object = NULL;
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, t_create_done, &cr,
+					       &f.a), STATUS_PENDING);
+	NDK_T_CHECK(env, !f.a);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&cr.done, T_TIMEOUT));
+	NDK_T_STATUS(env, cr.status, STATUS_SUCCESS);
+	if (!cr.object)
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, cr.object->object_type == NDK_OBJECT_TYPE_CONNECTOR);
+	NDK_T_STATUS(env, ndk_close_connector(ndk_to_connector(cr.object),
+					      NULL, NULL), STATUS_SUCCESS);
+
+	if (t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	t_check_data(env, f.p, f.cdata, f.clen, T_CALLER_MAX, f.in_a, f.out_a);
+	t_check_data(env, f.a, f.sdata, f.slen, T_CALLEE_MAX,
+		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
+	t_check_addresses(env, &f);
+
+	t_req_init(&da);
+	NDK_T_STATUS(env, ndk_disconnect(f.p, t_req_done, &da), STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&da));
+	NDK_T_STATUS(env, da.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.disc_a));
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&da.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
+	/* After the peer's disconnect, the local one is immediate. */
+	NDK_T_STATUS(env, ndk_disconnect(f.a, t_req_done, &da), STATUS_SUCCESS);
+
+	t_req_init(&ca);
+	t_req_init(&cp);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &ca),
+		     STATUS_PENDING);
+	NDK_T_STATUS(env, ndk_close_connector(f.p, t_close_done, &cp),
+		     STATUS_PENDING);
+	f.a = NULL;
+	f.p = NULL;
+	NDK_T_CHECK(env, t_wait(&ca));
+	NDK_T_CHECK(env, t_wait(&cp));
+	NDK_T_CHECK(env, atomic_read(&da.calls) == 1);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Private data and read limits over the adapter's: refused inline with
+ * STATUS_INVALID_PARAMETER and no completion; the limits themselves pass.
+ */
+static int t_cm_limits(struct ndk_test_env *env)
+{
+	struct t_req r;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	t_fill(f.cdata, sizeof(f.cdata), 0x31);
+	t_fill(f.sdata, sizeof(f.sdata), 0x71);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	t_req_init(&r);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0, 0, f.cdata,
+				      T_CALLER_MAX + 1, t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr),
+				      f.info.max_inbound_read_limit + 1, 0,
+				      NULL, 0, t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0,
+				      f.info.max_outbound_read_limit + 1,
+				      NULL, 0, t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_connect(f.a, NULL, NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0, 0, NULL, 0,
+				      t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr, 4, 0, 0,
+				      NULL, 0, t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	/* The connector is still unused: the maxima go through. */
+	f.in_a = f.info.max_inbound_read_limit;
+	f.out_a = f.info.max_outbound_read_limit;
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), f.in_a, f.out_a,
+				      f.cdata, T_CALLER_MAX, t_req_done,
+				      &f.connect_req), STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	t_check_data(env, f.p, f.cdata, T_CALLER_MAX, T_CALLER_MAX, f.in_a,
+		     f.out_a);
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 0, 0, f.sdata,
+				     T_CALLEE_MAX + 1, NULL, NULL, t_req_done,
+				     &r), STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1],
+				     f.info.max_inbound_read_limit + 1, 0,
+				     NULL, 0, NULL, NULL, t_req_done, &r),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_reject(f.p, f.sdata, T_CALLEE_MAX + 1),
+		     STATUS_INVALID_PARAMETER);
+	f.in_p = f.info.max_inbound_read_limit;
+	f.out_p = f.info.max_outbound_read_limit;
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], f.in_p, f.out_p, f.sdata,
+				     T_CALLEE_MAX, t_disc_cb, &f.disc_p,
+				     t_req_done, &f.accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	t_check_data(env, f.a, f.sdata, T_CALLEE_MAX, T_CALLEE_MAX,
+		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
+					       NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
+	/* None of the refused calls completed later. */
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&r.calls) == 0);
+	return t_verdict(env, &f);
+}
+
+/* The listener rejects with private data: STATUS_CONNECTION_REFUSED. */
+static int t_cm_reject(struct ndk_test_env *env)
+{
+	struct t_fix f;
+
+	if (t_open(env, &f, 1) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	f.clen = 7;
+	f.slen = 20;
+	t_fill(f.cdata, f.clen, 0x5);
+	t_fill(f.sdata, f.slen, 0x99);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, f.cdata, f.clen,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	t_check_data(env, f.p, f.cdata, f.clen, T_CALLER_MAX, 1, 1);
+	NDK_T_STATUS(env, ndk_reject(f.p, f.sdata, f.slen), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_reject(f.p, NULL, 0),
+		     STATUS_INVALID_DEVICE_STATE);
+	NDK_T_STATUS(env, ndk_accept(f.p, NULL, 0, 0, NULL, 0, NULL, NULL,
+				     NULL, NULL), STATUS_INVALID_PARAMETER);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
+	/* The reject's private data reaches the connector. */
+	t_check_data(env, f.a, f.sdata, f.slen, T_CALLEE_MAX, 0, 0);
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, NULL, NULL, NULL, NULL),
+		     STATUS_CONNECTION_ABORTED);
+	msleep(100);
+	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Nobody listens on the port (a listener had it and closed): refused.
+ * Blocking and asynchronous.
+ */
+static int t_cm_no_listener(struct ndk_test_env *env)
+{
+	struct t_fix f;
+	s32 s;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	ndk_close_listener(f.listener, NULL, NULL);
+	f.listener = NULL;
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	s = ndk_connect(f.a, f.qp[0], NULL, 0, (struct sockaddr *)&f.laddr,
+			sizeof(f.laddr), 0, 0, NULL, 0, NULL, NULL);
+	ndk_test_log("blocking connect to a closed port: %#x", s);
+	NDK_T_STATUS(env, s, STATUS_CONNECTION_REFUSED);
+	t_close_conn(&f.a);
+
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[1], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 0, 0, NULL, 0,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
+	msleep(100);
+	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Destinations that cannot be reached: an address of the adapter's subnet
+ * nobody answers ARP for, and one without a route.  A source address that
+ * is not local: STATUS_INVALID_ADDRESS.
+ */
+static int t_cm_unreachable(struct ndk_test_env *env)
+{
+	struct sockaddr_in dst, src;
+	struct t_fix f;
+	s32 s;
+
+	if (t_open(env, &f, 1))
+		return t_verdict(env, &f);
+	t_addr(env, &dst, 4791);
+	dst.sin_addr.s_addr = htonl(ntohl(dst.sin_addr.s_addr) + 1);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&dst, sizeof(dst),
+				      0, 0, NULL, 0, t_req_done,
+				      &f.connect_req), STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	ndk_test_log("connect to %pI4 (no such host): %#x", &dst.sin_addr,
+		     f.connect_req.status);
+	NDK_T_CHECK(env, t_unreachable(f.connect_req.status));
+	t_close_conn(&f.a);
+
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	dst.sin_addr.s_addr = htonl(0xc0000201);	/* 192.0.2.1 */
+	s = ndk_connect(f.a, f.qp[0], NULL, 0, (struct sockaddr *)&dst,
+			sizeof(dst), 0, 0, NULL, 0, NULL, NULL);
+	ndk_test_log("connect to %pI4 (no route): %#x", &dst.sin_addr, s);
+	NDK_T_CHECK(env, t_unreachable(s));
+	t_close_conn(&f.a);
+
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	t_addr(env, &dst, 4791);
+	src = dst;
+	src.sin_port = 0;
+	src.sin_addr.s_addr = htonl(0xc0000201);
+	s = ndk_connect(f.a, f.qp[0], (struct sockaddr *)&src, sizeof(src),
+			(struct sockaddr *)&dst, sizeof(dst), 0, 0, NULL, 0,
+			NULL, NULL);
+	ndk_test_log("connect from %pI4 (not local): %#x", &src.sin_addr, s);
+	NDK_T_STATUS(env, s, STATUS_INVALID_ADDRESS);
+	return t_verdict(env, &f);
+}
+
+/*
+ * ndk_control_connect_events(): paused, a request waits without a
+ * ConnectEvent; resumed, it arrives and is accepted.  Then a request left
+ * queued when the listener closes is refused.
+ */
+static int t_cm_pause(struct ndk_test_env *env)
+{
+	struct t_fix f;
+
+	if (t_open(env, &f, 1) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	if (t_new_qp(env, &f, 1))
+		return t_verdict(env, &f);
+	f.auto_accept = true;
+	f.clen = 3;
+	f.slen = 3;
+	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, true),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, f.cdata, f.clen,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	/* Paused: no ConnectEvent, the connect stays pending. */
+	NDK_T_CHECK(env, !wait_for_completion_timeout(&f.got, HZ));
+	NDK_T_CHECK(env, f.count == 0);
+	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 0);
+	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, false),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_got_event(&f));
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, f.connect_req.seq > f.event_seq);
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.conn[0] = NULL;	/* f.p owns it */
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, NULL, NULL, NULL, NULL),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
+	t_close_conn(&f.a);
+	t_close_conn(&f.p);
+
+	/* Paused again; the listener closes with the request queued. */
+	if (t_new_qp(env, &f, 0))
+		return t_verdict(env, &f);
+	t_req_init(&f.connect_req);
+	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, true),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	msleep(500);
+	NDK_T_CHECK(env, f.count == 1);
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, NULL, NULL),
+		     STATUS_SUCCESS);
+	f.listener = NULL;
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
+	NDK_T_CHECK(env, f.count == 1);
+	return t_verdict(env, &f);
+}
+
+/*
+ * Closing in the orders the lifetime rules allow:
+ *  - the active connector closes while connected: the peer is told;
+ *  - a QP closed before its connector: its close completes after the
+ *    connector's;
+ *  - the listener closed before the connector it handed over: its close
+ *    completes after that connector's;
+ *  - a connector closed with a connect pending: the connect completes
+ *    (STATUS_CANCELLED, or its real outcome if that came first) before
+ *    the close completion.
+ */
+static int t_cm_close_order(struct ndk_test_env *env)
+{
+	struct t_req cq, cl, cc, cp;
+	struct sockaddr_in dst;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	if (t_connect_async(env, &f))
+		return t_verdict(env, &f);
+
+	/* The QP's and the listener's closes wait for the connectors. */
+	t_req_init(&cq);
+	t_req_init(&cl);
+	NDK_T_STATUS(env, ndk_close_qp(f.qp[1], t_close_done, &cq),
+		     STATUS_PENDING);
+	f.qp[1] = NULL;
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, t_close_done, &cl),
+		     STATUS_PENDING);
+	f.listener = NULL;
+	msleep(300);
+	NDK_T_CHECK(env, atomic_read(&cq.calls) == 0);
+	NDK_T_CHECK(env, atomic_read(&cl.calls) == 0);
+
+	/* Active closes without disconnecting: the peer is told. */
+	t_req_init(&cc);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &cc),
+		     STATUS_PENDING);
+	f.a = NULL;
+	NDK_T_CHECK(env, t_wait(&cc));
+	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 0);
+
+	t_req_init(&cp);
+	NDK_T_STATUS(env, ndk_close_connector(f.p, t_close_done, &cp),
+		     STATUS_PENDING);
+	f.p = NULL;
+	NDK_T_CHECK(env, t_wait(&cp));
+	NDK_T_CHECK(env, t_wait(&cq));
+	NDK_T_CHECK(env, t_wait(&cl));
+	NDK_T_CHECK(env, cq.seq > cp.seq);
+	NDK_T_CHECK(env, cl.seq > cp.seq);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 1);
+
+	/* A pending connect (to a host that never answers ARP) and a close. */
+	t_req_init(&f.connect_req);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	t_addr(env, &dst, 4791);
+	dst.sin_addr.s_addr = htonl(ntohl(dst.sin_addr.s_addr) + 1);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&dst, sizeof(dst),
+				      0, 0, NULL, 0, t_req_done,
+				      &f.connect_req), STATUS_PENDING);
+	t_req_init(&cc);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &cc),
+		     STATUS_PENDING);
+	f.a = NULL;
+	NDK_T_CHECK(env, t_wait(&cc));
+	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
+	NDK_T_CHECK(env, f.connect_req.seq < cc.seq);
+	ndk_test_log("connect pending at close: %#x", f.connect_req.status);
+	NDK_T_CHECK(env, t_cancelled_or_unreachable(f.connect_req.status));
+	return t_verdict(env, &f);
+}
+
+/*
+ * Data-path scenarios over a connection made by the connector.  They move
+ * zero-length messages: a zero-length send, receive, RDMA write or RDMA
+ * read needs no MR token, yet each is a real packet exchange that
+ * completes only on a connected RC QP.  Byte-carrying traffic with
+ * registered memory is in ndk_test_rdma.c.
+ */
+
+/* Collect @want results within 10 s; returns how many arrived. */
+static u32 t_poll(struct ndk_cq *cq, struct ndk_result *res, u32 want)
+{
+	unsigned long end = jiffies + T_TIMEOUT;
+	u32 got = 0;
+
+	while (got < want && time_before(jiffies, end)) {
+		got += ndk_get_cq_results(cq, res + got, want - got);
+		if (got < want)
+			msleep(20);
+	}
+	return got;
+}
+
+/* No further result shows up within 300 ms. */
+static bool t_cq_quiet(struct ndk_cq *cq)
+{
+	struct ndk_result res;
+
+	msleep(300);
+	return ndk_get_cq_results(cq, &res, 1) == 0;
+}
+
+static void t_check_result(struct ndk_test_env *env, struct ndk_result *r,
+			   s32 status, void *qp_context, void *request_context)
+{
+	NDK_T_STATUS(env, r->status, status);
+	NDK_T_CHECK(env, r->qp_context == qp_context);
+	NDK_T_CHECK(env, r->request_context == request_context);
+	if (status == STATUS_SUCCESS)
+		NDK_T_CHECK(env, r->bytes_transferred == 0);
+}
+
+/*
+ * Initiator posts fail with STATUS_CONNECTION_INVALID, and produce no
+ * result, until ndk_complete_connect() has succeeded; then they work.
+ */
+static int t_cm_dp_not_connected(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)1, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      t_req_done, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
+				     &f.disc_p, t_req_done, &f.accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	/* Accepted by the peer, not completed here: still not connected. */
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)2, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)3, NULL, 0, 0, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
+					       NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)4, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)5, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 1) == 1);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)5);
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 1) == 1);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[1], (void *)4);
+	/* The refused posts left nothing behind. */
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+
+/* Zero-length sends both ways; a silent send completes only remotely. */
+static int t_cm_dp_send_recv(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)11, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)12, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[0], (void *)13, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)21, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)22, NULL, 0,
+				   NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[1], (void *)23, NULL, 0, 0),
+		     STATUS_SUCCESS);
+	/* Active: its send (not the silent one) and the passive's message. */
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 2) == 2);
+	if (res[0].request_context == (void *)13)
+		swap(res[0], res[1]);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)21);
+	t_check_result(env, &res[1], STATUS_SUCCESS, &f.qp[0], (void *)13);
+	/* Passive: both receives in order, and its own send. */
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 2) == 2);
+	if (res[0].request_context == (void *)23)
+		swap(res[0], res[1]);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[1], (void *)11);
+	NDK_T_CHECK(env, t_poll(f.cq[1], res + 1, 1) == 1);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[1]));
+	return t_verdict(env, &f);
+}
+
+/* Zero-length RDMA write and read: initiator results only. */
+static int t_cm_dp_read_write(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)31, NULL, 0, 0, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)32, NULL, 0, 0, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 2) == 2);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)31);
+	t_check_result(env, &res[1], STATUS_SUCCESS, &f.qp[0], (void *)32);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[1]));
+	return t_verdict(env, &f);
+}
+
+/*
+ * The peer disconnects: receives posted here are flushed with
+ * STATUS_CANCELLED, initiator posts fail with STATUS_CONNECTION_INVALID.
+ */
+static int t_cm_dp_disconnect_flush(struct ndk_test_env *env)
+{
+	struct ndk_result res[2];
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)41, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)42, NULL, 0),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, t_poll(f.cq[1], res, 2) == 2);
+	t_check_result(env, &res[0], STATUS_CANCELLED, &f.qp[1], (void *)41);
+	t_check_result(env, &res[1], STATUS_CANCELLED, &f.qp[1], (void *)42);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)43, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_STATUS(env, ndk_send(f.qp[1], (void *)44, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+
+const struct ndk_test ndk_tests_cm[] = {
+	{ "cm-listener", t_cm_listener },
+	{ "cm-loopback", t_cm_loopback },
+	{ "cm-async", t_cm_async },
+	{ "cm-limits", t_cm_limits },
+	{ "cm-reject", t_cm_reject },
+	{ "cm-no-listener", t_cm_no_listener },
+	{ "cm-unreachable", t_cm_unreachable },
+	{ "cm-pause", t_cm_pause },
+	{ "cm-close-order", t_cm_close_order },
+	{ "cm-dp-not-connected", t_cm_dp_not_connected },
+	{ "cm-dp-send-recv", t_cm_dp_send_recv },
+	{ "cm-dp-read-write", t_cm_dp_read_write },
+	{ "cm-dp-disconnect-flush", t_cm_dp_disconnect_flush },
+	{ NULL, NULL },
+};
