@@ -14,6 +14,8 @@
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/inet.h>
+#include <linux/random.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
@@ -1114,7 +1116,7 @@ static int t_cm_close_order(struct ndk_test_env *env)
  * zero-length messages: a zero-length send, receive, RDMA write or RDMA
  * read needs no MR token, yet each is a real packet exchange that
  * completes only on a connected RC QP.  Byte-carrying traffic with
- * registered memory is in ndk_test_rdma.c.
+ * registered memory follows further down.
  */
 
 /* Collect @want results within 10 s; returns how many arrived. */
@@ -1291,6 +1293,266 @@ static int t_cm_dp_disconnect_flush(struct ndk_test_env *env)
 	return t_verdict(env, &f);
 }
 
+/* --- Byte-carrying traffic with registered memory ------------------------ */
+
+#define T_CANARY 64
+#define T_CANARY_BYTE 0xa5
+
+/* A kmalloc'ed buffer with canaries either side, registered as one MR. */
+struct t_buf {
+	u8 *mem;		/* canary | data | canary */
+	u8 *data;
+	u32 len;
+	struct ndk_mdl *mdl;
+	struct ndk_mr *mr;
+};
+
+static int t_buf_reg(struct ndk_test_env *env, struct t_fix *f,
+		     struct t_buf *b, u32 len, u32 flags)
+{
+	memset(b, 0, sizeof(*b));
+	b->mem = kmalloc(len + 2 * T_CANARY, GFP_KERNEL);
+	if (!b->mem)
+		return -ENOMEM;
+	memset(b->mem, T_CANARY_BYTE, len + 2 * T_CANARY);
+	b->data = b->mem + T_CANARY;
+	b->len = len;
+	memset(b->data, 0, len);
+	b->mdl = ndk_mdl_from_buffer(b->data, len, GFP_KERNEL);
+	NDK_T_CHECK(env, b->mdl);
+	if (!b->mdl)
+		return -ENOMEM;
+	NDK_T_STATUS(env, ndk_create_mr(f->pd, false, NULL, NULL, &b->mr),
+		     STATUS_SUCCESS);
+	if (!b->mr)
+		return -ENOMEM;
+	NDK_T_STATUS(env, ndk_register_mr(b->mr, b->mdl, len, flags, NULL, NULL),
+		     STATUS_SUCCESS);
+	return env->failures ? -EINVAL : 0;
+}
+
+static bool t_canaries_ok(struct t_buf *b)
+{
+	u32 i;
+
+	for (i = 0; i < T_CANARY; i++)
+		if (b->mem[i] != T_CANARY_BYTE ||
+		    b->data[b->len + i] != T_CANARY_BYTE)
+			return false;
+	return true;
+}
+
+static void t_buf_free(struct ndk_test_env *env, struct t_buf *b)
+{
+	NDK_T_CHECK(env, !b->mem || t_canaries_ok(b));
+	if (b->mr)
+		ndk_close_mr(b->mr, NULL, NULL);	/* deregisters too */
+	ndk_mdl_free_chain(b->mdl);
+	kfree(b->mem);
+}
+
+static struct ndk_sge t_sge(struct t_buf *b, u32 offset, u32 len)
+{
+	struct ndk_sge sge = {
+		.virtual_address = b->data + offset,
+		.length = len,
+		.memory_region_token = ndk_get_local_token_from_mr(b->mr),
+	};
+	return sge;
+}
+
+static u64 t_raddr(struct t_buf *b, u32 offset)
+{
+	return (u64)(uintptr_t)b->data + offset;
+}
+
+static bool t_all(const u8 *p, u8 v, u32 len)
+{
+	while (len--)
+		if (*p++ != v)
+			return false;
+	return true;
+}
+
+/* Send/receive: the bytes arrive exactly, nothing else is touched. */
+static int t_cm_dp_bytes_send_recv(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, dst = {};
+	struct ndk_result res;
+	struct ndk_sge sge;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &dst, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+	get_random_bytes(src.data, src.len);
+
+	sge = t_sge(&dst, 0, 1500);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)31, &sge, 1),
+		     STATUS_SUCCESS);
+	sge = t_sge(&src, 7, 1000);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)32, &sge, 1, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)32);
+	NDK_T_CHECK(env, t_poll(f.cq[1], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, res.request_context == (void *)31);
+	NDK_T_CHECK(env, res.bytes_transferred == 1000);
+	NDK_T_CHECK(env, memcmp(dst.data, src.data + 7, 1000) == 0);
+	NDK_T_CHECK(env, t_all(dst.data + 1000, 0, dst.len - 1000));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &dst);
+	return t_verdict(env, &f);
+}
+
+/* RDMA write and read through the peer's remote token, byte-exact. */
+static int t_cm_dp_bytes_write_read(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, sink = {}, remote = {};
+	struct ndk_result res;
+	struct ndk_sge sge;
+	struct t_fix f;
+	u32 rtok;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 8192, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &sink, 8192, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					    NDK_MR_FLAG_RDMA_READ_SINK) ||
+	    t_buf_reg(env, &f, &remote, 8192, NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					      NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+	get_random_bytes(src.data, src.len);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+
+	sge = t_sge(&src, 3, 5000);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)41, &sge, 1,
+				    t_raddr(&remote, 500), rtok, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)41);
+	NDK_T_CHECK(env, memcmp(remote.data + 500, src.data + 3, 5000) == 0);
+	NDK_T_CHECK(env, t_all(remote.data, 0, 500));
+	NDK_T_CHECK(env, t_all(remote.data + 5500, 0, remote.len - 5500));
+
+	sge = t_sge(&sink, 100, 5000);
+	NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)42, &sge, 1,
+				   t_raddr(&remote, 500), rtok, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)42);
+	NDK_T_CHECK(env, memcmp(sink.data + 100, src.data + 3, 5000) == 0);
+	NDK_T_CHECK(env, t_all(sink.data, 0, 100));
+	NDK_T_CHECK(env, t_all(sink.data + 5100, 0, sink.len - 5100));
+
+	/* One byte past the end of the remote region: a remote error. */
+	sge = t_sge(&src, 0, 2);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)43, &sge, 1,
+				    t_raddr(&remote, remote.len - 1), rtok, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_REMOTE_RESOURCES);
+	NDK_T_CHECK(env, remote.data[remote.len - 1] == 0);
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &sink);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+/* SILENT_SUCCESS: no result on success, one on failure. */
+static int t_cm_dp_silent(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	struct ndk_result res;
+	struct ndk_sge sge;
+	struct t_fix f;
+	u32 rtok;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+	memset(src.data, 0x5c, src.len);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+
+	sge = t_sge(&src, 0, 100);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)51, &sge, 1,
+				    t_raddr(&remote, 0), rtok,
+				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	NDK_T_CHECK(env, t_all(remote.data, 0x5c, 100));	/* it did run */
+
+	/* The source MR has no remote rights: its token is refused. */
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)52, &sge, 1,
+				    t_raddr(&src, 0),
+				    ndk_get_remote_token_from_mr(src.mr),
+				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_REMOTE_RESOURCES);
+	NDK_T_CHECK(env, res.request_context == (void *)52);
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+/*
+ * DEFER: two deferred writes, then a request that fails inline.  The
+ * provider hands the deferred ones to the hardware before returning the
+ * failure: both complete and carry their data; the failed one leaves no
+ * result.
+ */
+static int t_cm_dp_defer_inline_failure(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	struct ndk_sge sge, two[2];
+	struct ndk_result res[3];
+	struct t_fix f;
+	u32 rtok, got;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+	get_random_bytes(src.data, src.len);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+
+	sge = t_sge(&src, 0, 64);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)61, &sge, 1,
+				    t_raddr(&remote, 0), rtok, NDK_OP_FLAG_DEFER),
+		     STATUS_SUCCESS);
+	sge = t_sge(&src, 64, 64);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)62, &sge, 1,
+				    t_raddr(&remote, 64), rtok, NDK_OP_FLAG_DEFER),
+		     STATUS_SUCCESS);
+	/* The QPs take one SGE: two fail inline, before anything is posted. */
+	two[0] = t_sge(&src, 0, 8);
+	two[1] = t_sge(&src, 8, 8);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)63, two, 2,
+				    t_raddr(&remote, 200), rtok, 0),
+		     STATUS_INVALID_PARAMETER);
+	got = t_poll(f.cq[0], res, 2);
+	NDK_T_CHECK(env, got == 2);
+	if (got == 2) {
+		t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)61);
+		t_check_result(env, &res[1], STATUS_SUCCESS, &f.qp[0], (void *)62);
+	}
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	NDK_T_CHECK(env, memcmp(remote.data, src.data, 128) == 0);
+	NDK_T_CHECK(env, t_all(remote.data + 128, 0, remote.len - 128));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
 const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-listener", t_cm_listener },
 	{ "cm-loopback", t_cm_loopback },
@@ -1305,5 +1567,9 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-send-recv", t_cm_dp_send_recv },
 	{ "cm-dp-read-write", t_cm_dp_read_write },
 	{ "cm-dp-disconnect-flush", t_cm_dp_disconnect_flush },
+	{ "cm-dp-bytes-send-recv", t_cm_dp_bytes_send_recv },
+	{ "cm-dp-bytes-write-read", t_cm_dp_bytes_write_read },
+	{ "cm-dp-silent", t_cm_dp_silent },
+	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
 	{ NULL, NULL },
 };
