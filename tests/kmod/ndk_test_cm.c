@@ -1553,6 +1553,87 @@ out:
 	return t_verdict(env, &f);
 }
 
+/*
+ * INLINE: the data is taken at post time from unregistered memory (the
+ * token is ignored).  Send-and-invalidate: the receiver's result is
+ * RECEIVE_AND_INVALIDATE with the token, and the token is dead after it.
+ */
+static int t_cm_dp_inline_invalidate(struct ndk_test_env *env)
+{
+	struct t_buf dst = {}, src = {}, remote = {};
+	struct ndk_result_ex rex;
+	struct ndk_result res;
+	u8 stack_data[48];
+	struct ndk_sge sge;
+	struct t_fix f;
+	u32 rtok;
+	int i;
+
+	if (t_open(env, &f, 0) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	for (i = 0; i < 2; i++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[i], f.cq[i], &f.qp[i],
+						8, 8, 1, 1, 64, NULL, NULL,
+						&f.qp[i]), STATUS_SUCCESS);
+	if (env->failures || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &dst, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) ||
+	    t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+
+	get_random_bytes(stack_data, sizeof(stack_data));
+	sge = t_sge(&dst, 0, 4096);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)71, &sge, 1),
+		     STATUS_SUCCESS);
+	sge.virtual_address = stack_data;
+	sge.length = sizeof(stack_data);
+	sge.memory_region_token = 0xdeadbeef;	/* ignored for INLINE */
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)72, &sge, 1,
+				   NDK_OP_FLAG_INLINE), STATUS_SUCCESS);
+	memset(stack_data + 1, 0, sizeof(stack_data) - 1); /* taken already */
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)72);
+	NDK_T_CHECK(env, t_poll(f.cq[1], &res, 1) == 1);
+	NDK_T_CHECK(env, res.bytes_transferred == sizeof(stack_data));
+	NDK_T_CHECK(env, dst.data[0] == stack_data[0]);
+	/* More than the QP's inline size is refused before posting. */
+	sge.length = 65;
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)73, &sge, 1,
+				   NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER);
+
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+	sge = t_sge(&dst, 0, 4096);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)74, &sge, 1),
+		     STATUS_SUCCESS);
+	sge = t_sge(&src, 0, 16);
+	NDK_T_STATUS(env, ndk_send_and_invalidate(f.qp[0], (void *)75, &sge, 1,
+						  0, rtok), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)75);
+	for (i = 0; i < 500 && !ndk_get_cq_results_ex(f.cq[1], &rex, 1); i++)
+		msleep(20);
+	NDK_T_CHECK(env, i < 500);
+	NDK_T_STATUS(env, rex.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, rex.request_context == (void *)74);
+	NDK_T_CHECK(env, rex.type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE);
+	NDK_T_CHECK(env, rex.type & NDK_OPERATION_TYPE_RECEIVE);
+	NDK_T_CHECK(env, rex.type_specific_completion_output == rtok);
+	NDK_T_CHECK(env, rex.bytes_transferred == 16);
+
+	/* The invalidated token no longer reaches the region. */
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)76, &sge, 1,
+				    t_raddr(&remote, 0), rtok, 0), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_REMOTE_RESOURCES);
+	NDK_T_CHECK(env, t_all(remote.data, 0, remote.len));
+out:
+	t_buf_free(env, &dst);
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
 const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-listener", t_cm_listener },
 	{ "cm-loopback", t_cm_loopback },
@@ -1571,5 +1652,6 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-bytes-write-read", t_cm_dp_bytes_write_read },
 	{ "cm-dp-silent", t_cm_dp_silent },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
+	{ "cm-dp-inline-invalidate", t_cm_dp_inline_invalidate },
 	{ NULL, NULL },
 };
