@@ -13,6 +13,8 @@
 #ifndef NDK_TEST_H
 #define NDK_TEST_H
 
+#include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/kernel.h>
 #include <linux/printk.h>
 #include <ndk/ndkpi.h>
@@ -63,6 +65,34 @@ __printf(1, 2) void ndk_test_log(const char *fmt, ...);
 			(env)->failures++;				\
 		}							\
 	} while (0)
+
+/* How long a scenario waits for any callback before it fails. */
+#define NDK_T_TIMEOUT	(10 * HZ)
+
+/**
+ * struct ndk_t_wait - a create, request or close completion to wait for
+ * @done:   completed by each call
+ * @status: the status passed (STATUS_SUCCESS for a close)
+ * @object: the object a create completion passed
+ * @calls:  how many times the callback ran
+ * @seq:    its place among every completion recorded this way, so a
+ *          scenario can check the order of callbacks
+ */
+struct ndk_t_wait {
+	struct completion done;
+	s32 status;
+	struct ndk_object_header *object;
+	atomic_t calls;
+	int seq;
+};
+
+void ndk_t_wait_init(struct ndk_t_wait *w);
+void ndk_t_created(void *context, s32 status, struct ndk_object_header *object);
+void ndk_t_requested(void *context, s32 status);
+void ndk_t_closed(void *context);
+bool ndk_t_wait(struct ndk_t_wait *w);
+/* The next number of the sequence struct ndk_t_wait.seq comes from. */
+int ndk_t_next_seq(void);
 
 /* Scenario tables, each ended by an entry with a NULL name. */
 extern const struct ndk_test ndk_tests_adapter[];

@@ -4,50 +4,7 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
-#include <linux/completion.h>
-
 #include "ndk_test.h"
-
-/* A create or close completion a scenario can wait for. */
-struct ndk_t_wait {
-	struct completion done;
-	s32 status;
-	struct ndk_object_header *object;
-	int calls;
-};
-
-static void ndk_t_wait_init(struct ndk_t_wait *w)
-{
-	init_completion(&w->done);
-	w->status = STATUS_UNSUCCESSFUL;
-	w->object = NULL;
-	w->calls = 0;
-}
-
-static void ndk_t_create_done(void *context, s32 status,
-			      struct ndk_object_header *object)
-{
-	struct ndk_t_wait *w = context;
-
-	w->status = status;
-	w->object = object;
-	w->calls++;
-	complete(&w->done);
-}
-
-static void ndk_t_close_done(void *context)
-{
-	struct ndk_t_wait *w = context;
-
-	w->status = STATUS_SUCCESS;
-	w->calls++;
-	complete(&w->done);
-}
-
-static bool ndk_t_wait_for(struct ndk_t_wait *w)
-{
-	return wait_for_completion_timeout(&w->done, 10 * HZ) != 0;
-}
 
 static int ndk_t_count(const char *name, void *context)
 {
@@ -179,13 +136,13 @@ static int ndk_t_pd_async(struct ndk_test_env *env)
 	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
 		return NDK_TEST_FAIL;
 	ndk_t_wait_init(&w);
-	NDK_T_STATUS(env, ndk_create_pd(adapter, ndk_t_create_done, &w, &pd),
+	NDK_T_STATUS(env, ndk_create_pd(adapter, ndk_t_created, &w, &pd),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_for(&w));
+	NDK_T_CHECK(env, ndk_t_wait(&w));
 	NDK_T_STATUS(env, w.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, pd == (struct ndk_pd *)0x1);
 	NDK_T_CHECK(env, w.object && w.object->object_type == NDK_OBJECT_TYPE_PD);
-	NDK_T_CHECK(env, w.calls == 1);
+	NDK_T_CHECK(env, atomic_read(&w.calls) == 1);
 	if (!w.object) {
 		ndk_close_adapter(adapter);
 		return NDK_TEST_FAIL;
@@ -193,11 +150,11 @@ static int ndk_t_pd_async(struct ndk_test_env *env)
 	pd = ndk_to_pd(w.object);
 
 	ndk_t_wait_init(&w);
-	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_close_done, &w),
+	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_closed, &w),
 		     STATUS_PENDING);
 	ndk_close_adapter(adapter);
 	/* The adapter close returned: the PD's close callback has run. */
-	NDK_T_CHECK(env, w.calls == 1);
+	NDK_T_CHECK(env, atomic_read(&w.calls) == 1);
 	return NDK_TEST_PASS;
 }
 

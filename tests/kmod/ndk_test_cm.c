@@ -21,68 +21,10 @@
 
 #include "ndk_test.h"
 
-#define T_TIMEOUT	(10 * HZ)
 #define T_MAX_CONN	4
 #define T_CALLER_MAX	56
 #define T_CALLEE_MAX	148
 
-/* Callbacks number themselves so scenarios can check their order. */
-static atomic_t t_seq = ATOMIC_INIT(0);
-
-/* A request completion (or a close completion) to wait for. */
-struct t_req {
-	struct completion done;
-	s32 status;
-	atomic_t calls;
-	int seq;
-};
-
-static void t_req_init(struct t_req *r)
-{
-	init_completion(&r->done);
-	r->status = STATUS_UNSUCCESSFUL;
-	atomic_set(&r->calls, 0);
-	r->seq = 0;
-}
-
-static void t_req_done(void *context, s32 status)
-{
-	struct t_req *r = context;
-
-	r->status = status;
-	r->seq = atomic_inc_return(&t_seq);
-	atomic_inc(&r->calls);
-	complete(&r->done);
-}
-
-static void t_close_done(void *context)
-{
-	t_req_done(context, STATUS_SUCCESS);
-}
-
-static bool t_wait(struct t_req *r)
-{
-	return wait_for_completion_timeout(&r->done, T_TIMEOUT) != 0;
-}
-
-/* A create completion. */
-struct t_create {
-	struct completion done;
-	s32 status;
-	struct ndk_object_header *object;
-};
-
-static void t_create_done(void *context, s32 status,
-			  struct ndk_object_header *object)
-{
-	struct t_create *c = context;
-
-	c->status = status;
-	c->object = object;
-	complete(&c->done);
-}
-
-/* One test connection: both connectors, their QPs, callbacks and data. */
 struct t_fix {
 	struct ndk_adapter *adapter;
 	struct ndk_adapter_info info;
@@ -101,8 +43,8 @@ struct t_fix {
 
 	struct ndk_connector *a;	/* active */
 	struct ndk_connector *p;	/* passive (conn[0] usually) */
-	struct t_req connect_req, complete_req, accept_req;
-	struct t_req disc_a, disc_p;	/* disconnect-event callbacks */
+	struct ndk_t_wait connect_req, complete_req, accept_req;
+	struct ndk_t_wait disc_a, disc_p;	/* disconnect-event callbacks */
 
 	/* ConnectEvent accepts by itself with these (async accept) */
 	bool auto_accept;
@@ -116,7 +58,7 @@ struct t_fix {
 
 static void t_disc_cb(void *context)
 {
-	t_req_done(context, STATUS_SUCCESS);
+	ndk_t_requested(context, STATUS_SUCCESS);
 }
 
 static void t_connect_event(void *context, struct ndk_connector *c)
@@ -130,18 +72,18 @@ static void t_connect_event(void *context, struct ndk_connector *c)
 	if (keep)
 		f->conn[f->count] = c;
 	f->count++;
-	f->event_seq = atomic_inc_return(&t_seq);
+	f->event_seq = ndk_t_next_seq();
 	spin_unlock(&f->lock);
 	if (!keep) {
-		ndk_close_connector(c, t_close_done, NULL);
+		ndk_close_connector(c, ndk_t_closed, NULL);
 		return;
 	}
 	if (f->auto_accept) {
 		f->p = c;
 		s = ndk_accept(c, f->qp[1], f->in_p, f->out_p, f->sdata, f->slen,
-			       t_disc_cb, &f->disc_p, t_req_done, &f->accept_req);
+			       t_disc_cb, &f->disc_p, ndk_t_requested, &f->accept_req);
 		if (s != STATUS_PENDING)
-			t_req_done(&f->accept_req, s);
+			ndk_t_requested(&f->accept_req, s);
 	}
 	complete(&f->got);
 }
@@ -151,18 +93,18 @@ static void t_connect_done_auto(void *context, s32 status)
 	struct t_fix *f = context;
 	s32 s;
 
-	t_req_done(&f->connect_req, status);
+	ndk_t_requested(&f->connect_req, status);
 	if (status != STATUS_SUCCESS)
 		return;
-	s = ndk_complete_connect(f->a, t_disc_cb, &f->disc_a, t_req_done,
+	s = ndk_complete_connect(f->a, t_disc_cb, &f->disc_a, ndk_t_requested,
 				 &f->complete_req);
 	if (s != STATUS_PENDING)
-		t_req_done(&f->complete_req, s);
+		ndk_t_requested(&f->complete_req, s);
 }
 
 static bool t_got_event(struct t_fix *f)
 {
-	return wait_for_completion_timeout(&f->got, T_TIMEOUT) != 0;
+	return wait_for_completion_timeout(&f->got, NDK_T_TIMEOUT) != 0;
 }
 
 static bool t_unreachable(s32 s)
@@ -223,11 +165,11 @@ static int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
 	memset(f, 0, sizeof(*f));
 	init_completion(&f->got);
 	spin_lock_init(&f->lock);
-	t_req_init(&f->connect_req);
-	t_req_init(&f->complete_req);
-	t_req_init(&f->accept_req);
-	t_req_init(&f->disc_a);
-	t_req_init(&f->disc_p);
+	ndk_t_wait_init(&f->connect_req);
+	ndk_t_wait_init(&f->complete_req);
+	ndk_t_wait_init(&f->accept_req);
+	ndk_t_wait_init(&f->disc_a);
+	ndk_t_wait_init(&f->disc_p);
 	f->in_a = 3;
 	f->out_a = 5;
 	f->in_p = 4;
@@ -400,7 +342,7 @@ static int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 		return -1;
 	s = ndk_connect(f->a, f->qp[0], NULL, 0, (struct sockaddr *)&f->laddr,
 			sizeof(f->laddr), f->in_a, f->out_a, f->cdata, f->clen,
-			t_req_done, &f->connect_req);
+			ndk_t_requested, &f->connect_req);
 	NDK_T_STATUS(env, s, STATUS_PENDING);
 	if (s != STATUS_PENDING)
 		return -1;
@@ -411,20 +353,20 @@ static int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 	f->conn[0] = NULL;
 	NDK_T_STATUS(env, ndk_accept(f->p, f->qp[1], f->in_p, f->out_p,
 				     f->sdata, f->slen, t_disc_cb, &f->disc_p,
-				     t_req_done, &f->accept_req),
+				     ndk_t_requested, &f->accept_req),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f->connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f->connect_req));
 	NDK_T_STATUS(env, f->connect_req.status, STATUS_SUCCESS);
 	if (env->failures)
 		return -1;
 	/* Not established before the RTU. */
 	NDK_T_CHECK(env, atomic_read(&f->accept_req.calls) == 0);
 	NDK_T_STATUS(env, ndk_complete_connect(f->a, t_disc_cb, &f->disc_a,
-					       t_req_done, &f->complete_req),
+					       ndk_t_requested, &f->complete_req),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f->complete_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f->complete_req));
 	NDK_T_STATUS(env, f->complete_req.status, STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f->accept_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f->accept_req));
 	NDK_T_STATUS(env, f->accept_req.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, atomic_read(&f->connect_req.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f->complete_req.calls) == 1);
@@ -441,8 +383,8 @@ static int t_cm_listener(struct ndk_test_env *env)
 {
 	struct ndk_listener *l2 = (struct ndk_listener *)0x1;
 	struct sockaddr_in sin, got;
-	struct t_create cr;
-	struct t_req r;
+	struct ndk_t_wait cr;
+	struct ndk_t_wait r;
 	struct t_fix f;
 	u32 len;
 
@@ -513,33 +455,32 @@ static int t_cm_listener(struct ndk_test_env *env)
 	f.listener = NULL;
 
 	/* Asynchronous create, listen (same port: it is free again), close. */
-	init_completion(&cr.done);
-	cr.object = NULL;
+	ndk_t_wait_init(&cr);
 	l2 = (struct ndk_listener *)0x1;
 	NDK_T_STATUS(env, ndk_create_listener(f.adapter, t_connect_event, &f,
-					      t_create_done, &cr, &l2),
+					      ndk_t_created, &cr, &l2),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, wait_for_completion_timeout(&cr.done, T_TIMEOUT));
+	NDK_T_CHECK(env, ndk_t_wait(&cr));
 	NDK_T_STATUS(env, cr.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, l2 == (struct ndk_listener *)0x1);
 	if (!cr.object)
 		return t_verdict(env, &f);
 	f.listener = ndk_to_listener(cr.object);
-	t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_listen(f.listener, (struct sockaddr *)&got,
-				     sizeof(got), t_req_done, &r),
+				     sizeof(got), ndk_t_requested, &r),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
 	len = sizeof(sin);
 	NDK_T_STATUS(env, t_laddr(f.listener, &sin, &len), STATUS_SUCCESS);
 	NDK_T_CHECK(env, sin.sin_port == got.sin_port);
-	t_req_init(&r);
-	NDK_T_STATUS(env, ndk_close_listener(f.listener, t_close_done, &r),
+	ndk_t_wait_init(&r);
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, ndk_t_closed, &r),
 		     STATUS_PENDING);
 	f.listener = NULL;
-	NDK_T_CHECK(env, t_wait(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
 	return t_verdict(env, &f);
 }
@@ -608,13 +549,13 @@ static int t_cm_loopback(struct ndk_test_env *env)
 		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
 	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a, NULL,
 					       NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
 	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
 	t_check_addresses(env, &f);
 
 	/* Active disconnects: the peer is told once, this side not at all. */
 	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_p));
 	NDK_T_STATUS(env, ndk_disconnect(f.p, NULL, NULL), STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
 	msleep(200);
@@ -634,10 +575,10 @@ static int t_cm_loopback(struct ndk_test_env *env)
 	f.auto_accept = false;
 	reinit_completion(&f.got);
 	f.count = 0;
-	t_req_init(&f.connect_req);
-	t_req_init(&f.complete_req);
-	t_req_init(&f.disc_a);
-	t_req_init(&f.disc_p);
+	ndk_t_wait_init(&f.connect_req);
+	ndk_t_wait_init(&f.complete_req);
+	ndk_t_wait_init(&f.disc_a);
+	ndk_t_wait_init(&f.disc_p);
 	f.clen = 1;
 	f.slen = 2;
 	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
@@ -659,12 +600,12 @@ static int t_cm_loopback(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 0, 0, f.sdata, f.slen,
 				     t_disc_cb, &f.disc_p, NULL, NULL),
 		     STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.complete_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.complete_req));
 	NDK_T_STATUS(env, f.complete_req.status, STATUS_SUCCESS);
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
 	/* This time the passive side disconnects. */
 	NDK_T_STATUS(env, ndk_disconnect(f.p, NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.disc_a));
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_a));
 	msleep(200);
 	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
@@ -677,8 +618,8 @@ static int t_cm_loopback(struct ndk_test_env *env)
  */
 static int t_cm_async(struct ndk_test_env *env)
 {
-	struct t_req da, ca, cp;
-	struct t_create cr;
+	struct ndk_t_wait da, ca, cp;
+	struct ndk_t_wait cr;
 	struct t_fix f;
 
 	if (t_open(env, &f, 2) || t_listen(env, &f))
@@ -688,12 +629,11 @@ static int t_cm_async(struct ndk_test_env *env)
 	t_fill(f.cdata, f.clen, 0x21);
 	t_fill(f.sdata, f.slen, 0x42);
 
-	init_completion(&cr.done);
-	cr.object = NULL;
-	NDK_T_STATUS(env, ndk_create_connector(f.adapter, t_create_done, &cr,
+	ndk_t_wait_init(&cr);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, ndk_t_created, &cr,
 					       &f.a), STATUS_PENDING);
 	NDK_T_CHECK(env, !f.a);
-	NDK_T_CHECK(env, wait_for_completion_timeout(&cr.done, T_TIMEOUT));
+	NDK_T_CHECK(env, ndk_t_wait(&cr));
 	NDK_T_STATUS(env, cr.status, STATUS_SUCCESS);
 	if (!cr.object)
 		return t_verdict(env, &f);
@@ -708,28 +648,28 @@ static int t_cm_async(struct ndk_test_env *env)
 		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
 	t_check_addresses(env, &f);
 
-	t_req_init(&da);
-	NDK_T_STATUS(env, ndk_disconnect(f.p, t_req_done, &da), STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&da));
+	ndk_t_wait_init(&da);
+	NDK_T_STATUS(env, ndk_disconnect(f.p, ndk_t_requested, &da), STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&da));
 	NDK_T_STATUS(env, da.status, STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.disc_a));
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_a));
 	msleep(200);
 	NDK_T_CHECK(env, atomic_read(&da.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
 	/* After the peer's disconnect, the local one is immediate. */
-	NDK_T_STATUS(env, ndk_disconnect(f.a, t_req_done, &da), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, ndk_t_requested, &da), STATUS_SUCCESS);
 
-	t_req_init(&ca);
-	t_req_init(&cp);
-	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &ca),
+	ndk_t_wait_init(&ca);
+	ndk_t_wait_init(&cp);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, ndk_t_closed, &ca),
 		     STATUS_PENDING);
-	NDK_T_STATUS(env, ndk_close_connector(f.p, t_close_done, &cp),
+	NDK_T_STATUS(env, ndk_close_connector(f.p, ndk_t_closed, &cp),
 		     STATUS_PENDING);
 	f.a = NULL;
 	f.p = NULL;
-	NDK_T_CHECK(env, t_wait(&ca));
-	NDK_T_CHECK(env, t_wait(&cp));
+	NDK_T_CHECK(env, ndk_t_wait(&ca));
+	NDK_T_CHECK(env, ndk_t_wait(&cp));
 	NDK_T_CHECK(env, atomic_read(&da.calls) == 1);
 	return t_verdict(env, &f);
 }
@@ -740,7 +680,7 @@ static int t_cm_async(struct ndk_test_env *env)
  */
 static int t_cm_limits(struct ndk_test_env *env)
 {
-	struct t_req r;
+	struct ndk_t_wait r;
 	struct t_fix f;
 
 	if (t_open(env, &f, 2) || t_listen(env, &f))
@@ -751,32 +691,32 @@ static int t_cm_limits(struct ndk_test_env *env)
 		     STATUS_SUCCESS);
 	if (env->failures)
 		return t_verdict(env, &f);
-	t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 0, 0, f.cdata,
-				      T_CALLER_MAX + 1, t_req_done, &r),
+				      T_CALLER_MAX + 1, ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr),
 				      f.info.max_inbound_read_limit + 1, 0,
-				      NULL, 0, t_req_done, &r),
+				      NULL, 0, ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 0,
 				      f.info.max_outbound_read_limit + 1,
-				      NULL, 0, t_req_done, &r),
+				      NULL, 0, ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_connect(f.a, NULL, NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 0, 0, NULL, 0,
-				      t_req_done, &r),
+				      ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr, 4, 0, 0,
-				      NULL, 0, t_req_done, &r),
+				      NULL, 0, ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	/* The connector is still unused: the maxima go through. */
 	f.in_a = f.info.max_inbound_read_limit;
@@ -784,7 +724,7 @@ static int t_cm_limits(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), f.in_a, f.out_a,
-				      f.cdata, T_CALLER_MAX, t_req_done,
+				      f.cdata, T_CALLER_MAX, ndk_t_requested,
 				      &f.connect_req), STATUS_PENDING);
 	NDK_T_CHECK(env, t_got_event(&f));
 	if (env->failures)
@@ -794,11 +734,11 @@ static int t_cm_limits(struct ndk_test_env *env)
 	t_check_data(env, f.p, f.cdata, T_CALLER_MAX, T_CALLER_MAX, f.in_a,
 		     f.out_a);
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 0, 0, f.sdata,
-				     T_CALLEE_MAX + 1, NULL, NULL, t_req_done,
+				     T_CALLEE_MAX + 1, NULL, NULL, ndk_t_requested,
 				     &r), STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1],
 				     f.info.max_inbound_read_limit + 1, 0,
-				     NULL, 0, NULL, NULL, t_req_done, &r),
+				     NULL, 0, NULL, NULL, ndk_t_requested, &r),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_reject(f.p, f.sdata, T_CALLEE_MAX + 1),
 		     STATUS_INVALID_PARAMETER);
@@ -806,15 +746,15 @@ static int t_cm_limits(struct ndk_test_env *env)
 	f.out_p = f.info.max_outbound_read_limit;
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], f.in_p, f.out_p, f.sdata,
 				     T_CALLEE_MAX, t_disc_cb, &f.disc_p,
-				     t_req_done, &f.accept_req),
+				     ndk_t_requested, &f.accept_req),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
 	t_check_data(env, f.a, f.sdata, T_CALLEE_MAX, T_CALLEE_MAX,
 		     min(f.in_p, f.out_a), min(f.out_p, f.in_a));
 	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
 					       NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
 	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
 	/* None of the refused calls completed later. */
 	msleep(200);
@@ -840,7 +780,7 @@ static int t_cm_reject(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 1, 1, f.cdata, f.clen,
-				      t_req_done, &f.connect_req),
+				      ndk_t_requested, &f.connect_req),
 		     STATUS_PENDING);
 	NDK_T_CHECK(env, t_got_event(&f));
 	if (env->failures)
@@ -853,7 +793,7 @@ static int t_cm_reject(struct ndk_test_env *env)
 		     STATUS_INVALID_DEVICE_STATE);
 	NDK_T_STATUS(env, ndk_accept(f.p, NULL, 0, 0, NULL, 0, NULL, NULL,
 				     NULL, NULL), STATUS_INVALID_PARAMETER);
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
 	/* The reject's private data reaches the connector. */
 	t_check_data(env, f.a, f.sdata, f.slen, T_CALLEE_MAX, 0, 0);
@@ -894,9 +834,9 @@ static int t_cm_no_listener(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[1], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 0, 0, NULL, 0,
-				      t_req_done, &f.connect_req),
+				      ndk_t_requested, &f.connect_req),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
 	msleep(100);
 	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
@@ -924,9 +864,9 @@ static int t_cm_unreachable(struct ndk_test_env *env)
 		return t_verdict(env, &f);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&dst, sizeof(dst),
-				      0, 0, NULL, 0, t_req_done,
+				      0, 0, NULL, 0, ndk_t_requested,
 				      &f.connect_req), STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	ndk_test_log("connect to %pI4 (no such host): %#x", &dst.sin_addr,
 		     f.connect_req.status);
 	NDK_T_CHECK(env, t_unreachable(f.connect_req.status));
@@ -984,7 +924,7 @@ static int t_cm_pause(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 1, 1, f.cdata, f.clen,
-				      t_req_done, &f.connect_req),
+				      ndk_t_requested, &f.connect_req),
 		     STATUS_PENDING);
 	/* Paused: no ConnectEvent, the connect stays pending. */
 	NDK_T_CHECK(env, !wait_for_completion_timeout(&f.got, HZ));
@@ -993,7 +933,7 @@ static int t_cm_pause(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, false),
 		     STATUS_SUCCESS);
 	NDK_T_CHECK(env, t_got_event(&f));
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, f.connect_req.seq > f.event_seq);
 	if (env->failures)
@@ -1001,7 +941,7 @@ static int t_cm_pause(struct ndk_test_env *env)
 	f.conn[0] = NULL;	/* f.p owns it */
 	NDK_T_STATUS(env, ndk_complete_connect(f.a, NULL, NULL, NULL, NULL),
 		     STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
 	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
 	t_close_conn(&f.a);
 	t_close_conn(&f.p);
@@ -1009,7 +949,7 @@ static int t_cm_pause(struct ndk_test_env *env)
 	/* Paused again; the listener closes with the request queued. */
 	if (t_new_qp(env, &f, 0))
 		return t_verdict(env, &f);
-	t_req_init(&f.connect_req);
+	ndk_t_wait_init(&f.connect_req);
 	NDK_T_STATUS(env, ndk_control_connect_events(f.listener, true),
 		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
@@ -1019,14 +959,14 @@ static int t_cm_pause(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 1, 1, NULL, 0,
-				      t_req_done, &f.connect_req),
+				      ndk_t_requested, &f.connect_req),
 		     STATUS_PENDING);
 	msleep(500);
 	NDK_T_CHECK(env, f.count == 1);
 	NDK_T_STATUS(env, ndk_close_listener(f.listener, NULL, NULL),
 		     STATUS_SUCCESS);
 	f.listener = NULL;
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_CONNECTION_REFUSED);
 	NDK_T_CHECK(env, f.count == 1);
 	return t_verdict(env, &f);
@@ -1045,7 +985,7 @@ static int t_cm_pause(struct ndk_test_env *env)
  */
 static int t_cm_close_order(struct ndk_test_env *env)
 {
-	struct t_req cq, cl, cc, cp;
+	struct ndk_t_wait cq, cl, cc, cp;
 	struct sockaddr_in dst;
 	struct t_fix f;
 
@@ -1055,12 +995,12 @@ static int t_cm_close_order(struct ndk_test_env *env)
 		return t_verdict(env, &f);
 
 	/* The QP's and the listener's closes wait for the connectors. */
-	t_req_init(&cq);
-	t_req_init(&cl);
-	NDK_T_STATUS(env, ndk_close_qp(f.qp[1], t_close_done, &cq),
+	ndk_t_wait_init(&cq);
+	ndk_t_wait_init(&cl);
+	NDK_T_STATUS(env, ndk_close_qp(f.qp[1], ndk_t_closed, &cq),
 		     STATUS_PENDING);
 	f.qp[1] = NULL;
-	NDK_T_STATUS(env, ndk_close_listener(f.listener, t_close_done, &cl),
+	NDK_T_STATUS(env, ndk_close_listener(f.listener, ndk_t_closed, &cl),
 		     STATUS_PENDING);
 	f.listener = NULL;
 	msleep(300);
@@ -1068,27 +1008,27 @@ static int t_cm_close_order(struct ndk_test_env *env)
 	NDK_T_CHECK(env, atomic_read(&cl.calls) == 0);
 
 	/* Active closes without disconnecting: the peer is told. */
-	t_req_init(&cc);
-	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &cc),
+	ndk_t_wait_init(&cc);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, ndk_t_closed, &cc),
 		     STATUS_PENDING);
 	f.a = NULL;
-	NDK_T_CHECK(env, t_wait(&cc));
-	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, ndk_t_wait(&cc));
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_p));
 	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 0);
 
-	t_req_init(&cp);
-	NDK_T_STATUS(env, ndk_close_connector(f.p, t_close_done, &cp),
+	ndk_t_wait_init(&cp);
+	NDK_T_STATUS(env, ndk_close_connector(f.p, ndk_t_closed, &cp),
 		     STATUS_PENDING);
 	f.p = NULL;
-	NDK_T_CHECK(env, t_wait(&cp));
-	NDK_T_CHECK(env, t_wait(&cq));
-	NDK_T_CHECK(env, t_wait(&cl));
+	NDK_T_CHECK(env, ndk_t_wait(&cp));
+	NDK_T_CHECK(env, ndk_t_wait(&cq));
+	NDK_T_CHECK(env, ndk_t_wait(&cl));
 	NDK_T_CHECK(env, cq.seq > cp.seq);
 	NDK_T_CHECK(env, cl.seq > cp.seq);
 	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 1);
 
 	/* A pending connect (to a host that never answers ARP) and a close. */
-	t_req_init(&f.connect_req);
+	ndk_t_wait_init(&f.connect_req);
 	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
 		     STATUS_SUCCESS);
 	if (env->failures)
@@ -1097,13 +1037,13 @@ static int t_cm_close_order(struct ndk_test_env *env)
 	dst.sin_addr.s_addr = htonl(ntohl(dst.sin_addr.s_addr) + 1);
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&dst, sizeof(dst),
-				      0, 0, NULL, 0, t_req_done,
+				      0, 0, NULL, 0, ndk_t_requested,
 				      &f.connect_req), STATUS_PENDING);
-	t_req_init(&cc);
-	NDK_T_STATUS(env, ndk_close_connector(f.a, t_close_done, &cc),
+	ndk_t_wait_init(&cc);
+	NDK_T_STATUS(env, ndk_close_connector(f.a, ndk_t_closed, &cc),
 		     STATUS_PENDING);
 	f.a = NULL;
-	NDK_T_CHECK(env, t_wait(&cc));
+	NDK_T_CHECK(env, ndk_t_wait(&cc));
 	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
 	NDK_T_CHECK(env, f.connect_req.seq < cc.seq);
 	ndk_test_log("connect pending at close: %#x", f.connect_req.status);
@@ -1122,7 +1062,7 @@ static int t_cm_close_order(struct ndk_test_env *env)
 /* Collect @want results within 10 s; returns how many arrived. */
 static u32 t_poll(struct ndk_cq *cq, struct ndk_result *res, u32 want)
 {
-	unsigned long end = jiffies + T_TIMEOUT;
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
 	u32 got = 0;
 
 	while (got < want && time_before(jiffies, end)) {
@@ -1172,7 +1112,7 @@ static int t_cm_dp_not_connected(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
 				      (struct sockaddr *)&f.laddr,
 				      sizeof(f.laddr), 1, 1, NULL, 0,
-				      t_req_done, &f.connect_req),
+				      ndk_t_requested, &f.connect_req),
 		     STATUS_PENDING);
 	NDK_T_CHECK(env, t_got_event(&f));
 	if (env->failures)
@@ -1180,9 +1120,9 @@ static int t_cm_dp_not_connected(struct ndk_test_env *env)
 	f.p = f.conn[0];
 	f.conn[0] = NULL;
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
-				     &f.disc_p, t_req_done, &f.accept_req),
+				     &f.disc_p, ndk_t_requested, &f.accept_req),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_wait(&f.connect_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
 	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
 	/* Accepted by the peer, not completed here: still not connected. */
 	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)2, NULL, 0, 0),
@@ -1191,7 +1131,7 @@ static int t_cm_dp_not_connected(struct ndk_test_env *env)
 		     STATUS_CONNECTION_INVALID);
 	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
 					       NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.accept_req));
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
 	NDK_T_STATUS(env, f.accept_req.status, STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)4, NULL, 0),
 		     STATUS_SUCCESS);
@@ -1281,7 +1221,7 @@ static int t_cm_dp_disconnect_flush(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)42, NULL, 0),
 		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_wait(&f.disc_p));
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_p));
 	NDK_T_CHECK(env, t_poll(f.cq[1], res, 2) == 2);
 	t_check_result(env, &res[0], STATUS_CANCELLED, &f.qp[1], (void *)41);
 	t_check_result(env, &res[1], STATUS_CANCELLED, &f.qp[1], (void *)42);

@@ -65,6 +65,80 @@ void ndk_test_log(const char *fmt, ...)
 					 "\n");
 }
 
+static atomic_t ndk_t_seq = ATOMIC_INIT(0);
+
+/**
+ * ndk_t_next_seq() - number a callback among all recorded ones
+ *
+ * Return: the next sequence number (increasing, never 0).
+ */
+int ndk_t_next_seq(void)
+{
+	return atomic_inc_return(&ndk_t_seq);
+}
+
+/**
+ * ndk_t_wait_init() - reset a completion record before a call
+ * @w: the record
+ */
+void ndk_t_wait_init(struct ndk_t_wait *w)
+{
+	init_completion(&w->done);
+	w->status = STATUS_PENDING;
+	w->object = NULL;
+	atomic_set(&w->calls, 0);
+	w->seq = 0;
+}
+
+/**
+ * ndk_t_requested() - an ndk_fn_request_completion recording into @context
+ * @context: a struct ndk_t_wait
+ * @status:  the request's status
+ */
+void ndk_t_requested(void *context, s32 status)
+{
+	struct ndk_t_wait *w = context;
+
+	w->status = status;
+	w->seq = ndk_t_next_seq();
+	atomic_inc(&w->calls);
+	complete(&w->done);
+}
+
+/**
+ * ndk_t_created() - an ndk_fn_create_completion recording into @context
+ * @context: a struct ndk_t_wait
+ * @status:  the create's status
+ * @object:  the new object, or NULL
+ */
+void ndk_t_created(void *context, s32 status, struct ndk_object_header *object)
+{
+	struct ndk_t_wait *w = context;
+
+	w->object = object;
+	ndk_t_requested(context, status);
+}
+
+/**
+ * ndk_t_closed() - an ndk_fn_close_completion recording into @context
+ * @context: a struct ndk_t_wait
+ */
+void ndk_t_closed(void *context)
+{
+	ndk_t_requested(context, STATUS_SUCCESS);
+}
+
+/**
+ * ndk_t_wait() - wait for the recorded callback
+ * @w: the record
+ *
+ * Return: false if it did not run within NDK_T_TIMEOUT.
+ */
+bool ndk_t_wait(struct ndk_t_wait *w)
+{
+	return wait_for_completion_timeout(&w->done, NDK_T_TIMEOUT) != 0;
+}
+
 static const struct ndk_test *ndk_test_find(const char *name)
 {
 	const struct ndk_test *t;

@@ -15,33 +15,6 @@
 
 /* --- helpers ------------------------------------------------------------ */
 
-struct ndk_t_req {
-	struct completion done;
-	s32 status;
-	int calls;
-};
-
-static void ndk_t_req_init(struct ndk_t_req *r)
-{
-	init_completion(&r->done);
-	r->status = STATUS_UNSUCCESSFUL;
-	r->calls = 0;
-}
-
-static void ndk_t_req_done(void *context, s32 status)
-{
-	struct ndk_t_req *r = context;
-
-	r->status = status;
-	r->calls++;
-	complete(&r->done);
-}
-
-static bool ndk_t_req_wait(struct ndk_t_req *r)
-{
-	return wait_for_completion_timeout(&r->done, 10 * HZ) != 0;
-}
-
 struct ndk_t_ctx {
 	struct ndk_adapter *adapter;
 	struct ndk_pd *pd;
@@ -335,7 +308,7 @@ static int ndk_t_mr_register_async(struct ndk_test_env *env)
 {
 	struct ndk_t_ctx c;
 	struct ndk_mdl *chain;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 	struct ndk_mr *mr;
 	u8 *buf;
 
@@ -347,19 +320,19 @@ static int ndk_t_mr_register_async(struct ndk_test_env *env)
 		goto out;
 	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &mr),
 		     STATUS_SUCCESS);
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x7,
-					  ndk_t_req_done, &r), STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+					  ndk_t_requested, &r), STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, ndk_get_remote_token_from_mr(mr) != 0);
 
-	ndk_t_req_init(&r);
-	NDK_T_STATUS(env, ndk_deregister_mr(mr, ndk_t_req_done, &r),
+	ndk_t_wait_init(&r);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, ndk_t_requested, &r),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
-	NDK_T_CHECK(env, r.calls == 1);
+	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
 
 	/* Closing an MR that is still registered releases the registration. */
 	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x1, NULL, NULL),
@@ -382,7 +355,7 @@ static int ndk_t_mr_insufficient(struct ndk_test_env *env)
 	struct ndk_t_ctx c;
 	struct ndk_mdl *chain;
 	struct ndk_mr *mr, *frmr;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 	u8 *buf;
 
 	if (ndk_t_setup(env, &c))
@@ -397,10 +370,10 @@ static int ndk_t_mr_insufficient(struct ndk_test_env *env)
 	/* A fresh PD: the pool cannot serve these, allocations fail. */
 	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, NULL, NULL),
 		     STATUS_INSUFFICIENT_RESOURCES);
-	ndk_t_req_init(&r);
-	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, ndk_t_req_done, &r),
+	ndk_t_wait_init(&r);
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, 64, 0x1, ndk_t_requested, &r),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_req_wait(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_INSUFFICIENT_RESOURCES);
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(frmr, 16, true, NULL, NULL),
 		     STATUS_INSUFFICIENT_RESOURCES);
@@ -425,7 +398,7 @@ out:
 static int ndk_t_frmr_initialize(struct ndk_test_env *env)
 {
 	struct ndk_mr *mrs[8], *plain;
-	struct ndk_t_req reqs[8];
+	struct ndk_t_wait reqs[8];
 	struct ndk_t_ctx c;
 	u32 max;
 	int i;
@@ -458,18 +431,18 @@ static int ndk_t_frmr_initialize(struct ndk_test_env *env)
 
 	/* All pending at once, one of them twice on the same MR. */
 	for (i = 0; i < ARRAY_SIZE(mrs); i++) {
-		ndk_t_req_init(&reqs[i]);
+		ndk_t_wait_init(&reqs[i]);
 		NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[i ? i : 1],
 								  16 << (i % 4),
 								  i & 1,
-								  ndk_t_req_done,
+								  ndk_t_requested,
 								  &reqs[i]),
 			     STATUS_PENDING);
 	}
 	for (i = 0; i < ARRAY_SIZE(mrs); i++) {
-		NDK_T_CHECK(env, ndk_t_req_wait(&reqs[i]));
+		NDK_T_CHECK(env, ndk_t_wait(&reqs[i]));
 		NDK_T_STATUS(env, reqs[i].status, STATUS_SUCCESS);
-		NDK_T_CHECK(env, reqs[i].calls == 1);
+		NDK_T_CHECK(env, atomic_read(&reqs[i].calls) == 1);
 	}
 	for (i = 1; i < ARRAY_SIZE(mrs); i++)
 		NDK_T_CHECK(env, ndk_get_remote_token_from_mr(mrs[i]) != 0);
@@ -530,16 +503,11 @@ out:
 	return NDK_TEST_PASS;
 }
 
-static void ndk_t_close_done(void *context)
-{
-	ndk_t_req_done(context, STATUS_SUCCESS);
-}
-
 /* A PD's close waits for its MR and MW; windows have tokens. */
 static int ndk_t_mr_lifetime(struct ndk_test_env *env)
 {
 	struct ndk_adapter *adapter;
-	struct ndk_t_req pd_closed;
+	struct ndk_t_wait pd_closed;
 	struct ndk_mr *mr;
 	struct ndk_mw *mw;
 	struct ndk_pd *pd;
@@ -553,17 +521,17 @@ static int ndk_t_mr_lifetime(struct ndk_test_env *env)
 	if (env->failures)
 		goto out;
 	NDK_T_CHECK(env, ndk_get_remote_token_from_mw(mw) != 0);
-	ndk_t_req_init(&pd_closed);
-	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_close_done, &pd_closed),
+	ndk_t_wait_init(&pd_closed);
+	NDK_T_STATUS(env, ndk_close_pd(pd, ndk_t_closed, &pd_closed),
 		     STATUS_PENDING);
 	msleep(100);
-	NDK_T_CHECK(env, pd_closed.calls == 0);	/* deferred: MR and MW live */
+	NDK_T_CHECK(env, atomic_read(&pd_closed.calls) == 0);	/* deferred: MR and MW live */
 	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
 	msleep(100);
-	NDK_T_CHECK(env, pd_closed.calls == 0);	/* the MW still lives */
+	NDK_T_CHECK(env, atomic_read(&pd_closed.calls) == 0);	/* the MW still lives */
 	NDK_T_STATUS(env, ndk_close_mw(mw, NULL, NULL), STATUS_SUCCESS);
-	NDK_T_CHECK(env, ndk_t_req_wait(&pd_closed));
-	NDK_T_CHECK(env, pd_closed.calls == 1);
+	NDK_T_CHECK(env, ndk_t_wait(&pd_closed));
+	NDK_T_CHECK(env, atomic_read(&pd_closed.calls) == 1);
 out:
 	ndk_close_adapter(adapter);
 	return NDK_TEST_PASS;

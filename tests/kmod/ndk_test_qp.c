@@ -20,7 +20,6 @@
 #include "ndk_test.h"
 
 /* How long a scenario waits for something that must happen. */
-#define NDK_T_TIMEOUT		(10 * HZ)
 /* How long it watches for something that must not happen. */
 #define NDK_T_QUIET_MS		300
 
@@ -36,23 +35,6 @@ struct ndk_t_notify {
 	atomic_t calls;
 	s32 status;
 };
-
-/* Records a create or request completion. */
-struct ndk_t_req {
-	struct completion done;
-	s32 status;
-	struct ndk_object_header *object;
-	atomic_t calls;
-};
-
-/* Records a close completion and its place among all close completions. */
-struct ndk_t_close {
-	struct completion done;
-	atomic_t calls;
-	int seq;
-};
-
-static atomic_t ndk_t_close_seq = ATOMIC_INIT(0);
 
 /* Buffers the SGEs point at (the posts here never move data). */
 static u8 ndk_t_buf[4096];
@@ -82,60 +64,6 @@ static bool ndk_t_wait_notify(struct ndk_t_notify *n, int calls)
 		usleep_range(5000, 10000);
 	}
 	return true;
-}
-
-static void ndk_t_req_init(struct ndk_t_req *r)
-{
-	init_completion(&r->done);
-	r->status = STATUS_PENDING;
-	r->object = NULL;
-	atomic_set(&r->calls, 0);
-}
-
-static void ndk_t_created(void *context, s32 status,
-			  struct ndk_object_header *object)
-{
-	struct ndk_t_req *r = context;
-
-	r->status = status;
-	r->object = object;
-	atomic_inc(&r->calls);
-	complete(&r->done);
-}
-
-static void ndk_t_requested(void *context, s32 status)
-{
-	struct ndk_t_req *r = context;
-
-	r->status = status;
-	atomic_inc(&r->calls);
-	complete(&r->done);
-}
-
-static bool ndk_t_wait_req(struct ndk_t_req *r)
-{
-	return wait_for_completion_timeout(&r->done, NDK_T_TIMEOUT) != 0;
-}
-
-static void ndk_t_close_init(struct ndk_t_close *c)
-{
-	init_completion(&c->done);
-	atomic_set(&c->calls, 0);
-	c->seq = 0;
-}
-
-static void ndk_t_closed(void *context)
-{
-	struct ndk_t_close *c = context;
-
-	c->seq = atomic_inc_return(&ndk_t_close_seq);
-	atomic_inc(&c->calls);
-	complete(&c->done);
-}
-
-static bool ndk_t_wait_close(struct ndk_t_close *c)
-{
-	return wait_for_completion_timeout(&c->done, NDK_T_TIMEOUT) != 0;
 }
 
 static int ndk_t_open(struct ndk_test_env *env, struct ndk_t_base *b)
@@ -290,18 +218,18 @@ static int ndk_t_cq_sync(struct ndk_test_env *env)
 static int ndk_t_cq_async(struct ndk_test_env *env)
 {
 	struct ndk_cq *cq = (struct ndk_cq *)0x1;
-	struct ndk_t_close c;
+	struct ndk_t_wait c;
 	struct ndk_t_base b;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 
 	if (ndk_t_open(env, &b))
 		return NDK_TEST_FAIL;
-	ndk_t_close_init(&c);
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&c);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_create_cq(b.adapter, 32, NULL, NULL,
 					cpu_online_mask, ndk_t_created, &r,
 					&cq), STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_req(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, cq == (struct ndk_cq *)0x1);
 	NDK_T_CHECK(env, r.object);
@@ -310,11 +238,11 @@ static int ndk_t_cq_async(struct ndk_test_env *env)
 		cq = ndk_to_cq(r.object);
 		NDK_T_STATUS(env, ndk_close_cq(cq, ndk_t_closed, &c),
 			     STATUS_PENDING);
-		NDK_T_CHECK(env, ndk_t_wait_close(&c));
+		NDK_T_CHECK(env, ndk_t_wait(&c));
 	}
 
 	/* An inline failure never calls the completion. */
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_create_cq(b.adapter, b.info.max_cq_depth + 1,
 					NULL, NULL, NULL, ndk_t_created, &r,
 					&cq), STATUS_INVALID_PARAMETER);
@@ -358,7 +286,7 @@ static int ndk_t_cq_resize(struct ndk_test_env *env)
 	struct ndk_result_ex res[24];
 	struct ndk_t_notify n;
 	struct ndk_t_base b;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 	struct ndk_cq *cq;
 	struct ndk_qp *qp;
 	int ctx[20];
@@ -382,10 +310,10 @@ static int ndk_t_cq_resize(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_resize_cq(cq, b.info.max_cq_depth + 1, NULL,
 					NULL), STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_resize_cq(cq, 64, NULL, NULL), STATUS_SUCCESS);
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_resize_cq(cq, 128, ndk_t_requested, &r),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_req(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 
 	/* With 20 completions in it, the CQ cannot shrink to 8. */
@@ -619,22 +547,22 @@ out_close_cqs:
 static int ndk_t_qp_async(struct ndk_test_env *env)
 {
 	struct ndk_qp *qp = (struct ndk_qp *)0x1;
-	struct ndk_t_close c;
+	struct ndk_t_wait c;
 	struct ndk_t_base b;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 	struct ndk_cq *cq;
 
 	if (ndk_t_open(env, &b))
 		return NDK_TEST_FAIL;
-	ndk_t_close_init(&c);
+	ndk_t_wait_init(&c);
 	cq = ndk_t_cq(env, &b, 16, NULL);
 	if (!cq)
 		goto out_close;
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_create_qp(b.pd, cq, cq, &b, 8, 8, 1, 1, 0,
 					ndk_t_created, &r, &qp),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_req(&r));
+	NDK_T_CHECK(env, ndk_t_wait(&r));
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 	NDK_T_CHECK(env, qp == (struct ndk_qp *)0x1);
 	NDK_T_CHECK(env, r.object);
@@ -644,7 +572,7 @@ static int ndk_t_qp_async(struct ndk_test_env *env)
 		qp = ndk_to_qp(r.object);
 		NDK_T_STATUS(env, ndk_close_qp(qp, ndk_t_closed, &c),
 			     STATUS_PENDING);
-		NDK_T_CHECK(env, ndk_t_wait_close(&c));
+		NDK_T_CHECK(env, ndk_t_wait(&c));
 	}
 	ndk_close_cq(cq, NULL, NULL);
 out_close:
@@ -659,19 +587,19 @@ out_close:
  */
 static int ndk_t_qp_close_order(struct ndk_test_env *env)
 {
-	struct ndk_t_close cr, cs, cp, cq1, cc, cq2;
+	struct ndk_t_wait cr, cs, cp, cq1, cc, cq2;
 	struct ndk_cq *rcq, *scq, *cq;
 	struct ndk_qp *qp1, *qp2;
 	struct ndk_t_base b;
 
 	if (ndk_t_open(env, &b))
 		return NDK_TEST_FAIL;
-	ndk_t_close_init(&cr);
-	ndk_t_close_init(&cs);
-	ndk_t_close_init(&cp);
-	ndk_t_close_init(&cq1);
-	ndk_t_close_init(&cc);
-	ndk_t_close_init(&cq2);
+	ndk_t_wait_init(&cr);
+	ndk_t_wait_init(&cs);
+	ndk_t_wait_init(&cp);
+	ndk_t_wait_init(&cq1);
+	ndk_t_wait_init(&cc);
+	ndk_t_wait_init(&cq2);
 	rcq = ndk_t_cq(env, &b, 16, NULL);
 	scq = ndk_t_cq(env, &b, 16, NULL);
 	cq = ndk_t_cq(env, &b, 16, NULL);
@@ -700,17 +628,17 @@ static int ndk_t_qp_close_order(struct ndk_test_env *env)
 
 	NDK_T_STATUS(env, ndk_close_qp(qp1, ndk_t_closed, &cq1),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_close(&cq1));
-	NDK_T_CHECK(env, ndk_t_wait_close(&cr));
-	NDK_T_CHECK(env, ndk_t_wait_close(&cs));
+	NDK_T_CHECK(env, ndk_t_wait(&cq1));
+	NDK_T_CHECK(env, ndk_t_wait(&cr));
+	NDK_T_CHECK(env, ndk_t_wait(&cs));
 	NDK_T_CHECK(env, cq1.seq < cr.seq && cq1.seq < cs.seq);
 	/* qp2 still holds the PD. */
 	msleep(NDK_T_QUIET_MS);
 	NDK_T_CHECK(env, atomic_read(&cp.calls) == 0);
 	NDK_T_STATUS(env, ndk_close_qp(qp2, ndk_t_closed, &cq2),
 		     STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_close(&cq2));
-	NDK_T_CHECK(env, ndk_t_wait_close(&cp));
+	NDK_T_CHECK(env, ndk_t_wait(&cq2));
+	NDK_T_CHECK(env, ndk_t_wait(&cp));
 	NDK_T_CHECK(env, cq2.seq < cp.seq);
 	ndk_test_log("close order: qp1 %d, its CQs %d %d; qp2 %d, PD %d",
 		     cq1.seq, cr.seq, cs.seq, cq2.seq, cp.seq);
@@ -728,7 +656,7 @@ static int ndk_t_qp_limits(struct ndk_test_env *env)
 	struct ndk_qp *qp = NULL;
 	struct ndk_adapter_info *i;
 	struct ndk_t_base b;
-	struct ndk_t_req r;
+	struct ndk_t_wait r;
 	struct ndk_cq *cq;
 
 	if (ndk_t_open(env, &b))
@@ -768,7 +696,7 @@ static int ndk_t_qp_limits(struct ndk_test_env *env)
 					NULL, NULL, &qp),
 		     STATUS_INVALID_PARAMETER);
 	/* Inline even with a completion, which is never called. */
-	ndk_t_req_init(&r);
+	ndk_t_wait_init(&r);
 	NDK_T_STATUS(env, ndk_create_qp(b.pd, cq, cq, NULL, 8, 8, 1, 1,
 					i->max_inline_data_size + 1,
 					ndk_t_created, &r, &qp),
@@ -1066,7 +994,7 @@ static int ndk_t_qp_close_drain(struct ndk_test_env *env)
 	struct ndk_result_ex res[16];
 	struct ndk_qp *qpa, *qpb;
 	struct ndk_t_notify n;
-	struct ndk_t_close c;
+	struct ndk_t_wait c;
 	int ctxa[4], ctxb[4];
 	struct ndk_t_base b;
 	struct ndk_cq *cq;
@@ -1075,7 +1003,7 @@ static int ndk_t_qp_close_drain(struct ndk_test_env *env)
 	if (ndk_t_open(env, &b))
 		return NDK_TEST_FAIL;
 	ndk_t_notify_init(&n);
-	ndk_t_close_init(&c);
+	ndk_t_wait_init(&c);
 	cq = ndk_t_cq(env, &b, 32, &n);
 	if (!cq)
 		goto out_close;
@@ -1091,7 +1019,7 @@ static int ndk_t_qp_close_drain(struct ndk_test_env *env)
 	msleep(NDK_T_QUIET_MS);
 	/* qpb closes without a flush of its own. */
 	NDK_T_STATUS(env, ndk_close_qp(qpb, ndk_t_closed, &c), STATUS_PENDING);
-	NDK_T_CHECK(env, ndk_t_wait_close(&c));
+	NDK_T_CHECK(env, ndk_t_wait(&c));
 	qpb = NULL;
 	/* Every result is there already: no waiting for the device. */
 	got = ndk_get_cq_results_ex(cq, res, ARRAY_SIZE(res));
