@@ -421,6 +421,25 @@ s32 ndk_write(struct ndk_qp *qp, void *request_context,
 	      const struct ndk_sge *sgl, u32 nsge, u64 remote_address,
 	      u32 remote_token, u32 flags);
 
+/*
+ * Memory registration work requests on the initiator queue (NdkFastRegister,
+ * NdkBind, NdkInvalidate).  They complete like any initiator request, with
+ * types NDK_OPERATION_TYPE_FAST_REGISTER, _BIND and _INVALIDATE.  The new
+ * token can be read as soon as the post returns.  A fast-register MR or a
+ * window is registered again only after the completion of its
+ * invalidation (local, or the peer's send-and-invalidate seen in a
+ * receive result): Documentation/registration.md.
+ */
+s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
+		      struct ndk_mr *mr, u32 adapter_page_count,
+		      const u64 *adapter_page_array, u32 fbo, size_t length,
+		      void *base_virtual_address, u32 flags);
+s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
+	     struct ndk_mw *mw, void *virtual_address, size_t length,
+	     u32 flags);
+s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
+		   struct ndk_object_header *mr_or_mw, u32 flags);
+
 /* --- Connector (NDK_CONNECTOR_DISPATCH) ---------------------------------- */
 
 s32 ndk_close_connector(struct ndk_connector *connector,
