@@ -341,11 +341,10 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 {
 	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
 
-	if (mr->fast_register) {
+	if (mr->fast_register)
 		ndk_fr_detach(&mr->fr, mr->pd, mr->ibmr);
-	} else if (mr->state == NDK_MR_REGISTERED) {
+	else if (mr->state == NDK_MR_REGISTERED)
 		ndk_mr_release_registration(mr);
-	}
 	kfree(mr);
 }
 
