@@ -298,31 +298,26 @@ static s32 ndk_fr_post(struct ndk_qp *qp, struct ndk_fr *fr,
 	return status;
 }
 
-/* NdkFastRegister flags to IB access flags; -EINVAL for invalid ones. */
+/*
+ * NdkFastRegister flags to IB access flags through their NdkRegisterMr
+ * equivalents (one translation); -EINVAL for invalid ones.
+ */
 static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
 {
-	int access = 0;
+	u32 mr_flags = 0;
 
 	if (flags & ~NDK_FAST_REGISTER_FLAGS)
 		return -EINVAL;
-	/* 0x20 alone is no NDK value: remote write (0x30) has local write. */
-	if ((flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) &&
-	    !(flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE))
-		return -EINVAL;
 	if (flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
-		access |= IB_ACCESS_LOCAL_WRITE;
+		mr_flags |= NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
 	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
-		access |= IB_ACCESS_REMOTE_READ;
-	if ((flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) ==
-	    NDK_OP_FLAG_ALLOW_REMOTE_WRITE)
-		access |= IB_ACCESS_REMOTE_WRITE;
-	if (flags & NDK_OP_FLAG_RDMA_READ_SINK) {
-		/* As NDK_MR_FLAG_RDMA_READ_SINK (ndk_mr.c). */
-		access |= IB_ACCESS_LOCAL_WRITE;
-		if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
-			access |= IB_ACCESS_REMOTE_WRITE;
-	}
-	return access;
+		mr_flags |= NDK_MR_FLAG_ALLOW_REMOTE_READ;
+	/* 0x20 without 0x10 becomes 0x4 without 0x1: refused there too. */
+	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+		mr_flags |= NDK_MR_REMOTE_WRITE_BIT;
+	if (flags & NDK_OP_FLAG_RDMA_READ_SINK)
+		mr_flags |= NDK_MR_FLAG_RDMA_READ_SINK;
+	return ndk_mr_access(ibdev, mr_flags);
 }
 
 /**

@@ -31,8 +31,6 @@
 			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
 			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
 			    NDK_MR_FLAG_RDMA_READ_SINK)
-/* The bit that REMOTE_WRITE (0x5) adds to LOCAL_WRITE (0x1). */
-#define NDK_MR_REMOTE_WRITE_BIT	0x4
 
 /**
  * struct ndk_mr_req - one register, deregister or initialise request
@@ -114,8 +112,15 @@ static void ndk_mr_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&mr->done);
 }
 
-/* NDK_MR_FLAG_* to IB access flags; -EINVAL for values NDK does not have. */
-static int ndk_mr_access(struct ib_device *ibdev, u32 flags)
+/**
+ * ndk_mr_access() - NDK_MR_FLAG_* to IB access flags
+ * @ibdev: the device (RDMA_READ_SINK depends on its transport)
+ * @flags: NDK_MR_FLAG_* bits
+ *
+ * Context: any.
+ * Return: the IB access flags, or -EINVAL for values NDK does not have.
+ */
+int ndk_mr_access(struct ib_device *ibdev, u32 flags)
 {
 	int access = 0;
 

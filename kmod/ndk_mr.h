@@ -11,6 +11,9 @@
 #include <linux/semaphore.h>
 #include "ndk_core.h"
 
+/* The bit that NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) adds to local write. */
+#define NDK_MR_REMOTE_WRITE_BIT	0x4
+
 /* Size classes of pooled fast-register MRs: 16 << n pages. */
 #define NDK_REG_CLASSES		8
 #define NDK_REG_POOL_PER_CLASS	32
@@ -164,6 +167,7 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status);
 void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey);
 
 /* ndk_mr.c */
+int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
 		       bool remote_write);
 void ndk_mr_window_gone(struct ndk_mr *mr);
