@@ -24,6 +24,9 @@
  *   VALID --fast-register/bind completion: failure--> FREE
  *   VALID --a receive result with the peer's invalidation of the key--> FREE
  *
+ * Like every initiator request, an inline failure first posts the DEFER
+ * chain (ndk_qp_refuse()).
+ *
  * A registration waits for FREE: a fast-register or bind while an
  * invalidation is outstanding is refused with STATUS_DEVICE_BUSY, because
  * ib_map_mr_sg() changes the ib_mr's page list when the request is posted,
@@ -44,8 +47,10 @@
 #include "ndk_mr.h"
 #include "ndk_qp.h"
 
+/* The remote bits of NdkFastRegister flags (0x30 includes local write). */
 #define NDK_FR_REMOTE_FLAGS	(NDK_OP_FLAG_ALLOW_REMOTE_READ | \
-				 NDK_OP_FLAG_ALLOW_REMOTE_WRITE)
+				 (NDK_OP_FLAG_ALLOW_REMOTE_WRITE & \
+				  ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE))
 #define NDK_FAST_REGISTER_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | \
 				 NDK_OP_FLAG_READ_FENCE | \
 				 NDK_OP_FLAG_ALLOW_REMOTE_READ | \
@@ -313,7 +318,7 @@ static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
 	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
 		mr_flags |= NDK_MR_FLAG_ALLOW_REMOTE_READ;
 	/* 0x20 without 0x10 becomes 0x4 without 0x1: refused there too. */
-	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+	if (flags & NDK_FR_REMOTE_FLAGS & ~NDK_OP_FLAG_ALLOW_REMOTE_READ)
 		mr_flags |= NDK_MR_REMOTE_WRITE_BIT;
 	if (flags & NDK_OP_FLAG_RDMA_READ_SINK)
 		mr_flags |= NDK_MR_FLAG_RDMA_READ_SINK;
@@ -373,14 +378,14 @@ s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
 	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
 	    (base & ~PAGE_MASK) != fbo ||
 	    check_add_overflow(base, (u64)length, &end))
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	for (i = 0; i < adapter_page_count; i++)
 		if (adapter_page_array[i] & ~PAGE_MASK)
-			return STATUS_INVALID_PARAMETER;
+			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 
 	status = ndk_fr_begin(fr, NULL);
 	if (status)
-		return status;
+		return ndk_qp_refuse(qp, status);
 	/* VALID: the initialisation cannot change under us any more. */
 	if (!mr->ibmr || adapter_page_count > fr->max_pages)
 		status = STATUS_INVALID_PARAMETER;
@@ -396,7 +401,7 @@ s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
 	}
 	if (status)
 		ndk_fr_abort(fr);
-	return status;
+	return ndk_qp_refuse(qp, status);
 }
 EXPORT_SYMBOL_GPL(ndk_fast_register);
 
@@ -447,7 +452,7 @@ s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
 	    (write && write != NDK_OP_FLAG_ALLOW_REMOTE_WRITE) ||
 	    mr->fast_register || mr->pd != qp->pd || mw->pd != qp->pd ||
 	    !start || !length || check_add_overflow(start, (u64)length, &end))
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
 		req.access |= IB_ACCESS_REMOTE_READ;
 	if (write)
@@ -455,19 +460,19 @@ s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
 
 	status = ndk_mr_window_bind(mr, start, end, write);
 	if (status)
-		return status;
+		return ndk_qp_refuse(qp, status);
 	/* The MR stays registered while a window is counted in it. */
 	off = start - mr->base_va + (mr->base_va & ~PAGE_MASK);
 	first = off >> PAGE_SHIFT;
 	n = ((off + length - 1) >> PAGE_SHIFT) - first + 1;
 	if (n > mw->fr.max_pages) {
 		ndk_mr_window_gone(mr);
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	}
 	status = ndk_fr_begin(&mw->fr, mr);
 	if (status) {
 		ndk_mr_window_gone(mr);
-		return status;
+		return ndk_qp_refuse(qp, status);
 	}
 	if (ndk_fr_map(&mw->fr, mw->ibmr, mr->dma_pages + first, n,
 		       off & ~PAGE_MASK, start, length)) {
@@ -479,7 +484,7 @@ s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
 	}
 	if (status)
 		ndk_fr_abort(&mw->fr);
-	return status;
+	return ndk_qp_refuse(qp, status);
 }
 EXPORT_SYMBOL_GPL(ndk_bind);
 
@@ -519,12 +524,12 @@ s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
 	s32 status;
 
 	if (!mr_or_mw || (flags & ~NDK_INVALIDATE_FLAGS))
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	switch (mr_or_mw->object_type) {
 	case NDK_OBJECT_TYPE_MR:
 		mr = container_of(mr_or_mw, struct ndk_mr, obj.hdr);
 		if (!mr->fast_register)
-			return STATUS_INVALID_PARAMETER;
+			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 		fr = &mr->fr;
 		pd = mr->pd;
 		break;
@@ -534,10 +539,10 @@ s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
 		pd = mw->pd;
 		break;
 	default:
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	}
 	if (pd != qp->pd)
-		return STATUS_INVALID_PARAMETER;
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 
 	spin_lock_irqsave(&fr->lock, irqflags);
 	status = fr->state == NDK_FR_VALID ? STATUS_SUCCESS :
@@ -548,7 +553,7 @@ s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
 	}
 	spin_unlock_irqrestore(&fr->lock, irqflags);
 	if (status)
-		return status;
+		return ndk_qp_refuse(qp, status);
 
 	status = ndk_fr_post(qp, fr, &req);
 	if (status) {
@@ -557,6 +562,6 @@ s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
 			fr->state = NDK_FR_VALID;
 		spin_unlock_irqrestore(&fr->lock, irqflags);
 	}
-	return status;
+	return ndk_qp_refuse(qp, status);
 }
 EXPORT_SYMBOL_GPL(ndk_invalidate);

@@ -362,6 +362,30 @@ static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
 }
 
 /**
+ * ndk_qp_refuse() - an initiator request fails inline
+ * @qp:     the QP
+ * @status: the request's inline status, or STATUS_SUCCESS
+ *
+ * NDK: an inline failure first hands the deferred requests over to the
+ * device, so a failure posts the DEFER chain.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: @status.
+ */
+s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status)
+{
+	unsigned long flags;
+
+	if (status == STATUS_SUCCESS)
+		return status;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (!qp->flushed)
+		ndk_sq_post_chain(qp, false);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return status;
+}
+
+/**
  * ndk_qp_post() - every initiator request: check, claim, chain or post
  * @qp:  the QP
  * @req: the request
@@ -383,15 +407,15 @@ s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 		status = STATUS_DEVICE_REMOVED;
 	if (!status && !READ_ONCE(qp->connected))
 		status = STATUS_CONNECTION_INVALID;
+	if (status)
+		return ndk_qp_refuse(qp, status);
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (status)
-		goto err_post_chain;
 	slot = qp->sq_prod % qp->sq_depth;
 	s = ndk_sq_claim(qp);
 	if (!s) {
-		status = STATUS_INSUFFICIENT_RESOURCES;
-		goto err_post_chain;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		return ndk_qp_refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
 	}
 	ndk_sq_fill(qp, s, slot, req);
 	if (qp->sq_prod - qp->sq_posted > 1)
@@ -402,13 +426,6 @@ s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 	else if (!(req->flags & NDK_OP_FLAG_DEFER) ||
 		 (req->flags & NDK_OP_FLAG_INLINE))
 		status = ndk_sq_post_chain(qp, true);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return status;
-
-err_post_chain:
-	/* NDK: an inline failure first hands the deferred requests over. */
-	if (!qp->flushed)
-		ndk_sq_post_chain(qp, false);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	return status;
 }

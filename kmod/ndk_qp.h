@@ -268,5 +268,6 @@ bool ndk_cq_failed(struct ndk_cq *cq);
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		      struct ndk_result_ex *res);
 s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req);
+s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status);
 
 #endif /* NDK_QP_H */
