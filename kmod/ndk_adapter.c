@@ -131,8 +131,13 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);
 	frmr = min_t(u32, a->max_fast_reg_page_list_len, NDK_FRMR_PAGE_COUNT_MAX);
 	info->frmr_page_count = frmr >= 16 ? frmr : 0;
-	/* Windows are emulated with one fast-register MR each. */
-	info->max_window_size = (u64)info->frmr_page_count * PAGE_SIZE;
+	/*
+	 * Windows are emulated with one fast-register MR of frmr_page_count
+	 * pages each: any window of one page less fits, whatever its offset.
+	 */
+	if (info->frmr_page_count)
+		info->max_window_size =
+			(u64)(info->frmr_page_count - 1) << PAGE_SHIFT;
 	info->max_initiator_request_sge = a->max_send_sge;
 	info->max_receive_request_sge = a->max_recv_sge;
 	info->max_read_request_sge = a->max_sge_rd;

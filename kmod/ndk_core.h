@@ -27,6 +27,7 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <ndk/ndk_ioctl.h>
 #include <ndk/ndkpi.h>
@@ -128,12 +129,16 @@ struct ndk_adapter {
  * @ibpd: the ib_core protection domain
  * @reg_lock: serialises creation of @reg
  * @reg:  the internal registration path, created on first use (ndk_mr.c)
+ * @frs:  registrations consumers post on their QPs (fast-register MRs and
+ *        windows, struct ndk_fr) by key index (rkey >> 8), so that a
+ *        peer's send-and-invalidate can be applied (ndk_fr.c)
  */
 struct ndk_pd {
 	struct ndk_obj obj;
 	struct ib_pd *ibpd;
 	struct mutex reg_lock; /* serialises creation of reg */
 	struct ndk_reg *reg;
+	struct xarray frs;
 };
 
 static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)

@@ -31,8 +31,6 @@
 			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
 			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
 			    NDK_MR_FLAG_RDMA_READ_SINK)
-/* The bit that REMOTE_WRITE (0x5) adds to LOCAL_WRITE (0x1). */
-#define NDK_MR_REMOTE_WRITE_BIT	0x4
 
 /**
  * struct ndk_mr_req - one register, deregister or initialise request
@@ -45,6 +43,7 @@
  * @length:     register: bytes
  * @pages:      register / initialise: page count
  * @access:     register: IB access flags
+ * @flags:      register: NDK_MR_FLAG_*
  * @remote:     initialise: RemoteAccess
  */
 struct ndk_mr_req {
@@ -57,6 +56,7 @@ struct ndk_mr_req {
 	u64 length;
 	u32 pages;
 	int access;
+	u32 flags;
 	bool remote;
 };
 
@@ -95,9 +95,11 @@ static s32 ndk_mr_request(struct ndk_mr_req *req)
 
 static void ndk_mr_set_state(struct ndk_mr *mr, enum ndk_mr_state state)
 {
-	spin_lock_bh(&mr->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
 	mr->state = state;
-	spin_unlock_bh(&mr->lock);
+	spin_unlock_irqrestore(&mr->lock, flags);
 }
 
 /* Completion of the MR's internal REG_MR or LOCAL_INV (softirq). */
@@ -110,8 +112,15 @@ static void ndk_mr_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&mr->done);
 }
 
-/* NDK_MR_FLAG_* to IB access flags; -EINVAL for values NDK does not have. */
-static int ndk_mr_access(struct ib_device *ibdev, u32 flags)
+/**
+ * ndk_mr_access() - NDK_MR_FLAG_* to IB access flags
+ * @ibdev: the device (RDMA_READ_SINK depends on its transport)
+ * @flags: NDK_MR_FLAG_* bits
+ *
+ * Context: any.
+ * Return: the IB access flags, or -EINVAL for values NDK does not have.
+ */
+int ndk_mr_access(struct ib_device *ibdev, u32 flags)
 {
 	int access = 0;
 
@@ -148,6 +157,29 @@ static int ndk_mr_add_page(struct page *page, u32 offset, u32 len,
 	return 0;
 }
 
+/*
+ * Record the DMA address of each page of the mapped registration, for
+ * windows.  Only the first entry starts and only the last ends off a page
+ * boundary (the chain is virtually contiguous), however the entries merged.
+ */
+static int ndk_mr_record_pages(struct ndk_mr *mr, u32 pages)
+{
+	struct scatterlist *sg;
+	u64 addr, end;
+	u32 i, n = 0;
+
+	for_each_sg(mr->sgt.sgl, sg, mr->sgt.nents, i) {
+		end = sg_dma_address(sg) + sg_dma_len(sg);
+		for (addr = sg_dma_address(sg) & PAGE_MASK; addr < end;
+		     addr += PAGE_SIZE) {
+			if (n == pages)
+				return -EINVAL;
+			mr->dma_pages[n++] = addr;
+		}
+	}
+	return n == pages ? 0 : -EINVAL;
+}
+
 /* DMA-map the registration's pages and load them into @ibmr. */
 static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
 		      struct ndk_mr_req *req)
@@ -156,9 +188,13 @@ static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
 	struct scatterlist *sg;
 	int nents, ret;
 
+	mr->dma_pages = kvmalloc_array(req->pages, sizeof(*mr->dma_pages),
+				       GFP_KERNEL);
+	if (!mr->dma_pages)
+		return -ENOMEM;
 	ret = sg_alloc_table(&mr->sgt, req->pages, GFP_KERNEL);
 	if (ret)
-		return ret;
+		goto err_free_pages;
 	sg = mr->sgt.sgl;
 	ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_add_page, &sg);
 
@@ -169,6 +205,9 @@ static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
 		goto err_free_table;
 	}
 	mr->sgt.nents = nents;
+	ret = ndk_mr_record_pages(mr, req->pages);
+	if (ret)
+		goto err_unmap;
 	if (ib_map_mr_sg(ibmr, mr->sgt.sgl, nents, NULL, PAGE_SIZE) != nents) {
 		ret = -EINVAL;
 		goto err_unmap;
@@ -180,6 +219,9 @@ err_unmap:
 			DMA_BIDIRECTIONAL);
 err_free_table:
 	sg_free_table(&mr->sgt);
+err_free_pages:
+	kvfree(mr->dma_pages);
+	mr->dma_pages = NULL;
 	return ret;
 }
 
@@ -188,6 +230,8 @@ static void ndk_mr_unmap(struct ndk_mr *mr)
 	ib_dma_unmap_sg(ndk_ibdev(&mr->obj), mr->sgt.sgl, mr->sgt.orig_nents,
 			DMA_BIDIRECTIONAL);
 	sg_free_table(&mr->sgt);
+	kvfree(mr->dma_pages);
+	mr->dma_pages = NULL;
 }
 
 static int ndk_mr_do_register(struct ndk_mr_req *req)
@@ -237,6 +281,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->base_va = ibmr->iova;
 	mr->length = req->length;
 	mr->access = req->access;
+	mr->flags = req->flags;
 	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
 	return 0;
 
@@ -282,35 +327,29 @@ static int ndk_mr_do_deregister(struct ndk_mr_req *req)
 static int ndk_mr_do_initialize(struct ndk_mr_req *req)
 {
 	struct ndk_mr *mr = req->mr;
-	struct ib_mr *ibmr, *old;
+	struct ib_mr *ibmr;
+	int ret;
 
 	if (ndk_fault_fail_mr_alloc())
 		return -ENOMEM;
 	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, req->pages);
 	if (IS_ERR(ibmr))
 		return PTR_ERR(ibmr);
-	mutex_lock(&mr->init_lock);
-	old = mr->ibmr;
-	mr->ibmr = ibmr;
-	mr->fr_pages = req->pages;
-	mr->fr_remote = req->remote;
-	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
-	mutex_unlock(&mr->init_lock);
-	if (old)
-		ib_dereg_mr(old);
-	return 0;
+	ret = ndk_fr_attach(&mr->fr, mr->pd, &mr->ibmr, ibmr, req->pages,
+			    req->remote);
+	if (ret)
+		ib_dereg_mr(ibmr);
+	return ret;
 }
 
 static void ndk_mr_destroy(struct ndk_obj *obj)
 {
 	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
 
-	if (mr->fast_register) {
-		if (mr->ibmr)
-			ib_dereg_mr(mr->ibmr);
-	} else if (mr->state == NDK_MR_REGISTERED) {
+	if (mr->fast_register)
+		ndk_fr_detach(&mr->fr, mr->pd, mr->ibmr);
+	else if (mr->state == NDK_MR_REGISTERED)
 		ndk_mr_release_registration(mr);
-	}
 	kfree(mr);
 }
 
@@ -345,7 +384,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	m->pd = pd;
 	m->fast_register = fast_register;
 	spin_lock_init(&m->lock);
-	mutex_init(&m->init_lock);
+	ndk_fr_init(&m->fr, &m->obj);
 	init_completion(&m->done);
 	m->cqe.done = ndk_mr_wr_done;
 	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
@@ -402,7 +441,9 @@ s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
 		.context = request_context,
 		.mdl = mdl,
 		.length = length,
+		.flags = flags,
 	};
+	unsigned long irqflags;
 	u64 end;
 
 	if (mr->fast_register)
@@ -420,13 +461,13 @@ s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
 	if (ndk_adapter_removed(mr->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
 
-	spin_lock_bh(&mr->lock);
+	spin_lock_irqsave(&mr->lock, irqflags);
 	if (mr->state != NDK_MR_IDLE) {
-		spin_unlock_bh(&mr->lock);
+		spin_unlock_irqrestore(&mr->lock, irqflags);
 		return STATUS_INVALID_DEVICE_REQUEST;
 	}
 	mr->state = NDK_MR_BUSY;
-	spin_unlock_bh(&mr->lock);
+	spin_unlock_irqrestore(&mr->lock, irqflags);
 
 	return ndk_mr_request(&req);
 }
@@ -458,17 +499,18 @@ s32 ndk_deregister_mr(struct ndk_mr *mr,
 		.context = request_context,
 	};
 	s32 status = STATUS_SUCCESS;
+	unsigned long irqflags;
 
 	if (mr->fast_register)
 		return STATUS_INVALID_PARAMETER;
-	spin_lock_bh(&mr->lock);
+	spin_lock_irqsave(&mr->lock, irqflags);
 	if (mr->state != NDK_MR_REGISTERED)
 		status = STATUS_INVALID_DEVICE_REQUEST;
 	else if (mr->bound_windows)
 		status = STATUS_DEVICE_BUSY;
 	else
 		mr->state = NDK_MR_BUSY;
-	spin_unlock_bh(&mr->lock);
+	spin_unlock_irqrestore(&mr->lock, irqflags);
 	if (status)
 		return status;
 	status = ndk_mr_request(&req);
@@ -520,6 +562,58 @@ s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
 	return ndk_mr_request(&req);
 }
 EXPORT_SYMBOL_GPL(ndk_initialize_fast_register_mr);
+
+/**
+ * ndk_mr_window_bind() - count a window about to be bound in the MR
+ * @mr:           the MR
+ * @start:        the window's first address
+ * @end:          its end (exclusive)
+ * @remote_write: the window grants remote write
+ *
+ * On success the MR holds the window: it stays registered (deregister is
+ * refused) and referenced until ndk_mr_window_gone().
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_REQUEST when the MR is
+ * not registered; STATUS_INVALID_PARAMETER for a range not inside it;
+ * STATUS_ACCESS_VIOLATION for remote write in an MR without local write.
+ */
+s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
+		       bool remote_write)
+{
+	s32 status = STATUS_SUCCESS;
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->state != NDK_MR_REGISTERED)
+		status = STATUS_INVALID_DEVICE_REQUEST;
+	else if (start < mr->base_va || end > mr->base_va + mr->length)
+		status = STATUS_INVALID_PARAMETER;
+	else if (remote_write && !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		status = STATUS_ACCESS_VIOLATION;
+	else
+		mr->bound_windows++;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (!status)
+		ndk_obj_get(&mr->obj);
+	return status;
+}
+
+/**
+ * ndk_mr_window_gone() - a window counted by ndk_mr_window_bind() is gone
+ * @mr: the MR
+ *
+ * Context: any.
+ */
+void ndk_mr_window_gone(struct ndk_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->bound_windows--;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	ndk_obj_put(&mr->obj);
+}
 
 /**
  * ndk_get_local_token_from_mr() - NdkGetLocalTokenFromMr

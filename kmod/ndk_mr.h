@@ -11,6 +11,9 @@
 #include <linux/semaphore.h>
 #include "ndk_core.h"
 
+/* The bit that NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) adds to local write. */
+#define NDK_MR_REMOTE_WRITE_BIT	0x4
+
 /* Size classes of pooled fast-register MRs: 16 << n pages. */
 #define NDK_REG_CLASSES		8
 #define NDK_REG_POOL_PER_CLASS	32
@@ -42,6 +45,47 @@ struct ndk_reg {
 	u32 max_pages;
 };
 
+/* State of a registration posted on consumer QPs, in posting order. */
+enum ndk_fr_state {
+	NDK_FR_FREE,		/* nothing registered (or invalidated) */
+	NDK_FR_VALID,		/* a fast-register or bind was posted */
+	NDK_FR_INVALIDATING,	/* an invalidate was posted, not completed */
+};
+
+/**
+ * struct ndk_fr - an ib_mr that consumers register with work requests on
+ * their own QPs: a fast-register MR (NdkFastRegister) or a window's
+ * emulation (NdkBind); ndk_fr.c
+ * @lock:       protects every field below but @sg
+ * @state:      enum ndk_fr_state
+ * @reg_failed: the last fast-register or bind completed with an error, so
+ *              the device has nothing registered whatever follows
+ * @key:        the key of the registration posted last
+ * @parent:     a window: the MR it is bound in (counted in its
+ *              bound_windows, referenced) until the window's key is known
+ *              dead
+ * @sg:         page list given to ib_map_mr_sg(); owned by the poster that
+ *              moved @state from FREE to VALID
+ * @max_pages:  entries in @sg: the most pages one registration maps
+ *              (a fast-register MR: its AdapterPageCount)
+ * @remote:     remote rights may be granted (a fast-register MR: its
+ *              RemoteAccess; windows: always)
+ * @owner:      the MR or MW object (a posted request references it)
+ *
+ * @sg, @max_pages and @remote change only while FREE (ndk_fr_attach()).
+ */
+struct ndk_fr {
+	spinlock_t lock; /* see above */
+	u8 state;
+	bool reg_failed;
+	u32 key;
+	struct ndk_mr *parent;
+	struct scatterlist *sg;
+	u32 max_pages;
+	bool remote;
+	struct ndk_obj *owner;
+};
+
 enum ndk_mr_state {
 	NDK_MR_IDLE,		/* created, nothing registered */
 	NDK_MR_BUSY,		/* a register or deregister is in flight */
@@ -55,15 +99,16 @@ enum ndk_mr_state {
  * @fast_register: created with FastRegister = TRUE
  * @state:         enum ndk_mr_state, changed under @lock
  * @lock:          protects @state and @bound_windows
- * @init_lock:     serialises fast-register initialisations
  * @ibmr:          the fast-register MR carrying the registration
  * @sgt:           DMA-mapped pages of a NdkRegisterMr registration
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
  * @access:        IB access flags of the registration
  * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
- * @fr_pages:      fast-register: AdapterPageCount of the initialisation
- * @fr_remote:     fast-register: RemoteAccess of the initialisation
+ * @flags:         NDK_MR_FLAG_* of the registration
+ * @dma_pages:     the registration's pages as DMA addresses, one per page
+ *                 (windows map sub-ranges of them)
+ * @fr:            fast-register: the registration state of @ibmr
  * @bound_windows: windows bound inside this MR (deregister is refused)
  * @cqe:           completion of the internal REG_MR / LOCAL_INV
  * @wc_status:     status of that completion
@@ -75,15 +120,15 @@ struct ndk_mr {
 	bool fast_register;
 	enum ndk_mr_state state;
 	spinlock_t lock; /* protects state, bound_windows */
-	struct mutex init_lock; /* serialises initialisations */
 	struct ib_mr *ibmr;
 	struct sg_table sgt;
 	u64 base_va;
 	u64 length;
 	int access;
+	u32 flags;
+	u64 *dma_pages;
 	int page_class;
-	u32 fr_pages;
-	bool fr_remote;
+	struct ndk_fr fr;
 	u32 bound_windows;
 	struct ib_cqe cqe;
 	enum ib_wc_status wc_status;
@@ -93,13 +138,15 @@ struct ndk_mr {
 /**
  * struct ndk_mw - NDK_MW, emulated with one fast-register MR
  * @obj:   object base (parent: the PD)
+ * @pd:    the PD
  * @ibmr:  the MR that carries the window's registration when bound
- * @mr:    the MR the window is bound in, or NULL (holds a reference)
+ * @fr:    the registration state of @ibmr; @fr.parent is the MR bound in
  */
 struct ndk_mw {
 	struct ndk_obj obj;
+	struct ndk_pd *pd;
 	struct ib_mr *ibmr;
-	struct ndk_mr *mr;
+	struct ndk_fr fr;
 };
 
 struct ndk_reg *ndk_reg_get(struct ndk_pd *pd);
@@ -110,5 +157,19 @@ struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 			     u32 pages, int *class);
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class);
 void ndk_reg_destroy(struct ndk_pd *pd);
+
+/* ndk_fr.c */
+void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner);
+int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
+		  struct ib_mr *ibmr, u32 max_pages, bool remote);
+void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
+void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status);
+void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey);
+
+/* ndk_mr.c */
+int ndk_mr_access(struct ib_device *ibdev, u32 flags);
+s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
+		       bool remote_write);
+void ndk_mr_window_gone(struct ndk_mr *mr);
 
 #endif /* NDK_MR_H */

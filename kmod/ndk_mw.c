@@ -5,9 +5,9 @@
  * Linux 6.1 has no memory windows for kernel consumers (ib_alloc_mw and
  * the kernel bind work request were removed in 4.5).  Each NDK window is
  * emulated with its own fast-register MR of the PD, large enough for
- * FRMRPageCount pages; a bind registers the parent MR's pages of the
- * window's range in it (Documentation/ndk-mapping.md lists what differs
- * from hardware windows).
+ * FRMRPageCount pages; a bind (ndk_fr.c) registers the parent MR's pages
+ * of the window's range in it (Documentation/ndk-mapping.md lists what
+ * differs from hardware windows).
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -18,20 +18,27 @@
 static int ndk_mw_init(struct ndk_obj *obj)
 {
 	struct ndk_mw *mw = container_of(obj, struct ndk_mw, obj);
-	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
 	u32 pages = obj->adapter->dev->info.frmr_page_count;
+	struct ib_mr *ibmr;
+	int ret;
 
 	if (!pages)
 		return -EOPNOTSUPP;
-	mw->ibmr = ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG, pages);
-	return PTR_ERR_OR_ZERO(mw->ibmr);
+	ibmr = ib_alloc_mr(mw->pd->ibpd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(ibmr))
+		return PTR_ERR(ibmr);
+	ret = ndk_fr_attach(&mw->fr, mw->pd, &mw->ibmr, ibmr, pages, true);
+	if (ret)
+		ib_dereg_mr(ibmr);
+	return ret;
 }
 
 static void ndk_mw_destroy(struct ndk_obj *obj)
 {
 	struct ndk_mw *mw = container_of(obj, struct ndk_mw, obj);
 
-	ib_dereg_mr(mw->ibmr);
+	/* Unbinds: the key dies with the ib_mr, then the MR is let go. */
+	ndk_fr_detach(&mw->fr, mw->pd, mw->ibmr);
 	kfree(mw);
 }
 
@@ -57,6 +64,8 @@ s32 ndk_create_mw(struct ndk_pd *pd,
 	if (!w)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_obj_init(&w->obj, NDK_OBJECT_TYPE_MW, &pd->obj, ndk_mw_destroy);
+	w->pd = pd;
+	ndk_fr_init(&w->fr, &w->obj);
 	return ndk_obj_create(&w->obj, ndk_mw_init, create_completion,
 			      request_context, (void **)mw);
 }

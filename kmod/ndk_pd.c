@@ -13,6 +13,7 @@ static int ndk_pd_init(struct ndk_obj *obj)
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
 	mutex_init(&pd->reg_lock);
+	xa_init_flags(&pd->frs, XA_FLAGS_LOCK_IRQ);
 	pd->ibpd = ib_alloc_pd(ndk_ibdev(obj), 0);
 	return PTR_ERR_OR_ZERO(pd->ibpd);
 }
@@ -22,6 +23,8 @@ static void ndk_pd_destroy(struct ndk_obj *obj)
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
 	ndk_reg_destroy(pd);
+	WARN_ON(!xa_empty(&pd->frs));
+	xa_destroy(&pd->frs);
 	ib_dealloc_pd(pd->ibpd);
 	kfree(pd);
 }

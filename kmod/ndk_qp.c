@@ -42,6 +42,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "ndk_mr.h"
 #include "ndk_qp.h"
 
 /* How long a close waits for the device to flush a QP's requests. */
@@ -57,19 +58,6 @@
 			 NDK_OP_FLAG_DEFER)
 
 static atomic_t ndk_qp_next_id = ATOMIC_INIT(0);
-
-/* An initiator request as the post functions received it. */
-struct ndk_sreq {
-	void *request_context;
-	const struct ndk_sge *sgl;
-	u32 nsge;
-	u32 flags;
-	u32 allowed;
-	u16 type;
-	enum ib_wr_opcode opcode;
-	u64 remote_address;
-	u32 remote_token;
-};
 
 /*
  * NTSTATUS of a completion: IB_WC_WR_FLUSH_ERR is NDK's STATUS_CANCELLED, the
@@ -110,6 +98,15 @@ static void ndk_sq_release(struct ndk_qp *qp, struct ndk_swr *s)
 	/* Pairs with the claim's acquire: the slot is read before reuse. */
 	smp_store_release(&s->busy, false);
 	atomic_dec(&qp->sq_outstanding);
+}
+
+/* A registration request is done: tell its registration the outcome. */
+static void ndk_sq_finish(struct ndk_swr *s, s32 status)
+{
+	if (s->fr) {
+		ndk_fr_done(s->fr, s->type, status);
+		s->fr = NULL;
+	}
 }
 
 static void ndk_rq_release(struct ndk_qp *qp, struct ndk_rwr *r)
@@ -159,6 +156,8 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 				res->type = NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
 				res->type_specific_completion_output =
 					wc->ex.invalidate_rkey;
+				ndk_fr_remote_invalidated(qp->pd,
+							  wc->ex.invalidate_rkey);
 			}
 		}
 		ndk_rq_release(qp, r);
@@ -171,6 +170,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	res->request_context = s->request_context;
 	res->type = s->type;
 	keep = res->status || !s->silent;
+	ndk_sq_finish(s, res->status);
 	ndk_sq_release(qp, s);
 	return keep;
 }
@@ -192,8 +192,12 @@ static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
 /* Give back the slot claimed last, which never reached the device. */
 static void ndk_sq_unclaim(struct ndk_qp *qp)
 {
+	struct ndk_swr *s;
+
 	qp->sq_prod--;
-	ndk_sq_release(qp, &qp->sq[qp->sq_prod % qp->sq_depth]);
+	s = &qp->sq[qp->sq_prod % qp->sq_depth];
+	s->fr = NULL;		/* the poster undoes what it changed */
+	ndk_sq_release(qp, s);
 }
 
 /*
@@ -219,6 +223,7 @@ static void ndk_sq_complete_soft(struct ndk_qp *qp, s32 status)
 		res.request_context = s->request_context;
 		res.type = s->type;
 		ndk_cq_push_locked(cq, &res);
+		ndk_sq_finish(s, status);
 		ndk_sq_release(qp, s);
 	}
 	ndk_cq_notify_locked(cq);
@@ -244,8 +249,8 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	if (qp->sq_posted == qp->sq_prod)
 		return STATUS_SUCCESS;
 	first = &qp->sq[qp->sq_posted % qp->sq_depth];
-	qp->sq[(qp->sq_prod - 1) % qp->sq_depth].wr.wr.next = NULL;
-	ret = ib_post_send(qp->ibqp, &first->wr.wr, &bad);
+	qp->sq[(qp->sq_prod - 1) % qp->sq_depth].w.wr.next = NULL;
+	ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
 	if (!ret) {
 		qp->sq_posted = qp->sq_prod;
 		return STATUS_SUCCESS;
@@ -254,7 +259,7 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	/* The requests before @bad went to the device. */
 	status = ndk_status_from_errno(ret);
 	for (i = qp->sq_posted; i != qp->sq_prod; i++)
-		if (&qp->sq[i % qp->sq_depth].wr.wr == bad)
+		if (&qp->sq[i % qp->sq_depth].w.wr == bad)
 			break;
 	if (i != qp->sq_prod)
 		qp->sq_posted = i;
@@ -267,10 +272,10 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 			const struct ndk_sreq *req)
 {
-	struct ib_send_wr *wr = &s->wr.wr;
+	struct ib_send_wr *wr = &s->w.wr;
 	u32 i, len = 0;
 
-	memset(&s->wr, 0, sizeof(s->wr));
+	memset(&s->w, 0, sizeof(s->w));
 	wr->wr_id = ndk_wrid(qp, false, slot);
 	wr->opcode = req->opcode;
 	wr->sg_list = s->sge;
@@ -312,14 +317,23 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 		fallthrough;
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_WRITE:
-		s->wr.remote_addr = req->remote_address;
-		s->wr.rkey = req->remote_token;
+		s->w.rdma.remote_addr = req->remote_address;
+		s->w.rdma.rkey = req->remote_token;
+		break;
+	case IB_WR_REG_MR:
+		s->w.reg.mr = req->ibmr;
+		s->w.reg.key = req->key;
+		s->w.reg.access = req->access;
+		break;
+	case IB_WR_LOCAL_INV:
+		wr->ex.invalidate_rkey = req->key;
 		break;
 	default:
 		break;
 	}
 
 	s->request_context = req->request_context;
+	s->fr = req->fr;
 	s->type = req->type;
 	s->silent = req->flags & NDK_OP_FLAG_SILENT_SUCCESS;
 }
@@ -347,8 +361,17 @@ static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
 	return STATUS_SUCCESS;
 }
 
-/* Every initiator request: check, claim, chain or post. */
-static s32 ndk_sq_post(struct ndk_qp *qp, const struct ndk_sreq *req)
+/**
+ * ndk_qp_post() - every initiator request: check, claim, chain or post
+ * @qp:  the QP
+ * @req: the request
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS when the request will complete (through the
+ * device, or in software once flushed); otherwise its inline failure, and
+ * it never completes.
+ */
+s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 {
 	unsigned long flags;
 	struct ndk_swr *s;
@@ -372,7 +395,7 @@ static s32 ndk_sq_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 	}
 	ndk_sq_fill(qp, s, slot, req);
 	if (qp->sq_prod - qp->sq_posted > 1)
-		qp->sq[(qp->sq_prod - 2) % qp->sq_depth].wr.wr.next = &s->wr.wr;
+		qp->sq[(qp->sq_prod - 2) % qp->sq_depth].w.wr.next = &s->w.wr;
 
 	if (qp->flushed)
 		ndk_sq_complete_soft(qp, STATUS_CANCELLED);
@@ -737,7 +760,7 @@ s32 ndk_send(struct ndk_qp *qp, void *request_context,
 		.opcode = IB_WR_SEND,
 	};
 
-	return ndk_sq_post(qp, &req);
+	return ndk_qp_post(qp, &req);
 }
 EXPORT_SYMBOL_GPL(ndk_send);
 
@@ -771,7 +794,7 @@ s32 ndk_send_and_invalidate(struct ndk_qp *qp, void *request_context,
 		.remote_token = remote_token,
 	};
 
-	return ndk_sq_post(qp, &req);
+	return ndk_qp_post(qp, &req);
 }
 EXPORT_SYMBOL_GPL(ndk_send_and_invalidate);
 
@@ -886,7 +909,7 @@ s32 ndk_read(struct ndk_qp *qp, void *request_context,
 
 	if ((flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && qp->read_inv)
 		req.opcode = IB_WR_RDMA_READ_WITH_INV;
-	return ndk_sq_post(qp, &req);
+	return ndk_qp_post(qp, &req);
 }
 EXPORT_SYMBOL_GPL(ndk_read);
 
@@ -921,6 +944,6 @@ s32 ndk_write(struct ndk_qp *qp, void *request_context,
 		.remote_token = remote_token,
 	};
 
-	return ndk_sq_post(qp, &req);
+	return ndk_qp_post(qp, &req);
 }
 EXPORT_SYMBOL_GPL(ndk_write);

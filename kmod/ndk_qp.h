@@ -97,22 +97,65 @@ struct ndk_cq {
 	struct work_struct notify_work;
 };
 
+/* The work request of an initiator slot, by opcode. */
+union ndk_send_wr {
+	struct ib_send_wr wr;		/* SEND*, LOCAL_INV */
+	struct ib_rdma_wr rdma;		/* RDMA_READ*, RDMA_WRITE */
+	struct ib_reg_wr reg;		/* REG_MR */
+};
+
 /**
  * struct ndk_swr - one initiator queue slot
- * @wr:      the work request, kept until posted (DEFER chains)
+ * @w:       the work request, kept until posted (DEFER chains)
  * @sge:     its SGE array (the QP's initiator SGE limit, at least one)
  * @request_context: the consumer's RequestContext
+ * @fr:      FAST_REGISTER, BIND, INVALIDATE: the registration the request
+ *           changes, told of the outcome (holds a reference on its owner)
  * @type:    enum ndk_operation_type
  * @silent:  NDK_OP_FLAG_SILENT_SUCCESS: no result on success
  * @busy:    claimed by a post, released when its completion is translated
  */
 struct ndk_swr {
-	struct ib_rdma_wr wr;
+	union ndk_send_wr w;
 	struct ib_sge *sge;
 	void *request_context;
+	struct ndk_fr *fr;
 	u16 type;
 	bool silent;
 	bool busy;
+};
+
+/**
+ * struct ndk_sreq - an initiator request as a post function received it
+ * @request_context: the consumer's RequestContext
+ * @sgl:      SGEs (none for registration requests)
+ * @nsge:     SGE count
+ * @flags:    NDK_OP_FLAG_*
+ * @allowed:  the flags this request type accepts
+ * @type:     enum ndk_operation_type of its result
+ * @opcode:   the ib_wr_opcode posted
+ * @remote_address: RDMA_READ/WRITE: the peer's address
+ * @remote_token:   RDMA_READ/WRITE: the peer's token; SEND_WITH_INV: the
+ *            token to invalidate
+ * @ibmr:     REG_MR: the MR, already mapped
+ * @access:   REG_MR: IB access flags
+ * @key:      REG_MR: the new key; LOCAL_INV: the key to invalidate
+ * @fr:       REG_MR, LOCAL_INV: see struct ndk_swr
+ */
+struct ndk_sreq {
+	void *request_context;
+	const struct ndk_sge *sgl;
+	u32 nsge;
+	u32 flags;
+	u32 allowed;
+	u16 type;
+	enum ib_wr_opcode opcode;
+	u64 remote_address;
+	u32 remote_token;
+	struct ib_mr *ibmr;
+	int access;
+	u32 key;
+	struct ndk_fr *fr;
 };
 
 /**
@@ -224,5 +267,6 @@ bool ndk_cq_failed(struct ndk_cq *cq);
 /* ndk_qp.c */
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		      struct ndk_result_ex *res);
+s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req);
 
 #endif /* NDK_QP_H */

@@ -98,7 +98,7 @@ static int ndk_t_adapter_info(struct ndk_test_env *env)
 	NDK_T_CHECK(env, info.max_caller_data == 56);
 	NDK_T_CHECK(env, info.max_callee_data == 148);
 	NDK_T_CHECK(env, info.max_window_size ==
-			 (u64)info.frmr_page_count * PAGE_SIZE);
+			 (u64)(info.frmr_page_count - 1) * PAGE_SIZE);
 
 	ndk_close_adapter(adapter);
 	return NDK_TEST_PASS;

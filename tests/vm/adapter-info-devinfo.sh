@@ -128,7 +128,7 @@ fi
 echo
 echo "No counterpart in ibv_devinfo (checked against ndk.ko's own rules):"
 v=$(ndk max_window_size) f=$(ndk frmr_page_count)
-check max_window_size "$v" "frmr_page_count*PAGE_SIZE" "$((f * pg))" "same $v $((f * pg))"
+check max_window_size "$v" "(frmr_page_count-1)*PAGE_SIZE" "$(((f - 1) * pg))" "same $v $(((f - 1) * pg))"
 v=$(ndk max_srq_depth) i=$(ibv max_srq_wr)
 check max_srq_depth "$v" "0 (no SRQ object); max_srq_wr" "$i" "same $v 0"
 v=$(ndk max_inline_data_size)

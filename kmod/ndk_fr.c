@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: registrations consumers post on their own QPs: NdkFastRegister,
+ * NdkBind and NdkInvalidate.
+ *
+ * NdkFastRegister is IB_WR_REG_MR of the MR's fast-register ib_mr over the
+ * consumer's adapter page array.  Linux 6.1 has no kernel memory windows,
+ * so a window is a fast-register ib_mr of its own (ndk_mw.c) and NdkBind
+ * is IB_WR_REG_MR of it over the parent MR's pages of the window's range,
+ * with the window's rights.  NdkInvalidate is IB_WR_LOCAL_INV of either.
+ * Every registration rotates the ib_mr's key byte, and the new token is
+ * known when the post returns.
+ *
+ * A failed local operation moves an RC QP to the error state (rxe does),
+ * so nothing that would fail on the device is posted: each request is
+ * checked, and struct ndk_fr tracks in posting order whether the ib_mr
+ * is FREE, VALID or being invalidated, so that a fast-register of a
+ * registered ib_mr or an invalidate of a free one is refused inline:
+ *
+ *   FREE --fast-register/bind posted--> VALID
+ *   VALID --invalidate posted--> INVALIDATING
+ *   INVALIDATING --its completion: success--> FREE
+ *   INVALIDATING --its completion: failure--> VALID (nothing changed)
+ *   VALID --fast-register/bind completion: failure--> FREE
+ *   VALID --a receive result with the peer's invalidation of the key--> FREE
+ *
+ * A registration waits for FREE: a fast-register or bind while an
+ * invalidation is outstanding is refused with STATUS_DEVICE_BUSY, because
+ * ib_map_mr_sg() changes the ib_mr's page list when the request is posted,
+ * not when the device runs it (rxe reads it at access time).
+ *
+ * A window's parent MR counts the window in bound_windows and is
+ * referenced from the bind's post until the window's key is known dead
+ * (FREE, or the window's close), so the MR's pages cannot be released
+ * under a live window: Documentation/registration.md.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "ndk_mr.h"
+#include "ndk_qp.h"
+
+#define NDK_FR_REMOTE_FLAGS	(NDK_OP_FLAG_ALLOW_REMOTE_READ | \
+				 NDK_OP_FLAG_ALLOW_REMOTE_WRITE)
+#define NDK_FAST_REGISTER_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | \
+				 NDK_OP_FLAG_READ_FENCE | \
+				 NDK_OP_FLAG_ALLOW_REMOTE_READ | \
+				 NDK_OP_FLAG_ALLOW_LOCAL_WRITE | \
+				 NDK_OP_FLAG_ALLOW_REMOTE_WRITE | \
+				 NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER)
+#define NDK_BIND_FLAGS		(NDK_OP_FLAG_SILENT_SUCCESS | \
+				 NDK_OP_FLAG_READ_FENCE | \
+				 NDK_OP_FLAG_ALLOW_REMOTE_READ | \
+				 NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_DEFER)
+#define NDK_INVALIDATE_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | \
+				 NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
+
+/**
+ * ndk_fr_init() - set up the registration state of a new MR or MW
+ * @fr:    the state, zeroed
+ * @owner: the object it belongs to
+ *
+ * Context: any.
+ */
+void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner)
+{
+	spin_lock_init(&fr->lock);
+	fr->owner = owner;
+}
+
+/**
+ * ndk_fr_attach() - give a FREE registration a new ib_mr
+ * @fr:        the registration
+ * @pd:        its PD
+ * @slot:      where the owner keeps its ib_mr; the previous one is released
+ * @ibmr:      the new fast-register MR of @pd, for @max_pages pages
+ * @max_pages: its page limit
+ * @remote:    whether registrations may grant remote rights
+ *
+ * Context: process context.
+ * Return: 0; -EBUSY when a registration of the current ib_mr is in place
+ * (@ibmr stays the caller's); -ENOMEM.
+ */
+int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
+		  struct ib_mr *ibmr, u32 max_pages, bool remote)
+{
+	struct scatterlist *sg, *old_sg;
+	struct ib_mr *old;
+	int ret;
+
+	sg = kvmalloc_array(max_pages, sizeof(*sg), GFP_KERNEL);
+	if (!sg)
+		return -ENOMEM;
+	sg_init_table(sg, max_pages);
+	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr, GFP_KERNEL);
+	if (ret)
+		goto err_free_sg;
+
+	spin_lock_irq(&fr->lock);
+	if (fr->state != NDK_FR_FREE) {
+		spin_unlock_irq(&fr->lock);
+		ret = -EBUSY;
+		goto err_erase;
+	}
+	old = *slot;
+	old_sg = fr->sg;
+	WRITE_ONCE(*slot, ibmr);
+	fr->sg = sg;
+	fr->max_pages = max_pages;
+	fr->remote = remote;
+	spin_unlock_irq(&fr->lock);
+
+	if (old) {
+		xa_erase_irq(&pd->frs, old->rkey >> 8);
+		ib_dereg_mr(old);
+	}
+	kvfree(old_sg);
+	return 0;
+
+err_erase:
+	xa_erase_irq(&pd->frs, ibmr->rkey >> 8);
+err_free_sg:
+	kvfree(sg);
+	return ret;
+}
+
+/**
+ * ndk_fr_detach() - release a registration's ib_mr (its owner's teardown)
+ * @fr:   the registration; no posted request references its owner
+ * @pd:   its PD
+ * @ibmr: its ib_mr, or NULL
+ *
+ * The key dies with the ib_mr; a window's parent is released after that.
+ *
+ * Context: process context.
+ */
+void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr)
+{
+	if (ibmr) {
+		xa_erase_irq(&pd->frs, ibmr->rkey >> 8);
+		ib_dereg_mr(ibmr);
+	}
+	if (fr->parent)
+		ndk_mr_window_gone(fr->parent);
+	fr->parent = NULL;
+	kvfree(fr->sg);
+	fr->sg = NULL;
+}
+
+/* Nothing is registered any more; returns the parent to release. */
+static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
+{
+	struct ndk_mr *parent = fr->parent;
+
+	lockdep_assert_held(&fr->lock);
+	fr->state = NDK_FR_FREE;
+	fr->parent = NULL;
+	return parent;
+}
+
+/**
+ * ndk_fr_done() - a fast-register, bind or invalidate request is done
+ * @fr:     its registration
+ * @type:   NDK_OPERATION_TYPE_FAST_REGISTER, _BIND or _INVALIDATE
+ * @status: its NTSTATUS (STATUS_CANCELLED when flushed before running)
+ *
+ * Drops the request's reference on the owner.
+ *
+ * Context: any (the CQ's lock is held).
+ */
+void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
+{
+	struct ndk_mr *parent = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fr->lock, flags);
+	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
+		if (fr->state == NDK_FR_INVALIDATING) {
+			if (status == STATUS_SUCCESS || fr->reg_failed)
+				parent = ndk_fr_free_locked(fr);
+			else
+				fr->state = NDK_FR_VALID;
+		}
+	} else if (status != STATUS_SUCCESS) {
+		fr->reg_failed = true;
+		if (fr->state == NDK_FR_VALID)
+			parent = ndk_fr_free_locked(fr);
+	}
+	spin_unlock_irqrestore(&fr->lock, flags);
+	if (parent)
+		ndk_mr_window_gone(parent);
+	ndk_obj_put(fr->owner);
+}
+
+/**
+ * ndk_fr_remote_invalidated() - a receive reported the peer's invalidation
+ * @pd:   the receiving QP's PD
+ * @rkey: the key the peer invalidated
+ *
+ * Context: any (the CQ's lock is held).
+ */
+void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey)
+{
+	struct ndk_mr *parent = NULL;
+	unsigned long flags;
+	struct ndk_fr *fr;
+
+	xa_lock_irqsave(&pd->frs, flags);
+	fr = xa_load(&pd->frs, rkey >> 8);
+	if (fr) {
+		spin_lock(&fr->lock);
+		if (fr->state == NDK_FR_VALID && fr->key == rkey)
+			parent = ndk_fr_free_locked(fr);
+		spin_unlock(&fr->lock);
+	}
+	xa_unlock_irqrestore(&pd->frs, flags);
+	if (parent)
+		ndk_mr_window_gone(parent);
+}
+
+/* FREE -> VALID for a fast-register or bind; @parent: a window's MR. */
+static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent)
+{
+	s32 status = STATUS_SUCCESS;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fr->lock, flags);
+	if (fr->state == NDK_FR_VALID) {
+		status = STATUS_INVALID_DEVICE_REQUEST;
+	} else if (fr->state == NDK_FR_INVALIDATING) {
+		status = STATUS_DEVICE_BUSY;
+	} else {
+		fr->state = NDK_FR_VALID;
+		fr->reg_failed = false;
+		fr->parent = parent;
+	}
+	spin_unlock_irqrestore(&fr->lock, flags);
+	return status;
+}
+
+/* Undo ndk_fr_begin() for a request that was not posted. */
+static void ndk_fr_abort(struct ndk_fr *fr)
+{
+	struct ndk_mr *parent;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fr->lock, flags);
+	parent = ndk_fr_free_locked(fr);
+	spin_unlock_irqrestore(&fr->lock, flags);
+	if (parent)
+		ndk_mr_window_gone(parent);
+}
+
+/*
+ * Load @n pages (DMA addresses, page aligned) into @ibmr as the region
+ * [@iova, @iova + @length), which starts @fbo bytes into the first page,
+ * and give it a new key.  The caller moved @fr to VALID.
+ */
+static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr, const u64 *pages,
+		      u32 n, u32 fbo, u64 iova, u64 length)
+{
+	unsigned int offset = fbo;
+	struct scatterlist *sg;
+	unsigned long flags;
+	u32 i;
+
+	for_each_sg(fr->sg, sg, n, i) {
+		sg_dma_address(sg) = pages[i];
+		sg_dma_len(sg) = PAGE_SIZE;
+	}
+	if (ib_map_mr_sg(ibmr, fr->sg, n, &offset, PAGE_SIZE) != n)
+		return -EINVAL;
+	/* The region's address space is the consumer's (an index). */
+	ibmr->iova = iova;
+	ibmr->length = length;
+	ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
+	spin_lock_irqsave(&fr->lock, flags);
+	fr->key = ibmr->rkey;
+	spin_unlock_irqrestore(&fr->lock, flags);
+	return 0;
+}
+
+/* Post @req for @fr; the request references @fr's owner until done. */
+static s32 ndk_fr_post(struct ndk_qp *qp, struct ndk_fr *fr,
+		       struct ndk_sreq *req)
+{
+	s32 status;
+
+	req->fr = fr;
+	ndk_obj_get(fr->owner);
+	status = ndk_qp_post(qp, req);
+	if (status)
+		ndk_obj_put(fr->owner);
+	return status;
+}
+
+/*
+ * NdkFastRegister flags to IB access flags through their NdkRegisterMr
+ * equivalents (one translation); -EINVAL for invalid ones.
+ */
+static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
+{
+	u32 mr_flags = 0;
+
+	if (flags & ~NDK_FAST_REGISTER_FLAGS)
+		return -EINVAL;
+	if (flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+		mr_flags |= NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
+		mr_flags |= NDK_MR_FLAG_ALLOW_REMOTE_READ;
+	/* 0x20 without 0x10 becomes 0x4 without 0x1: refused there too. */
+	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+		mr_flags |= NDK_MR_REMOTE_WRITE_BIT;
+	if (flags & NDK_OP_FLAG_RDMA_READ_SINK)
+		mr_flags |= NDK_MR_FLAG_RDMA_READ_SINK;
+	return ndk_mr_access(ibdev, mr_flags);
+}
+
+/**
+ * ndk_fast_register() - NdkFastRegister
+ * @qp:                   the QP, connected, of the MR's PD
+ * @request_context:      reported in the request's result
+ * @mr:                   an MR created with FastRegister = TRUE and
+ *                        initialised, not registered
+ * @adapter_page_count:   pages in @adapter_page_array, at most the
+ *                        AdapterPageCount of the initialisation
+ * @adapter_page_array:   adapter logical addresses (ndk_build_lam()), each
+ *                        page aligned
+ * @fbo:                  offset of the region's first byte in the first page
+ * @length:               bytes, at most @adapter_page_count pages less @fbo
+ * @base_virtual_address: the region's address (an index, never
+ *                        dereferenced); its offset in a page must be @fbo
+ * @flags:                NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE,
+ *                        _ALLOW_REMOTE_READ, _ALLOW_LOCAL_WRITE,
+ *                        _ALLOW_REMOTE_WRITE, _RDMA_READ_SINK, _DEFER
+ *
+ * The MR's new tokens can be read when the call returns.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_FAST_REGISTER
+ * follows unless silent and successful), or with no result:
+ * STATUS_INVALID_PARAMETER, STATUS_ACCESS_VIOLATION (remote rights on an
+ * MR initialised without RemoteAccess), STATUS_INVALID_DEVICE_REQUEST
+ * (registered already), STATUS_DEVICE_BUSY (its invalidation has not
+ * completed), STATUS_DEVICE_REMOVED, STATUS_CONNECTION_INVALID,
+ * STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
+		      struct ndk_mr *mr, u32 adapter_page_count,
+		      const u64 *adapter_page_array, u32 fbo, size_t length,
+		      void *base_virtual_address, u32 flags)
+{
+	u64 base = (uintptr_t)base_virtual_address, end;
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.flags = flags,
+		.allowed = NDK_FAST_REGISTER_FLAGS,
+		.type = NDK_OPERATION_TYPE_FAST_REGISTER,
+		.opcode = IB_WR_REG_MR,
+	};
+	struct ndk_fr *fr = &mr->fr;
+	s32 status;
+	u32 i;
+
+	req.access = ndk_fr_access(ndk_ibdev(&qp->obj), flags);
+	if (req.access < 0 || !mr->fast_register || mr->pd != qp->pd ||
+	    !adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
+	    !length ||
+	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
+	    (base & ~PAGE_MASK) != fbo ||
+	    check_add_overflow(base, (u64)length, &end))
+		return STATUS_INVALID_PARAMETER;
+	for (i = 0; i < adapter_page_count; i++)
+		if (adapter_page_array[i] & ~PAGE_MASK)
+			return STATUS_INVALID_PARAMETER;
+
+	status = ndk_fr_begin(fr, NULL);
+	if (status)
+		return status;
+	/* VALID: the initialisation cannot change under us any more. */
+	if (!mr->ibmr || adapter_page_count > fr->max_pages)
+		status = STATUS_INVALID_PARAMETER;
+	else if ((flags & NDK_FR_REMOTE_FLAGS) && !fr->remote)
+		status = STATUS_ACCESS_VIOLATION;
+	else if (ndk_fr_map(fr, mr->ibmr, adapter_page_array,
+			    adapter_page_count, fbo, base, length))
+		status = STATUS_INVALID_PARAMETER;
+	if (!status) {
+		req.ibmr = mr->ibmr;
+		req.key = mr->ibmr->rkey;
+		status = ndk_fr_post(qp, fr, &req);
+	}
+	if (status)
+		ndk_fr_abort(fr);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_fast_register);
+
+/**
+ * ndk_bind() - NdkBind
+ * @qp:              the QP, connected, of the MR's and window's PD
+ * @request_context: reported in the request's result
+ * @mr:              an MR registered by ndk_register_mr()
+ * @mw:              the window, not bound
+ * @virtual_address: start of the window, inside the MR (an index)
+ * @length:          bytes; the window must end inside the MR
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE,
+ *                   _ALLOW_REMOTE_READ, _ALLOW_REMOTE_WRITE, _DEFER
+ *
+ * The window's rights are its own: remote read needs nothing of the MR,
+ * remote write needs an MR registered with NDK_MR_FLAG_ALLOW_LOCAL_WRITE.
+ * ndk_get_remote_token_from_mw() gives the window's token when the call
+ * returns.  The MR cannot be deregistered while the window is bound.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_BIND follows
+ * unless silent and successful), or with no result:
+ * STATUS_INVALID_PARAMETER (flags, a fast-register MR, another PD, an
+ * empty window, one not inside the MR or beyond MaxWindowSize),
+ * STATUS_ACCESS_VIOLATION (remote write on an MR without local write),
+ * STATUS_INVALID_DEVICE_REQUEST (MR not registered, window bound),
+ * STATUS_DEVICE_BUSY (the window's invalidation has not completed),
+ * STATUS_DEVICE_REMOVED, STATUS_CONNECTION_INVALID,
+ * STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
+	     struct ndk_mw *mw, void *virtual_address, size_t length,
+	     u32 flags)
+{
+	u32 write = flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+	u64 start = (uintptr_t)virtual_address, end, off;
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.flags = flags,
+		.allowed = NDK_BIND_FLAGS,
+		.type = NDK_OPERATION_TYPE_BIND,
+		.opcode = IB_WR_REG_MR,
+	};
+	u32 first, n;
+	s32 status;
+
+	if ((flags & ~NDK_BIND_FLAGS) ||
+	    (write && write != NDK_OP_FLAG_ALLOW_REMOTE_WRITE) ||
+	    mr->fast_register || mr->pd != qp->pd || mw->pd != qp->pd ||
+	    !start || !length || check_add_overflow(start, (u64)length, &end))
+		return STATUS_INVALID_PARAMETER;
+	if (flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
+		req.access |= IB_ACCESS_REMOTE_READ;
+	if (write)
+		req.access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+
+	status = ndk_mr_window_bind(mr, start, end, write);
+	if (status)
+		return status;
+	/* The MR stays registered while a window is counted in it. */
+	off = start - mr->base_va + (mr->base_va & ~PAGE_MASK);
+	first = off >> PAGE_SHIFT;
+	n = ((off + length - 1) >> PAGE_SHIFT) - first + 1;
+	if (n > mw->fr.max_pages) {
+		ndk_mr_window_gone(mr);
+		return STATUS_INVALID_PARAMETER;
+	}
+	status = ndk_fr_begin(&mw->fr, mr);
+	if (status) {
+		ndk_mr_window_gone(mr);
+		return status;
+	}
+	if (ndk_fr_map(&mw->fr, mw->ibmr, mr->dma_pages + first, n,
+		       off & ~PAGE_MASK, start, length)) {
+		status = STATUS_INVALID_PARAMETER;
+	} else {
+		req.ibmr = mw->ibmr;
+		req.key = mw->ibmr->rkey;
+		status = ndk_fr_post(qp, &mw->fr, &req);
+	}
+	if (status)
+		ndk_fr_abort(&mw->fr);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_bind);
+
+/**
+ * ndk_invalidate() - NdkInvalidate
+ * @qp:              the QP, connected, of the MR's or window's PD
+ * @request_context: reported in the request's result
+ * @mr_or_mw:        a fast-registered MR or a bound window (its header)
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE, _DEFER
+ *
+ * The MR or window can be registered again once the result is polled.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_INVALIDATE
+ * follows unless silent and successful), or with no result:
+ * STATUS_INVALID_PARAMETER (flags, an MR of ndk_register_mr(), another
+ * object type, another PD), STATUS_INVALID_DEVICE_REQUEST (not registered
+ * or bound, or invalidated already: on hardware a completion error, here
+ * refused before it can break the QP), STATUS_DEVICE_REMOVED,
+ * STATUS_CONNECTION_INVALID, STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
+		   struct ndk_object_header *mr_or_mw, u32 flags)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.flags = flags,
+		.allowed = NDK_INVALIDATE_FLAGS,
+		.type = NDK_OPERATION_TYPE_INVALIDATE,
+		.opcode = IB_WR_LOCAL_INV,
+	};
+	unsigned long irqflags;
+	struct ndk_mr *mr;
+	struct ndk_mw *mw;
+	struct ndk_fr *fr;
+	struct ndk_pd *pd;
+	s32 status;
+
+	if (!mr_or_mw || (flags & ~NDK_INVALIDATE_FLAGS))
+		return STATUS_INVALID_PARAMETER;
+	switch (mr_or_mw->object_type) {
+	case NDK_OBJECT_TYPE_MR:
+		mr = container_of(mr_or_mw, struct ndk_mr, obj.hdr);
+		if (!mr->fast_register)
+			return STATUS_INVALID_PARAMETER;
+		fr = &mr->fr;
+		pd = mr->pd;
+		break;
+	case NDK_OBJECT_TYPE_MW:
+		mw = container_of(mr_or_mw, struct ndk_mw, obj.hdr);
+		fr = &mw->fr;
+		pd = mw->pd;
+		break;
+	default:
+		return STATUS_INVALID_PARAMETER;
+	}
+	if (pd != qp->pd)
+		return STATUS_INVALID_PARAMETER;
+
+	spin_lock_irqsave(&fr->lock, irqflags);
+	status = fr->state == NDK_FR_VALID ? STATUS_SUCCESS :
+					     STATUS_INVALID_DEVICE_REQUEST;
+	if (!status) {
+		fr->state = NDK_FR_INVALIDATING;
+		req.key = fr->key;
+	}
+	spin_unlock_irqrestore(&fr->lock, irqflags);
+	if (status)
+		return status;
+
+	status = ndk_fr_post(qp, fr, &req);
+	if (status) {
+		spin_lock_irqsave(&fr->lock, irqflags);
+		if (fr->state == NDK_FR_INVALIDATING)
+			fr->state = NDK_FR_VALID;
+		spin_unlock_irqrestore(&fr->lock, irqflags);
+	}
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_invalidate);
