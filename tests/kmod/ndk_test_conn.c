@@ -412,11 +412,14 @@ void t_check_result(struct ndk_test_env *env, struct ndk_result *r,
  *
  * The MR's base virtual address is @b->data.
  *
- * Return: 0, or a negative errno (t_buf_free() still releases @b).
+ * Return: 0, or a negative errno when one of its own checks failed
+ * (t_buf_free() still releases @b).
  */
 int t_buf_reg(struct ndk_test_env *env, struct t_fix *f,
 	      struct t_buf *b, u32 len, u32 flags)
 {
+	int failures = env->failures;
+
 	memset(b, 0, sizeof(*b));
 	b->mem = kmalloc(len + 2 * T_CANARY, GFP_KERNEL);
 	if (!b->mem)
@@ -435,7 +438,7 @@ int t_buf_reg(struct ndk_test_env *env, struct t_fix *f,
 		return -ENOMEM;
 	NDK_T_STATUS(env, ndk_register_mr(b->mr, b->mdl, len, flags, NULL, NULL),
 		     STATUS_SUCCESS);
-	return env->failures ? -EINVAL : 0;
+	return env->failures != failures ? -EINVAL : 0;
 }
 
 /**
