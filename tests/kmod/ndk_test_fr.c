@@ -385,6 +385,7 @@ static int fr_buf_init(struct ndk_test_env *env, struct t_fix *f,
 		       u32 init_pages, bool remote)
 {
 	u32 size, lam_fbo = ~0U, spanned = DIV_ROUND_UP(fbo + len, PAGE_SIZE);
+	int failures = env->failures;
 
 	memset(b, 0, sizeof(*b));
 	b->pages = pages;
@@ -408,12 +409,12 @@ static int fr_buf_init(struct ndk_test_env *env, struct t_fix *f,
 	NDK_T_CHECK(env, b->lam->adapter_page_count == spanned);
 	NDK_T_STATUS(env, ndk_create_mr(f->pd, true, NULL, NULL, &b->mr),
 		     STATUS_SUCCESS);
-	if (env->failures)
+	if (env->failures != failures)
 		return -EINVAL;
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(b->mr, init_pages,
 							  remote, NULL, NULL),
 		     STATUS_SUCCESS);
-	return env->failures ? -EINVAL : 0;
+	return env->failures != failures ? -EINVAL : 0;
 }
 
 /* Every byte of the pages outside the region is still canary. */
@@ -448,6 +449,13 @@ static s32 fr_post(struct ndk_qp *qp, void *ctx, struct fr_buf *b, u32 flags)
 	return ndk_fast_register(qp, ctx, b->mr, b->lam->adapter_page_count,
 				 b->lam->adapter_page_array, b->fbo, b->len,
 				 (void *)(uintptr_t)b->base, flags);
+}
+
+/* NdkInvalidate of an MR or a window. */
+static s32 fr_inv(struct ndk_qp *qp, void *ctx, void *mr_or_mw, u32 flags)
+{
+	return ndk_invalidate(qp, ctx, (struct ndk_object_header *)mr_or_mw,
+			      flags);
 }
 
 /* An SGE over the region, addressed by the registration's base VA. */
@@ -597,6 +605,7 @@ static int t_fr_params(struct ndk_test_env *env)
 	struct t_fix *f;
 	struct ndk_qp *qp;
 	struct fr_target t;
+	s32 local_reg;
 
 	x = fr_open(env);
 	if (!x || env->failures)
@@ -668,14 +677,16 @@ static int t_fr_params(struct ndk_test_env *env)
 	NDK_T_STATUS(env, fr_post(qp, CTX(40), &b, FR_R | FR_W), STATUS_SUCCESS);
 	FR_WAIT(env, f->cq[FR_OWNER], 40, T_FR, STATUS_SUCCESS);
 	/* Local rights only on a local-access MR are fine. */
-	NDK_T_STATUS(env, fr_post(qp, CTX(41), &local, FR_LW | FR_SINK),
-		     STATUS_SUCCESS);
-	FR_WAIT(env, f->cq[FR_OWNER], 41, T_FR, STATUS_SUCCESS);
+	local_reg = fr_post(qp, CTX(41), &local, FR_LW | FR_SINK);
+	NDK_T_STATUS(env, local_reg, STATUS_SUCCESS);
+	if (!local_reg)
+		FR_WAIT(env, f->cq[FR_OWNER], 41, T_FR, STATUS_SUCCESS);
 	/* Registered already. */
 	NDK_T_STATUS(env, fr_post(qp, CTX(42), &b, FR_R),
 		     STATUS_INVALID_DEVICE_REQUEST);
-	NDK_T_STATUS(env, fr_post(qp, CTX(43), &local, 0),
-		     STATUS_INVALID_DEVICE_REQUEST);
+	if (!local_reg)
+		NDK_T_STATUS(env, fr_post(qp, CTX(43), &local, 0),
+			     STATUS_INVALID_DEVICE_REQUEST);
 	/* Invalidate: parameters on both QPs, connection on the lone one. */
 	fr_bad_inv(env, f, lone, b.mr, x->src.mr);
 	fr_bad_inv(env, f, qp, b.mr, x->src.mr);
@@ -692,10 +703,11 @@ static int t_fr_params(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_invalidate(qp, CTX(47),
 					 (struct ndk_object_header *)b.mr, 0),
 		     STATUS_INVALID_DEVICE_REQUEST);
-	NDK_T_STATUS(env, ndk_invalidate(qp, CTX(48),
-					 (struct ndk_object_header *)local.mr,
-					 0), STATUS_SUCCESS);
-	FR_WAIT(env, f->cq[FR_OWNER], 48, T_INV, STATUS_SUCCESS);
+	if (!local_reg) {
+		NDK_T_STATUS(env, fr_inv(qp, CTX(48), local.mr, 0),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, f->cq[FR_OWNER], 48, T_INV, STATUS_SUCCESS);
+	}
 	FR_QUIET(env, f);
 
 	/* Registered again, the region carries traffic byte-exact. */
@@ -858,12 +870,6 @@ static int t_fr_traffic(struct ndk_test_env *env)
 /* --- fr-rotation ----------------------------------------------------------- */
 
 #define FR_CYCLES 12
-
-static s32 fr_inv(struct ndk_qp *qp, void *ctx, void *mr_or_mw, u32 flags)
-{
-	return ndk_invalidate(qp, ctx, (struct ndk_object_header *)mr_or_mw,
-			      flags);
-}
 
 /* Tokens @tok[@i] differ from every earlier one. */
 static void fr_check_new(struct ndk_test_env *env, const char *what,
@@ -1497,6 +1503,26 @@ static void fr_barrier(struct ndk_test_env *env, int line, struct t_fix *f,
 #define FR_BARRIER(env, f, ctx) fr_barrier(env, __LINE__, f, ctx)
 
 /*
+ * After a wait that failed: a zero-length write pushes whatever is still
+ * deferred to the adapter; every result up to its own is dropped, so the
+ * rest of the scenario starts from a known state.
+ */
+static void fr_unstick(struct t_fix *f, int ctx)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	struct ndk_result_ex r;
+
+	if (ndk_write(f->qp[FR_OWNER], CTX(ctx), NULL, 0, 0, 0, 0))
+		return;
+	while (time_before(jiffies, end)) {
+		if (!ndk_get_cq_results_ex(f->cq[FR_OWNER], &r, 1))
+			usleep_range(1000, 2000);
+		else if (r.request_context == CTX(ctx))
+			return;
+	}
+}
+
+/*
  * fr-silent-defer: SILENT_SUCCESS fast register, bind and invalidate give
  * no result yet take effect; DEFER chains complete in order, including a
  * write that uses the MR the chain fast-registers; a deferred
@@ -1582,17 +1608,28 @@ static int t_fr_silent_defer(struct ndk_test_env *env)
 	FR_WAIT(env, f->cq[FR_OWNER], 25, T_WRITE, STATUS_SUCCESS);
 
 	/*
+	 * Inline failures hand the deferred requests to the adapter first:
+	 * a deferred zero-length write, then a fast register refused for
+	 * its flags: the write completes, the refused request gives nothing.
+	 */
+	NDK_T_STATUS(env, ndk_write(qp, CTX(26), NULL, 0, 0, 0, FR_DEFER),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, fr_post(qp, CTX(27), &b, 0x20),
+		     STATUS_INVALID_PARAMETER);
+	if (!FR_WAIT(env, f->cq[FR_OWNER], 26, T_WRITE, STATUS_SUCCESS))
+		fr_unstick(f, 28);
+	/*
 	 * A deferred fast register, then a deferred invalidation, then a
-	 * fast register that fails inline (the invalidation is not
-	 * complete): the deferred two reach the adapter and complete, the
-	 * failed one gives nothing.
+	 * fast register refused because the invalidation is not complete:
+	 * the deferred two reach the adapter and complete.
 	 */
 	NDK_T_STATUS(env, fr_post(qp, CTX(30), &b, FR_R | FR_DEFER),
 		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, fr_inv(qp, CTX(31), b.mr, FR_DEFER), STATUS_SUCCESS);
 	NDK_T_STATUS(env, fr_post(qp, CTX(32), &b, FR_R), STATUS_DEVICE_BUSY);
-	FR_WAIT(env, f->cq[FR_OWNER], 30, T_FR, STATUS_SUCCESS);
-	FR_WAIT(env, f->cq[FR_OWNER], 31, T_INV, STATUS_SUCCESS);
+	if (!FR_WAIT(env, f->cq[FR_OWNER], 30, T_FR, STATUS_SUCCESS) ||
+	    !FR_WAIT(env, f->cq[FR_OWNER], 31, T_INV, STATUS_SUCCESS))
+		fr_unstick(f, 35);
 	FR_QUIET(env, f);
 	/* Registered again and usable; then invalidated for the close. */
 	NDK_T_STATUS(env, fr_post(qp, CTX(33), &b, FR_R), STATUS_SUCCESS);
@@ -1662,6 +1699,8 @@ struct fr_vbuf {
 static int fr_vbuf_reg(struct ndk_test_env *env, struct t_fix *f,
 		       struct fr_vbuf *v, u32 len, u32 flags)
 {
+	int failures = env->failures;
+
 	v->mem = vzalloc(len);
 	v->mdl = v->mem ? ndk_mdl_from_buffer(v->mem, len, GFP_KERNEL) : NULL;
 	NDK_T_CHECK(env, v->mdl);
@@ -1673,7 +1712,7 @@ static int fr_vbuf_reg(struct ndk_test_env *env, struct t_fix *f,
 		return -ENOMEM;
 	NDK_T_STATUS(env, ndk_register_mr(v->mr, v->mdl, len, flags, NULL, NULL),
 		     STATUS_SUCCESS);
-	return env->failures ? -EINVAL : 0;
+	return env->failures != failures ? -EINVAL : 0;
 }
 
 static void fr_vbuf_free(struct fr_vbuf *v)
