@@ -178,6 +178,7 @@ int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
 {
 	u32 size = sizeof(f->info);
 	int i;
+	int failures = env->failures;
 
 	memset(f, 0, sizeof(*f));
 	init_completion(&f->got);
@@ -199,13 +200,13 @@ int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp)
 		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_create_pd(f->adapter, NULL, NULL, &f->pd),
 		     STATUS_SUCCESS);
-	if (env->failures)
+	if (env->failures != failures)
 		return -1;
 	for (i = 0; i < 2; i++) {
 		NDK_T_STATUS(env, ndk_create_cq(f->adapter, 64, t_cq_notify,
 						NULL, NULL, NULL, NULL,
 						&f->cq[i]), STATUS_SUCCESS);
-		if (env->failures)
+		if (env->failures != failures)
 			return -1;
 	}
 	for (i = 0; i < nqp; i++)
@@ -225,11 +226,12 @@ int t_listen(struct ndk_test_env *env, struct t_fix *f)
 {
 	struct sockaddr_in sin;
 	u32 len = sizeof(f->laddr);
+	int failures = env->failures;
 
 	NDK_T_STATUS(env, ndk_create_listener(f->adapter, t_connect_event, f,
 					      NULL, NULL, &f->listener),
 		     STATUS_SUCCESS);
-	if (env->failures)
+	if (env->failures != failures)
 		return -1;
 	t_addr(env, &sin, 0);
 	NDK_T_STATUS(env, ndk_listen(f->listener, (struct sockaddr *)&sin,
@@ -239,7 +241,7 @@ int t_listen(struct ndk_test_env *env, struct t_fix *f)
 	NDK_T_CHECK(env, f->laddr.sin_family == AF_INET);
 	NDK_T_CHECK(env, f->laddr.sin_addr.s_addr == sin.sin_addr.s_addr);
 	NDK_T_CHECK(env, f->laddr.sin_port != 0);
-	return env->failures ? -1 : 0;
+	return env->failures != failures ? -1 : 0;
 }
 
 /**
@@ -307,10 +309,11 @@ int t_verdict(struct ndk_test_env *env, struct t_fix *f)
 int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 {
 	s32 s;
+	int failures = env->failures;
 
 	NDK_T_STATUS(env, ndk_create_connector(f->adapter, NULL, NULL, &f->a),
 		     STATUS_SUCCESS);
-	if (env->failures)
+	if (env->failures != failures)
 		return -1;
 	s = ndk_connect(f->a, f->qp[0], NULL, 0, (struct sockaddr *)&f->laddr,
 			sizeof(f->laddr), f->in_a, f->out_a, f->cdata, f->clen,
@@ -319,7 +322,7 @@ int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 	if (s != STATUS_PENDING)
 		return -1;
 	NDK_T_CHECK(env, t_got_event(f));
-	if (env->failures)
+	if (env->failures != failures)
 		return -1;
 	f->p = f->conn[0];
 	f->conn[0] = NULL;
@@ -329,7 +332,7 @@ int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 		     STATUS_PENDING);
 	NDK_T_CHECK(env, ndk_t_wait(&f->connect_req));
 	NDK_T_STATUS(env, f->connect_req.status, STATUS_SUCCESS);
-	if (env->failures)
+	if (env->failures != failures)
 		return -1;
 	/* Not established before the RTU. */
 	NDK_T_CHECK(env, atomic_read(&f->accept_req.calls) == 0);
@@ -343,7 +346,7 @@ int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 	NDK_T_CHECK(env, atomic_read(&f->connect_req.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f->complete_req.calls) == 1);
 	NDK_T_CHECK(env, atomic_read(&f->accept_req.calls) == 1);
-	return env->failures ? -1 : 0;
+	return env->failures != failures ? -1 : 0;
 }
 
 /**
