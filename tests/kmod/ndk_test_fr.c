@@ -63,6 +63,7 @@ struct fr_fix {
 	struct t_buf src;	/* peer: random bytes, REMOTE_READ */
 	struct t_buf sink;	/* peer: REMOTE_WRITE | RDMA_READ_SINK */
 	bool dead;		/* a remote access error killed the connection */
+	u32 refused;		/* accesses refused as they must be */
 };
 
 /*
@@ -214,6 +215,8 @@ static int fr_close(struct ndk_test_env *env, struct fr_fix *x)
 
 	if (!x)
 		return NDK_TEST_FAIL;
+	ndk_test_log("%u accesses refused, each on a fresh connection",
+		     x->refused);
 	t_buf_free(env, &x->src);
 	t_buf_free(env, &x->sink);
 	rc = t_verdict(env, &x->f);
@@ -303,12 +306,11 @@ static void fr_fail(struct ndk_test_env *env, int line, struct fr_fix *x,
 	if (fr_live(env, x))
 		return;
 	fr_probe(env, line, x, probe);
-	if (write)
-		fr_write(env, line, x, 0, raddr, rtok, len,
-			 STATUS_REMOTE_RESOURCES);
-	else
-		fr_read(env, line, x, 0, raddr, rtok, len,
-			STATUS_REMOTE_RESOURCES);
+	if (write ? fr_write(env, line, x, 0, raddr, rtok, len,
+			     STATUS_REMOTE_RESOURCES) :
+		    fr_read(env, line, x, 0, raddr, rtok, len,
+			    STATUS_REMOTE_RESOURCES))
+		x->refused++;
 	x->dead = true;
 }
 
@@ -805,6 +807,9 @@ static void fr_register_and_check(struct ndk_test_env *env, struct fr_fix *x,
 		     STATUS_SUCCESS);
 	if (!FR_WAIT(env, f->cq[FR_OWNER], 70, T_FR, STATUS_SUCCESS))
 		return;
+	ndk_test_log("registered %u bytes at %#llx: local token %#x, remote %#x",
+		     b->len, b->base, ndk_get_local_token_from_mr(b->mr),
+		     ndk_get_remote_token_from_mr(b->mr));
 	fr_local_uses(env, x, b, flags);
 	t = fr_target(b, flags);
 	fr_check_target(env, x, &t, b->mem + b->fbo, negatives);
@@ -817,6 +822,7 @@ static const struct {
 	{ 0, false },
 	{ FR_R, true },
 	{ FR_LW, false },
+	{ FR_LW, true },
 	{ FR_W, true },
 	{ FR_R | FR_W, true },
 	{ FR_SINK, false },
@@ -842,7 +848,8 @@ static int t_fr_traffic(struct ndk_test_env *env)
 	for (i = 0; i < ARRAY_SIZE(fr_combos); i++) {
 		flags = fr_combos[i].flags;
 		fbo = 256 + 8 * i;
-		ndk_test_log("fast register, flags %#x, fbo %u", flags, fbo);
+		ndk_test_log("fast register, flags %#x, fbo %u, remote access %d",
+			     flags, fbo, fr_combos[i].remote);
 		if (!fr_buf_init(env, &x->f, &b, 3, fbo,
 				 3 * PAGE_SIZE - fbo - 128, 4,
 				 fr_combos[i].remote))
@@ -1738,6 +1745,7 @@ static int t_mr_chains_traffic(struct ndk_test_env *env)
 	struct ndk_sge sge;
 	struct ndk_mr *mr;
 	u8 *buf = NULL;
+	int failures;
 	u64 va;
 
 	if (!x || env->failures)
@@ -1762,6 +1770,7 @@ static int t_mr_chains_traffic(struct ndk_test_env *env)
 		NDK_T_CHECK(env, chain && fr_chain_len(chain) == elements[i]);
 		if (!chain)
 			break;
+		failures = env->failures;
 		mr = NULL;
 		NDK_T_STATUS(env, ndk_create_mr(x->f.pd, false, NULL, NULL, &mr),
 			     STATUS_SUCCESS);
@@ -1771,7 +1780,7 @@ static int t_mr_chains_traffic(struct ndk_test_env *env)
 							  NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
 							  NULL, NULL),
 				     STATUS_SUCCESS);
-		if (!mr || env->failures || fr_live(env, x)) {
+		if (!mr || env->failures != failures || fr_live(env, x)) {
 			if (mr)
 				ndk_close_mr(mr, NULL, NULL);
 			ndk_mdl_free_chain(chain);
