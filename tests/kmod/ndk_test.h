@@ -103,5 +103,6 @@ extern const struct ndk_test ndk_tests_removal[];
 /* Closes what the removal scenarios left open; called at unload. */
 void ndk_test_removal_exit(void);
 extern const struct ndk_test ndk_tests_cm[];
+extern const struct ndk_test ndk_tests_fr[];
 
 #endif /* NDK_TEST_H */

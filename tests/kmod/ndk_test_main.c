@@ -34,6 +34,7 @@ static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_removal,
 	ndk_tests_qp,
 	ndk_tests_cm,
+	ndk_tests_fr,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)
