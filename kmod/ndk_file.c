@@ -32,8 +32,10 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/mutex.h>
+#include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include "ndk_core.h"
@@ -435,11 +437,12 @@ static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
 	bool write = m->flags & NDK_U_MEM_WRITE;
 	s32 status;
 	int ret;
+	u64 last;
 
-	/*
-	 * WSD registrations are local sources and targets of transfers:
-	 * no remote rights.  The device writes only with MEM_WRITE.
-	 */
+	/* Wrapping or kernel ranges before the size rule (EFAULT first). */
+	if (check_add_overflow(m->address, m->length, &last) ||
+	    !access_ok(u64_to_user_ptr(m->address), m->length))
+		return -EFAULT;
 	status = ndk_query_adapter_info(pd->parent->adapter, &info, &size);
 	if (status)
 		return ndk_errno_from_status(status);
@@ -457,6 +460,10 @@ static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
 		ret = ndk_errno_from_status(status);
 		goto err_unpin;
 	}
+	/*
+	 * WSD registrations are local sources and targets of transfers:
+	 * no remote rights.  The device writes only with MEM_WRITE.
+	 */
 	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl, m->length,
 				 write ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0,
 				 NULL, NULL);
