@@ -24,7 +24,8 @@ struct AdapterState {
     Device device;
     std::uint32_t id = 0;
     std::uint32_t handle = 0;
-    AdapterState(Device d, std::uint32_t i, std::uint32_t h) : device(std::move(d)), id(i), handle(h) {}
+    AdapterState(Device d, std::uint32_t i, std::uint32_t h)
+        : device(std::move(d)), id(i), handle(h) {}
     ~AdapterState() { CloseHandle(device.fd(), handle); }
     AdapterState(const AdapterState&) = delete;
     AdapterState& operator=(const AdapterState&) = delete;

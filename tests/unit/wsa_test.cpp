@@ -27,8 +27,8 @@ struct WsaMapping {
 class WsaFromErrno : public ::testing::TestWithParam<WsaMapping> {};
 
 TEST_P(WsaFromErrno, MapsThroughTheOneTable) {
-    EXPECT_EQ(ndk::WsaFromErrno(GetParam().errnum), GetParam().wsa) << "errno "
-                                                                     << GetParam().errnum;
+    EXPECT_EQ(ndk::WsaFromErrno(GetParam().errnum), GetParam().wsa)
+        << "errno " << GetParam().errnum;
 }
 
 INSTANTIATE_TEST_SUITE_P(

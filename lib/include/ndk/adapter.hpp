@@ -68,7 +68,7 @@ class ProtectionDomain;
 // code (Error::wsa).  Registrations are local sources and targets only:
 // the remote token grants no remote access.
 class [[nodiscard]] Registration {
-public:
+  public:
     Registration(Registration&& other) noexcept;
     Registration& operator=(Registration&& other) noexcept;
     Registration(const Registration&) = delete;
@@ -90,7 +90,7 @@ public:
     // References the kernel counted right after this registration.
     std::uint32_t references() const noexcept { return references_; }
 
-private:
+  private:
     friend class ProtectionDomain;
     Registration() = default;
     std::shared_ptr<detail::PdState> pd_;
@@ -104,7 +104,7 @@ private:
 
 // NDK_PD.
 class [[nodiscard]] ProtectionDomain {
-public:
+  public:
     ProtectionDomain(ProtectionDomain&&) noexcept = default;
     ProtectionDomain& operator=(ProtectionDomain&&) noexcept = default;
     ProtectionDomain(const ProtectionDomain&) = delete;
@@ -122,7 +122,7 @@ public:
 
     std::uint32_t handle() const noexcept;
 
-private:
+  private:
     friend class Adapter;
     explicit ProtectionDomain(std::shared_ptr<detail::PdState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::PdState> s_;
@@ -130,7 +130,7 @@ private:
 
 // NDK_ADAPTER on its own /dev/ndk file.
 class [[nodiscard]] Adapter {
-public:
+  public:
     // By the id NDK_IOCTL_ADAPTER_QUERY reports (Device::ListAdapters);
     // ENOENT when there is no such adapter; EOPNOTSUPP when the module has
     // no object handles (feature bit NDK_U_FEATURE_OBJECTS).
@@ -154,7 +154,7 @@ public:
     // The adapter's own /dev/ndk descriptor (-1 when empty).
     int fd() const noexcept;
 
-private:
+  private:
     explicit Adapter(std::shared_ptr<detail::AdapterState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::AdapterState> s_;
 };

@@ -7,11 +7,11 @@
 namespace ndk {
 
 namespace wsa {
-inline constexpr int kNone = 0;           // no WSA meaning
-inline constexpr int kEfault = 10014;     // WSAEFAULT
-inline constexpr int kEinval = 10022;     // WSAEINVAL
-inline constexpr int kEnobufs = 10055;    // WSAENOBUFS ("WSANOBUFS" in the docs)
-inline constexpr int kEnotconn = 10057;   // WSAENOTCONN
+inline constexpr int kNone = 0;          // no WSA meaning
+inline constexpr int kEfault = 10014;    // WSAEFAULT
+inline constexpr int kEinval = 10022;    // WSAEINVAL
+inline constexpr int kEnobufs = 10055;   // WSAENOBUFS ("WSANOBUFS" in the docs)
+inline constexpr int kEnotconn = 10057;  // WSAENOTCONN
 }  // namespace wsa
 
 // The WSA code for a kernel errno (positive) of a WSP-style call:
