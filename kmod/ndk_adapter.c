@@ -328,24 +328,13 @@ static void ndk_adapter_destroy(struct ndk_obj *obj)
 	complete(&adapter->closed);
 }
 
-/**
- * ndk_open_adapter() - open an NDK adapter on an RDMA device
- * @name:            the ib_device name (e.g. "rxe0")
- * @removal:         called once if the device goes away while open; may
- *                   be NULL
- * @removal_context: passed to @removal
- * @adapter:         receives the adapter
- *
- * Replaces NDIS's OPEN_NDK_ADAPTER_HANDLER.  @removal runs in process
- * context and may close objects and the adapter itself.
- *
- * Context: process context, may sleep.
- * Return: STATUS_SUCCESS; STATUS_INVALID_PARAMETER for an unknown device;
- * STATUS_DEVICE_REMOVED when it is going away; STATUS_INSUFFICIENT_RESOURCES.
+/*
+ * Open an adapter on the device named @name, or with id @id when @name is
+ * NULL.
  */
-s32 ndk_open_adapter(const char *name,
-		     ndk_fn_adapter_removal_callback removal,
-		     void *removal_context, struct ndk_adapter **adapter)
+static s32 ndk_adapter_open(const char *name, u32 id,
+			    ndk_fn_adapter_removal_callback removal,
+			    void *removal_context, struct ndk_adapter **adapter)
 {
 	struct ndk_device *dev, *found = NULL;
 	struct ndk_adapter *a;
@@ -363,11 +352,15 @@ s32 ndk_open_adapter(const char *name,
 	init_completion(&a->closed);
 
 	mutex_lock(&ndk_devices_lock);
-	xa_for_each(&ndk_devices, index, dev) {
-		if (strcmp(dev->name, name) == 0) {
-			found = dev;
-			break;
+	if (name) {
+		xa_for_each(&ndk_devices, index, dev) {
+			if (strcmp(dev->name, name) == 0) {
+				found = dev;
+				break;
+			}
 		}
+	} else {
+		found = xa_load(&ndk_devices, id);
 	}
 	if (!found) {
 		status = STATUS_INVALID_PARAMETER;
@@ -391,7 +384,45 @@ s32 ndk_open_adapter(const char *name,
 	*adapter = a;
 	return STATUS_SUCCESS;
 }
+
+/**
+ * ndk_open_adapter() - open an NDK adapter on an RDMA device
+ * @name:            the ib_device name (e.g. "rxe0")
+ * @removal:         called once if the device goes away while open; may
+ *                   be NULL
+ * @removal_context: passed to @removal
+ * @adapter:         receives the adapter
+ *
+ * Replaces NDIS's OPEN_NDK_ADAPTER_HANDLER.  @removal runs in process
+ * context and may close objects and the adapter itself.
+ *
+ * Context: process context, may sleep.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_PARAMETER for an unknown device;
+ * STATUS_DEVICE_REMOVED when it is going away; STATUS_INSUFFICIENT_RESOURCES.
+ */
+s32 ndk_open_adapter(const char *name,
+		     ndk_fn_adapter_removal_callback removal,
+		     void *removal_context, struct ndk_adapter **adapter)
+{
+	return ndk_adapter_open(name, 0, removal, removal_context, adapter);
+}
 EXPORT_SYMBOL_GPL(ndk_open_adapter);
+
+/**
+ * ndk_open_adapter_id() - open an NDK adapter by its /dev/ndk adapter id
+ * @id:              the id NDK_IOCTL_ADAPTER_QUERY reports
+ * @removal:         as for ndk_open_adapter()
+ * @removal_context: passed to @removal
+ * @adapter:         receives the adapter
+ *
+ * Context: process context, may sleep.
+ * Return: as ndk_open_adapter(); STATUS_INVALID_PARAMETER for an unknown id.
+ */
+s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
+			void *removal_context, struct ndk_adapter **adapter)
+{
+	return ndk_adapter_open(NULL, id, removal, removal_context, adapter);
+}
 
 /**
  * ndk_close_adapter() - close an adapter (blocking, like NDIS's)

@@ -141,6 +141,26 @@ struct ndk_pd {
 	struct xarray frs;
 };
 
+/**
+ * struct ndk_umem - user memory pinned for a registration (ndk_umem.c)
+ * @mm:       the owner's mm, grabbed; charged in its pinned_vm
+ * @address:  user address of the first byte
+ * @length:   bytes
+ * @npages:   pages pinned and charged
+ * @pages:    the pinned pages
+ * @writable: pinned for MEM_WRITE: dirtied when unpinned
+ * @mdl:      MDL chain over @pages, the input of ndk_register_mr()
+ */
+struct ndk_umem {
+	struct mm_struct *mm;
+	u64 address;
+	u64 length;
+	unsigned long npages;
+	struct page **pages;
+	bool writable;
+	struct ndk_mdl *mdl;
+};
+
 static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)
 {
 	return obj->adapter->dev->ibdev;
@@ -173,6 +193,26 @@ int ndk_adapter_init(void);
 void ndk_adapter_exit(void);
 u32 ndk_adapter_count(void);
 int ndk_adapter_query(struct ndk_u_adapter_query *q);
+s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
+			void *removal_context, struct ndk_adapter **adapter);
+
+/* ndk_umem.c */
+int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
+		 u64 length, bool write);
+void ndk_umem_unpin(struct ndk_umem *um);
+long ndk_umem_pinned_pages(void);
+
+/* ndk_file.c */
+struct dentry;
+int ndk_file_open(struct inode *inode, struct file *file);
+int ndk_file_release(struct inode *inode, struct file *file);
+int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a);
+int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q);
+int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p);
+int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m);
+int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m);
+int ndk_file_handle_close(struct file *file, u32 handle);
+void ndk_file_debugfs_init(struct dentry *dir);
 
 /* ndk_ioctl.c */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

@@ -38,7 +38,7 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 	if (info->flags || info->reserved)
 		return -EINVAL;
 	info->abi_version = NDK_U_ABI_VERSION;
-	info->features = NDK_U_FEATURE_ADAPTER_QUERY;
+	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS;
 	info->adapter_count = ndk_adapter_count();
 	return 0;
 }
@@ -50,6 +50,61 @@ static int ndk_ioctl_adapter_query(struct file *file, void *arg)
 	if (q->flags & ~NDK_U_ADAPTER_QUERY_FLAGS)
 		return -EINVAL;
 	return ndk_adapter_query(q);
+}
+
+static int ndk_ioctl_adapter_open(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_open *a = arg;
+
+	if (a->flags || a->reserved)
+		return -EINVAL;
+	return ndk_file_adapter_open(file, a);
+}
+
+static int ndk_ioctl_adapter_info(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_info *q = arg;
+
+	if (q->flags || q->reserved0 || q->reserved1)
+		return -EINVAL;
+	return ndk_file_adapter_info(file, q);
+}
+
+static int ndk_ioctl_pd_create(struct file *file, void *arg)
+{
+	struct ndk_u_pd_create *p = arg;
+
+	if (p->flags || p->reserved)
+		return -EINVAL;
+	return ndk_file_pd_create(file, p);
+}
+
+static int ndk_ioctl_mem_register(struct file *file, void *arg)
+{
+	struct ndk_u_mem_register *m = arg;
+
+	/* WSPRegisterMemory: one of MEM_READ, MEM_WRITE, MEM_READWRITE. */
+	if (!m->flags || (m->flags & ~NDK_U_MEM_READWRITE) || !m->length)
+		return -EINVAL;
+	return ndk_file_mem_register(file, m);
+}
+
+static int ndk_ioctl_mem_deregister(struct file *file, void *arg)
+{
+	struct ndk_u_mem_deregister *m = arg;
+
+	if (m->flags || m->reserved)
+		return -EINVAL;
+	return ndk_file_mem_deregister(file, m);
+}
+
+static int ndk_ioctl_handle_close(struct file *file, void *arg)
+{
+	struct ndk_u_handle_close *c = arg;
+
+	if (c->flags)
+		return -EINVAL;
+	return ndk_file_handle_close(file, c->handle);
 }
 
 #define NDK_IOCTL_DESC(_cmd, _handler, _type, _min_size)          \
@@ -68,6 +123,23 @@ static_assert(sizeof(struct ndk_u_adapter_query) == 88);
 static_assert(offsetof(struct ndk_u_adapter_query, node_guid) == 8);
 static_assert(offsetof(struct ndk_u_adapter_query, name) == 24);
 static_assert(sizeof(struct ndk_u_adapter_query) <= NDK_IOCTL_MAX_SIZE);
+static_assert(sizeof(struct ndk_u_adapter_open) == 16);
+static_assert(sizeof(struct ndk_u_adapter_info) == 8 + 0x68);
+static_assert(sizeof(struct ndk_u_adapter_info) ==
+	      8 + sizeof(struct ndk_adapter_info));
+static_assert(offsetof(struct ndk_u_adapter_info, max_registration_size) ==
+	      8 + offsetof(struct ndk_adapter_info, max_registration_size));
+static_assert(offsetof(struct ndk_u_adapter_info, frmr_page_count) ==
+	      8 + offsetof(struct ndk_adapter_info, frmr_page_count));
+static_assert(offsetof(struct ndk_u_adapter_info, rdma_technology) ==
+	      8 + offsetof(struct ndk_adapter_info, rdma_technology));
+static_assert(sizeof(struct ndk_u_adapter_info) <= NDK_IOCTL_MAX_SIZE);
+static_assert(sizeof(struct ndk_u_pd_create) == 16);
+static_assert(sizeof(struct ndk_u_mem_register) == 48);
+static_assert(offsetof(struct ndk_u_mem_register, handle) == 24);
+static_assert(offsetof(struct ndk_u_mem_register, base_address) == 40);
+static_assert(sizeof(struct ndk_u_mem_deregister) == 16);
+static_assert(sizeof(struct ndk_u_handle_close) == 8);
 
 static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_QUERY_INFO, ndk_ioctl_query_info,
@@ -76,6 +148,24 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_QUERY, ndk_ioctl_adapter_query,
 		       struct ndk_u_adapter_query,
 		       sizeof(struct ndk_u_adapter_query)),
+	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_OPEN, ndk_ioctl_adapter_open,
+		       struct ndk_u_adapter_open,
+		       sizeof(struct ndk_u_adapter_open)),
+	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_INFO, ndk_ioctl_adapter_info,
+		       struct ndk_u_adapter_info,
+		       sizeof(struct ndk_u_adapter_info)),
+	NDK_IOCTL_DESC(NDK_IOCTL_PD_CREATE, ndk_ioctl_pd_create,
+		       struct ndk_u_pd_create,
+		       sizeof(struct ndk_u_pd_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MEM_REGISTER, ndk_ioctl_mem_register,
+		       struct ndk_u_mem_register,
+		       sizeof(struct ndk_u_mem_register)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MEM_DEREGISTER, ndk_ioctl_mem_deregister,
+		       struct ndk_u_mem_deregister,
+		       sizeof(struct ndk_u_mem_deregister)),
+	NDK_IOCTL_DESC(NDK_IOCTL_HANDLE_CLOSE, ndk_ioctl_handle_close,
+		       struct ndk_u_handle_close,
+		       sizeof(struct ndk_u_handle_close)),
 };
 
 /**

@@ -18,7 +18,8 @@
 
 static const struct file_operations ndk_fops = {
 	.owner = THIS_MODULE,
-	.open = nonseekable_open,
+	.open = ndk_file_open,
+	.release = ndk_file_release,
 	.unlocked_ioctl = ndk_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,
@@ -109,6 +110,7 @@ static int __init ndk_init(void)
 			    &ndk_selftest_warn_fops);
 	debugfs_create_file_unsafe("fail_mr_alloc", 0600, ndk_debugfs, NULL,
 				   &ndk_fail_mr_alloc_fops);
+	ndk_file_debugfs_init(ndk_debugfs);
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
 	return 0;
 

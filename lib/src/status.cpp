@@ -44,6 +44,7 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case E2BIG:
         case EOVERFLOW:
         case ERANGE:
+        case EMSGSIZE:  // ND2: beyond MaxRegistrationSize is INVALID_PARAMETER
             return status::kInvalidParameter;
         case ENOMEM:
         case ENOSPC:
@@ -93,6 +94,11 @@ std::string Error::Message() const {
     out += StatusName(status);
     out += "): ";
     out += std::strerror(errnum);
+    if (wsa != wsa::kNone) {
+        out += " [";
+        out += WsaName(wsa);
+        out += "]";
+    }
     return out;
 }
 

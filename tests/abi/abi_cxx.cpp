@@ -11,6 +11,35 @@ template <typename T>
 constexpr bool kAbiShaped = std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T> &&
                             sizeof(T) % 8 == 0 && alignof(T) == 8;
 
+// Structs of __u32 fields only are 4-aligned; their size is still a
+// multiple of 8 so that arrays of them look the same on every ABI.
+template <typename T>
+constexpr bool kAbiShaped32 = std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T> &&
+                              sizeof(T) % 8 == 0 && alignof(T) == 4;
+
+static_assert(kAbiShaped<ndk_u_adapter_info>);
+static_assert(kAbiShaped<ndk_u_mem_register>);
+static_assert(kAbiShaped32<ndk_u_adapter_open>);
+static_assert(kAbiShaped32<ndk_u_pd_create>);
+static_assert(kAbiShaped32<ndk_u_mem_deregister>);
+static_assert(kAbiShaped32<ndk_u_handle_close>);
+static_assert(sizeof(ndk_u_adapter_info) == 8 + 0x68);
+static_assert(offsetof(ndk_u_adapter_info, vendor_id) == 8 + 0x04);
+static_assert(offsetof(ndk_u_adapter_info, max_registration_size) == 8 + 0x10);
+static_assert(offsetof(ndk_u_adapter_info, max_window_size) == 8 + 0x18);
+static_assert(offsetof(ndk_u_adapter_info, frmr_page_count) == 8 + 0x20);
+static_assert(offsetof(ndk_u_adapter_info, max_cq_depth) == 8 + 0x4c);
+static_assert(offsetof(ndk_u_adapter_info, adapter_flags) == 8 + 0x5c);
+static_assert(offsetof(ndk_u_adapter_info, rdma_technology) == 8 + 0x60);
+static_assert(sizeof(ndk_u_mem_register) == 48);
+static_assert(offsetof(ndk_u_mem_register, address) == 8);
+static_assert(offsetof(ndk_u_mem_register, length) == 16);
+static_assert(offsetof(ndk_u_mem_register, handle) == 24);
+static_assert(offsetof(ndk_u_mem_register, references) == 36);
+static_assert(offsetof(ndk_u_mem_register, base_address) == 40);
+static_assert(sizeof(ndk_u_adapter_open) == 16 && sizeof(ndk_u_pd_create) == 16);
+static_assert(sizeof(ndk_u_mem_deregister) == 16 && sizeof(ndk_u_handle_close) == 8);
+static_assert(_IOC_NR(NDK_IOCTL_HANDLE_CLOSE) == 7);
 static_assert(kAbiShaped<ndk_u_query_info>);
 static_assert(kAbiShaped<ndk_u_adapter_query>);
 static_assert(sizeof(ndk_u_query_info) == 24);

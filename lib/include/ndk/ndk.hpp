@@ -2,6 +2,8 @@
 // Umbrella header of libndk.
 #pragma once
 
+#include "ndk/adapter.hpp"
 #include "ndk/device.hpp"
 #include "ndk/result.hpp"
 #include "ndk/status.hpp"
+#include "ndk/wsa.hpp"

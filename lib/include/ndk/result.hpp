@@ -12,27 +12,36 @@
 #include <variant>
 
 #include "ndk/status.hpp"
+#include "ndk/wsa.hpp"
 
 namespace ndk {
 
 // A failed operation.  errnum is the positive errno the kernel (or libc)
-// returned; status is the NTSTATUS an NDK consumer would have seen.
+// returned; status is the NTSTATUS an NDK consumer would have seen; wsa is
+// the Winsock code a WSD switch would have seen, for the WSP-style calls
+// (Registration), wsa::kNone elsewhere.
 struct Error {
     int errnum = 0;
     NTSTATUS status = status::kUnsuccessful;
+    int wsa = wsa::kNone;
 
     // The usual constructor: the status follows from the errno.
     static Error FromErrno(int e) noexcept { return Error{e, StatusFromErrno(e)}; }
-    // "EINVAL (STATUS_INVALID_PARAMETER): Invalid argument"
+    // For WSP-style calls: the WSA code follows from the errno as well.
+    static Error FromErrnoWsa(int e) noexcept {
+        return Error{e, StatusFromErrno(e), WsaFromErrno(e)};
+    }
+    // "EINVAL (STATUS_INVALID_PARAMETER): Invalid argument", with
+    // " [WSAEINVAL]" appended when wsa is set.
     std::string Message() const;
     friend bool operator==(const Error&, const Error&) = default;
 };
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-    Result(Error error) : v_(std::move(error)) {}     // NOLINT: implicit by design
+  public:
+    Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+    Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
 
     bool ok() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return ok(); }
@@ -49,7 +58,7 @@ public:
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
 
-private:
+  private:
     template <typename U>
     U* Get(const char* misuse) const {
         auto* p = std::get_if<U>(const_cast<std::variant<T, Error>*>(&v_));
@@ -65,7 +74,7 @@ private:
 // Success with no value.
 template <>
 class [[nodiscard]] Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : error_(error), ok_(false) {}  // NOLINT: implicit by design
 
@@ -79,7 +88,7 @@ public:
         return error_;
     }
 
-private:
+  private:
     Error error_{};
     bool ok_ = true;
 };

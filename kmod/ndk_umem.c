@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: pinning user memory for WSPRegisterMemory-style registration.
+ *
+ * ndk_umem_pin() checks that [address, address + length) lies wholly in
+ * readable (and, for MEM_WRITE, writable) mappings of the calling
+ * process, charges the pages to RLIMIT_MEMLOCK the way ib_umem_get()
+ * does (mm->pinned_vm, shown as VmPin in /proc/<pid>/status; CAP_IPC_LOCK
+ * exempt), pins them long-term and describes them as an MDL chain, the
+ * input of ndk_register_mr().  ndk_umem_unpin() undoes all of it and may
+ * run in any process (the last close of a file a child inherited): it
+ * only needs the mm recorded at pin time, held by mmgrab().
+ *
+ * How pages are pinned, per mapping (Documentation/uapi.md):
+ *  - MEM_WRITE: FOLL_LONGTERM | FOLL_WRITE.  Copy-on-write is broken now,
+ *    so the device and the process share each page for good.
+ *  - MEM_READ in a private (copy-on-write) mapping: FOLL_LONGTERM |
+ *    FOLL_WRITE | FOLL_FORCE, as 6.1's ib_umem_get().  6.1 has no
+ *    reliable read-only long-term pin in such mappings: a read-only pin
+ *    of memory never written pins the shared zero page, and the process's
+ *    first write then maps another page, which the device never sees.
+ *    FOLL_FORCE also breaks copy-on-write in a read-only private mapping
+ *    (the process keeps seeing the same, still read-only, page).
+ *  - MEM_READ in a shared mapping: FOLL_LONGTERM only; a shared page is
+ *    never replaced by copy-on-write.
+ * FOLL_FORCE would also pin PROT_NONE memory, so the mappings are checked
+ * first, under the mmap lock, segment by segment.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <ndk/ndk_mdl.h>
+
+#include "ndk_core.h"
+
+/* Largest MDL element: ndk_mdl.byte_count is a u32. */
+#define NDK_UMEM_MDL_MAX	SZ_1G
+
+static atomic_long_t ndk_umem_pinned = ATOMIC_LONG_INIT(0);
+
+/**
+ * ndk_umem_pinned_pages() - pages pinned by every user registration now
+ *
+ * Context: any.
+ * Return: the count (debugfs ndk/user_pinned_pages).
+ */
+long ndk_umem_pinned_pages(void)
+{
+	return atomic_long_read(&ndk_umem_pinned);
+}
+
+/*
+ * The FOLL_* flags for the mapping at @addr, and the end of the segment
+ * they apply to; -EFAULT when @addr is not mapped, or mapped without the
+ * rights the registration asks for, or not by ordinary pages.
+ */
+static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
+			    unsigned long end, bool write,
+			    unsigned long *seg_end, unsigned int *gup)
+{
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, addr);
+	if (!vma || (vma->vm_flags & (VM_IO | VM_PFNMAP)) ||
+	    !(vma->vm_flags & VM_READ) ||
+	    (write && !(vma->vm_flags & VM_WRITE))) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	*seg_end = min(end, vma->vm_end);
+	*gup = FOLL_LONGTERM;
+	if (write)
+		*gup |= FOLL_WRITE;
+	else if (is_cow_mapping(vma->vm_flags))
+		*gup |= FOLL_WRITE | FOLL_FORCE;
+out_unlock:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/* Pin [@addr, @end) (page aligned) into @pages. */
+static int ndk_umem_pin_range(struct mm_struct *mm, unsigned long addr,
+			      unsigned long end, bool write, struct page **pages,
+			      unsigned long *pinned)
+{
+	unsigned long seg_end;
+	unsigned int gup;
+	int ret, n;
+
+	while (addr < end) {
+		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup);
+		if (ret)
+			return ret;
+		while (addr < seg_end) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+			n = pin_user_pages_fast(addr,
+						min_t(unsigned long,
+						      (seg_end - addr) >> PAGE_SHIFT,
+						      SZ_64K),
+						gup, pages + *pinned);
+			if (n < 0)
+				return n;
+			if (!n)
+				return -EFAULT;
+			*pinned += n;
+			addr += (unsigned long)n << PAGE_SHIFT;
+		}
+	}
+	return 0;
+}
+
+/* An MDL chain over the pinned pages, elements of at most 1 GiB. */
+static int ndk_umem_build_mdl(struct ndk_umem *um)
+{
+	struct ndk_mdl **link = &um->mdl;
+	u64 va = um->address, left = um->length;
+	unsigned long page = 0;
+
+	while (left) {
+		u32 count = min_t(u64, left,
+				  NDK_UMEM_MDL_MAX - offset_in_page(va));
+		struct ndk_mdl *mdl;
+
+		mdl = ndk_mdl_from_pages(um->pages + page, va, count,
+					 GFP_KERNEL);
+		if (!mdl) {
+			ndk_mdl_free_chain(um->mdl);
+			um->mdl = NULL;
+			return -ENOMEM;
+		}
+		*link = mdl;
+		link = &mdl->next;
+		page += mdl->page_count;
+		va += count;
+		left -= count;
+	}
+	return 0;
+}
+
+/**
+ * ndk_umem_pin() - check, charge and pin user memory; describe it as MDLs
+ * @um:      zeroed; receives the pinned range
+ * @mm:      the calling process's mm (current->mm); grabbed on success
+ * @address: user address of the first byte
+ * @length:  bytes, > 0
+ * @write:   the device may write the memory (MEM_WRITE)
+ *
+ * Context: process context of the owner of @mm, may sleep.
+ * Return: 0; %-EFAULT when the range wraps, reaches the kernel half, or
+ * is not wholly mapped readable (and writable for @write) by ordinary
+ * pages; %-ENOMEM when the pages would exceed RLIMIT_MEMLOCK (without
+ * CAP_IPC_LOCK) or memory runs out; %-EINTR on a fatal signal; another
+ * negative errno from pin_user_pages_fast().
+ */
+int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
+		 u64 length, bool write)
+{
+	unsigned long start, end, npages, lock_limit;
+	unsigned long pinned = 0;
+	u64 last;
+	int ret;
+
+	if (check_add_overflow(address, length, &last) ||
+	    !access_ok(u64_to_user_ptr(address), length))
+		return -EFAULT;
+	start = address & PAGE_MASK;
+	end = PAGE_ALIGN(last);
+	npages = (end - start) >> PAGE_SHIFT;
+
+	lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > lock_limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	um->pages = kvmalloc_array(npages, sizeof(*um->pages), GFP_KERNEL);
+	if (!um->pages) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	ret = ndk_umem_pin_range(mm, start, end, write, um->pages, &pinned);
+	if (ret)
+		goto err_unpin;
+
+	um->address = address;
+	um->length = length;
+	um->npages = npages;
+	um->writable = write;
+	ret = ndk_umem_build_mdl(um);
+	if (ret)
+		goto err_unpin;
+	mmgrab(mm);
+	um->mm = mm;
+	atomic_long_add(npages, &ndk_umem_pinned);
+	return 0;
+
+err_unpin:
+	unpin_user_pages(um->pages, pinned);
+	kvfree(um->pages);
+	um->pages = NULL;
+err_uncharge:
+	atomic64_sub(npages, &mm->pinned_vm);
+	return ret;
+}
+
+/**
+ * ndk_umem_unpin() - release what ndk_umem_pin() took
+ * @um: pinned; no registration may use its pages any more
+ *
+ * Pages the device may have written are marked dirty.
+ *
+ * Context: process context, may sleep; any process.
+ */
+void ndk_umem_unpin(struct ndk_umem *um)
+{
+	ndk_mdl_free_chain(um->mdl);
+	unpin_user_pages_dirty_lock(um->pages, um->npages, um->writable);
+	kvfree(um->pages);
+	atomic64_sub(um->npages, &um->mm->pinned_vm);
+	atomic_long_sub(um->npages, &ndk_umem_pinned);
+	mmdrop(um->mm);
+	memset(um, 0, sizeof(*um));
+}

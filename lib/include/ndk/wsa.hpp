@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Winsock error codes of the WSD SPI (WSPRegisterMemory and friends), and
+// the one table that maps a kernel errno to the code a WSD switch expects
+// (Documentation/uapi.md, "WSA codes").
+#pragma once
+
+namespace ndk {
+
+namespace wsa {
+inline constexpr int kNone = 0;          // no WSA meaning
+inline constexpr int kEfault = 10014;    // WSAEFAULT
+inline constexpr int kEinval = 10022;    // WSAEINVAL
+inline constexpr int kEnobufs = 10055;   // WSAENOBUFS ("WSANOBUFS" in the docs)
+inline constexpr int kEnotconn = 10057;  // WSAENOTCONN
+}  // namespace wsa
+
+// The WSA code for a kernel errno (positive) of a WSP-style call:
+// ENOBUFS, ENOMEM (also RLIMIT_MEMLOCK reached) and EMSGSIZE (longer than
+// MaxRegistrationSize) -> WSAENOBUFS; EFAULT -> WSAEFAULT; EINVAL, ENOENT
+// and EBADF (bad flags, length 0, unknown handle) -> WSAEINVAL; ENOTCONN ->
+// WSAENOTCONN; anything else -> wsa::kNone.
+int WsaFromErrno(int errnum) noexcept;
+
+// "WSAENOBUFS" and so on, "" for kNone, "WSA_UNKNOWN" otherwise.
+const char* WsaName(int code) noexcept;
+
+}  // namespace ndk

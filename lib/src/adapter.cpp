@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "ndk/adapter.hpp"
+
+#include <ndk/ndk_ioctl.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <utility>
+
+#include "sys.hpp"
+
+namespace ndk {
+namespace detail {
+
+// Closes a handle; errors are ignored (the file's release would do it).
+void CloseHandle(int fd, std::uint32_t handle) noexcept {
+    if (fd < 0 || !handle) return;
+    ndk_u_handle_close c{};
+    c.handle = handle;
+    (void)Ioctl(fd, NDK_IOCTL_HANDLE_CLOSE, &c);
+}
+
+struct AdapterState {
+    Device device;
+    std::uint32_t id = 0;
+    std::uint32_t handle = 0;
+    AdapterState(Device d, std::uint32_t i, std::uint32_t h)
+        : device(std::move(d)), id(i), handle(h) {}
+    ~AdapterState() { CloseHandle(device.fd(), handle); }
+    AdapterState(const AdapterState&) = delete;
+    AdapterState& operator=(const AdapterState&) = delete;
+};
+
+struct PdState {
+    std::shared_ptr<AdapterState> adapter;
+    std::uint32_t handle = 0;
+    PdState(std::shared_ptr<AdapterState> a, std::uint32_t h) : adapter(std::move(a)), handle(h) {}
+    ~PdState() { CloseHandle(adapter->device.fd(), handle); }
+    PdState(const PdState&) = delete;
+    PdState& operator=(const PdState&) = delete;
+};
+
+}  // namespace detail
+
+Result<Adapter> Adapter::Open(std::uint32_t id, const char* path) {
+    auto dev = Device::Open(path);
+    if (!dev) return dev.error();
+    if (!(dev->info().features & NDK_U_FEATURE_OBJECTS)) return Error::FromErrno(EOPNOTSUPP);
+    ndk_u_adapter_open a{};
+    a.adapter_id = id;
+    if (auto r = detail::Ioctl(dev->fd(), NDK_IOCTL_ADAPTER_OPEN, &a); !r) return r.error();
+    return Adapter(std::make_shared<detail::AdapterState>(std::move(*dev), id, a.handle));
+}
+
+Result<Adapter> Adapter::OpenByName(std::string_view name, const char* path) {
+    auto dev = Device::Open(path);
+    if (!dev) return dev.error();
+    auto list = dev->ListAdapters();
+    if (!list) return list.error();
+    for (const auto& a : *list)
+        if (a.name == name) return Open(a.id, path);
+    return Error::FromErrno(ENOENT);
+}
+
+std::uint32_t Adapter::id() const noexcept { return s_ ? s_->id : 0; }
+std::uint32_t Adapter::handle() const noexcept { return s_ ? s_->handle : 0; }
+int Adapter::fd() const noexcept { return s_ ? s_->device.fd() : -1; }
+
+Result<AdapterInfo> Adapter::QueryInfo() const {
+    if (!s_) return Error::FromErrno(EBADF);
+    ndk_u_adapter_info q{};
+    q.handle = s_->handle;
+    if (auto r = detail::Ioctl(fd(), NDK_IOCTL_ADAPTER_INFO, &q); !r) return r.error();
+    AdapterInfo i;
+    i.version_major = q.info_version_major;
+    i.version_minor = q.info_version_minor;
+    i.vendor_id = q.vendor_id;
+    i.device_id = q.device_id;
+    i.max_registration_size = q.max_registration_size;
+    i.max_window_size = q.max_window_size;
+    i.frmr_page_count = q.frmr_page_count;
+    i.max_initiator_request_sge = q.max_initiator_request_sge;
+    i.max_receive_request_sge = q.max_receive_request_sge;
+    i.max_read_request_sge = q.max_read_request_sge;
+    i.max_transfer_length = q.max_transfer_length;
+    i.max_inline_data_size = q.max_inline_data_size;
+    i.max_inbound_read_limit = q.max_inbound_read_limit;
+    i.max_outbound_read_limit = q.max_outbound_read_limit;
+    i.max_receive_queue_depth = q.max_receive_queue_depth;
+    i.max_initiator_queue_depth = q.max_initiator_queue_depth;
+    i.max_srq_depth = q.max_srq_depth;
+    i.max_cq_depth = q.max_cq_depth;
+    i.large_request_threshold = q.large_request_threshold;
+    i.max_caller_data = q.max_caller_data;
+    i.max_callee_data = q.max_callee_data;
+    i.adapter_flags = q.adapter_flags;
+    i.rdma_technology = q.rdma_technology;
+    return i;
+}
+
+Result<ProtectionDomain> Adapter::CreateProtectionDomain() const {
+    if (!s_) return Error::FromErrno(EBADF);
+    ndk_u_pd_create p{};
+    p.adapter_handle = s_->handle;
+    if (auto r = detail::Ioctl(fd(), NDK_IOCTL_PD_CREATE, &p); !r) return r.error();
+    return ProtectionDomain(std::make_shared<detail::PdState>(s_, p.handle));
+}
+
+std::uint32_t ProtectionDomain::handle() const noexcept { return s_ ? s_->handle : 0; }
+
+Result<Registration> ProtectionDomain::RegisterMemory(const void* buffer, std::size_t length,
+                                                      std::uint32_t flags) const {
+    if (!s_) return Error::FromErrnoWsa(EBADF);
+    ndk_u_mem_register m{};
+    m.pd_handle = s_->handle;
+    m.flags = flags;
+    m.address = reinterpret_cast<std::uintptr_t>(buffer);
+    m.length = length;
+    if (auto r = detail::Ioctl(s_->adapter->device.fd(), NDK_IOCTL_MEM_REGISTER, &m); !r)
+        return Error::FromErrnoWsa(r.error().errnum);
+    Registration reg;
+    reg.pd_ = s_;
+    reg.handle_ = m.handle;
+    reg.local_token_ = m.local_token;
+    reg.remote_token_ = m.remote_token;
+    reg.references_ = m.references;
+    reg.base_address_ = m.base_address;
+    reg.length_ = length;
+    return reg;
+}
+
+Registration::Registration(Registration&& other) noexcept
+    : pd_(std::move(other.pd_)),
+      handle_(std::exchange(other.handle_, 0)),
+      local_token_(other.local_token_),
+      remote_token_(other.remote_token_),
+      references_(other.references_),
+      base_address_(other.base_address_),
+      length_(other.length_) {}
+
+Registration& Registration::operator=(Registration&& other) noexcept {
+    if (this != &other) {
+        (void)Deregister();
+        pd_ = std::move(other.pd_);
+        handle_ = std::exchange(other.handle_, 0);
+        local_token_ = other.local_token_;
+        remote_token_ = other.remote_token_;
+        references_ = other.references_;
+        base_address_ = other.base_address_;
+        length_ = other.length_;
+    }
+    return *this;
+}
+
+Registration::~Registration() { (void)Deregister(); }
+
+Result<void> Registration::Deregister() noexcept {
+    std::uint32_t h = std::exchange(handle_, 0);
+    auto pd = std::move(pd_);
+    if (!pd || !h) return Error::FromErrnoWsa(EBADF);
+    ndk_u_mem_deregister m{};
+    m.handle = h;
+    if (auto r = detail::Ioctl(pd->adapter->device.fd(), NDK_IOCTL_MEM_DEREGISTER, &m); !r)
+        return Error::FromErrnoWsa(r.error().errnum);
+    return {};
+}
+
+}  // namespace ndk
