@@ -18,6 +18,8 @@ packages=(
 	build-essential cmake googletest libgtest-dev pkg-config
 	# checkpatch.pl and the debug-kernel source, plots
 	linux-source-6.1 gnuplot-nox
+	# the vm tests that read JSON (ndkinfo --json)
+	python3
 )
 
 missing=()
