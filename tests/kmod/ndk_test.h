@@ -94,6 +94,9 @@ bool ndk_t_wait(struct ndk_t_wait *w);
 /* The next number of the sequence struct ndk_t_wait.seq comes from. */
 int ndk_t_next_seq(void);
 
+/* ndk_test_mr.c: an MDL chain of @n elements over @len bytes at @buf + @offset. */
+struct ndk_mdl *ndk_t_chain(u8 *buf, u32 offset, u32 len, u32 n);
+
 /* Scenario tables, each ended by an entry with a NULL name. */
 extern const struct ndk_test ndk_tests_adapter[];
 extern const struct ndk_test ndk_tests_qp[];

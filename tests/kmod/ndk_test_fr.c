@@ -1657,34 +1657,6 @@ out:
 
 /* --- mr-chains-traffic ----------------------------------------------------- */
 
-/* A chain of @n elements over @len bytes at @buf, cut at page boundaries. */
-static struct ndk_mdl *fr_chain(u8 *buf, u32 len, u32 n)
-{
-	struct ndk_mdl *head = NULL, **tail = &head;
-	u32 done = 0, i;
-
-	for (i = 0; i < n && done < len; i++) {
-		u8 *start = buf + done;
-		u32 piece;
-		struct ndk_mdl *m;
-
-		if (i == n - 1)
-			piece = len - done;
-		else
-			piece = min_t(u32, len - done,
-				      PAGE_SIZE - offset_in_page(start));
-		m = ndk_mdl_from_buffer(start, piece, GFP_KERNEL);
-		if (!m) {
-			ndk_mdl_free_chain(head);
-			return NULL;
-		}
-		*tail = m;
-		tail = &m->next;
-		done += piece;
-	}
-	return head;
-}
-
 static u32 fr_chain_len(const struct ndk_mdl *m)
 {
 	u32 n = 0;
@@ -1766,7 +1738,7 @@ static int t_mr_chains_traffic(struct ndk_test_env *env)
 			     elements[i], off, len);
 		memset(buf, T_CANARY_BYTE, size);
 		memset(buf + off, 0, len);
-		chain = fr_chain(buf + off, len, elements[i]);
+		chain = ndk_t_chain(buf, off, len, elements[i]);
 		NDK_T_CHECK(env, chain && fr_chain_len(chain) == elements[i]);
 		if (!chain)
 			break;

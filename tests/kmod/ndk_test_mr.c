@@ -41,8 +41,16 @@ static void ndk_t_teardown(struct ndk_t_ctx *c)
 	ndk_close_adapter(c->adapter);
 }
 
-/* A chain over a kernel buffer cut into @n elements at page boundaries. */
-static struct ndk_mdl *ndk_t_chain(u8 *buf, u32 offset, u32 len, u32 n)
+/**
+ * ndk_t_chain() - an MDL chain over a kernel buffer, cut at page boundaries
+ * @buf:    the buffer (kmalloc'ed or vmalloc'ed)
+ * @offset: where the chain starts in @buf
+ * @len:    bytes the chain describes
+ * @n:      elements; the last one takes whatever is left
+ *
+ * Return: the chain, or NULL when out of memory.
+ */
+struct ndk_mdl *ndk_t_chain(u8 *buf, u32 offset, u32 len, u32 n)
 {
 	struct ndk_mdl *head = NULL, **tail = &head;
 	u32 done = 0, i;
@@ -56,7 +64,7 @@ static struct ndk_mdl *ndk_t_chain(u8 *buf, u32 offset, u32 len, u32 n)
 			piece = len - done;
 		else
 			piece = min_t(u32, len - done,
-				      PAGE_SIZE - offset_in_page(start));
+				      PAGE_SIZE - offset_in_page(buf + start));
 		m = ndk_mdl_from_buffer(buf + start, piece, GFP_KERNEL);
 		if (!m) {
 			ndk_mdl_free_chain(head);
