@@ -280,7 +280,6 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->page_class = class;
 	mr->base_va = ibmr->iova;
 	mr->length = req->length;
-	mr->access = req->access;
 	mr->flags = req->flags;
 	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
 	return 0;

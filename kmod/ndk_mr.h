@@ -103,7 +103,6 @@ enum ndk_mr_state {
  * @sgt:           DMA-mapped pages of a NdkRegisterMr registration
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
- * @access:        IB access flags of the registration
  * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
  * @flags:         NDK_MR_FLAG_* of the registration
  * @dma_pages:     the registration's pages as DMA addresses, one per page
@@ -124,7 +123,6 @@ struct ndk_mr {
 	struct sg_table sgt;
 	u64 base_va;
 	u64 length;
-	int access;
 	u32 flags;
 	u64 *dma_pages;
 	int page_class;
