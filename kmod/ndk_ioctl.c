@@ -135,7 +135,7 @@ static_assert(offsetof(struct ndk_u_adapter_info, rdma_technology) ==
 	      8 + offsetof(struct ndk_adapter_info, rdma_technology));
 static_assert(sizeof(struct ndk_u_adapter_info) <= NDK_IOCTL_MAX_SIZE);
 static_assert(sizeof(struct ndk_u_pd_create) == 16);
-static_assert(sizeof(struct ndk_u_mem_register) == 48);
+static_assert(sizeof(struct ndk_u_mem_register) == 64);
 static_assert(offsetof(struct ndk_u_mem_register, handle) == 24);
 static_assert(offsetof(struct ndk_u_mem_register, base_address) == 40);
 static_assert(sizeof(struct ndk_u_mem_deregister) == 16);
@@ -159,7 +159,7 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 		       sizeof(struct ndk_u_pd_create)),
 	NDK_IOCTL_DESC(NDK_IOCTL_MEM_REGISTER, ndk_ioctl_mem_register,
 		       struct ndk_u_mem_register,
-		       sizeof(struct ndk_u_mem_register)),
+		       offsetofend(struct ndk_u_mem_register, base_address)),
 	NDK_IOCTL_DESC(NDK_IOCTL_MEM_DEREGISTER, ndk_ioctl_mem_deregister,
 		       struct ndk_u_mem_deregister,
 		       sizeof(struct ndk_u_mem_deregister)),

@@ -34,6 +34,17 @@
  * MEM_REGISTER, MEM_DEREGISTER, HANDLE_CLOSE.
  */
 #define NDK_U_FEATURE_OBJECTS 0x2ULL
+/*
+ * NDK objects and data transfer: CQ, QP, MR, MW, connector and listener
+ * commands (0x08-0x1E), the event queue read by EVENT_GET and poll().
+ */
+#define NDK_U_FEATURE_VERBS 0x4ULL
+/*
+ * Registration cache support: MEM_REGISTER reports a cache slot whose
+ * generation, in the page mmap()ed from /dev/ndk, changes when the
+ * registered range is unmapped or remapped (Documentation/uapi.md).
+ */
+#define NDK_U_FEATURE_CACHE 0x8ULL
 
 #define NDK_U_NAME_MAX 64
 
@@ -182,6 +193,20 @@ struct ndk_u_pd_create {
 #define NDK_U_MEM_WRITE 0x2U
 #define NDK_U_MEM_READWRITE (NDK_U_MEM_READ | NDK_U_MEM_WRITE)
 
+/* ndk_u_mem_register.cache_slot when the registration has no slot. */
+#define NDK_U_CACHE_SLOT_NONE 0xffffffffU
+/*
+ * The generation page(s): mmap(NULL, NDK_U_CACHE_SLOTS * 8, PROT_READ,
+ * MAP_SHARED, fd, NDK_U_MMAP_CACHE) gives an array of NDK_U_CACHE_SLOTS
+ * __u64 generations, one per slot, each written by the kernel only.
+ * A slot's generation changes (it only grows) when its registration's
+ * range is unmapped, remapped or freed back to the system (an MMU
+ * notifier), and when the registration goes.  A cached registration is
+ * valid while its slot still holds the generation MEM_REGISTER returned.
+ */
+#define NDK_U_CACHE_SLOTS 4096U
+#define NDK_U_MMAP_CACHE 0ULL
+
 /**
  * struct ndk_u_mem_register - NDK_IOCTL_MEM_REGISTER: WSPRegisterMemory
  * @pd_handle:    in: a PD handle
@@ -194,6 +219,11 @@ struct ndk_u_pd_create {
  * @remote_token: out: NdkGetRemoteTokenFromMr (no remote rights granted)
  * @references:   out: registrations this handle now counts
  * @base_address: out: the region's base address (== @address)
+ * @cache_slot:   out: the registration's slot in the generation page, or
+ *                NDK_U_CACHE_SLOT_NONE (all slots in use)
+ * @reserved:     must be 0 in, 0 out
+ * @cache_generation: out: the slot's generation now; it differs as soon as
+ *                the range is unmapped or remapped, or the handle goes
  */
 struct ndk_u_mem_register {
 	__u32 pd_handle;
@@ -205,6 +235,9 @@ struct ndk_u_mem_register {
 	__u32 remote_token;
 	__u32 references;
 	__aligned_u64 base_address;
+	__u32 cache_slot;
+	__u32 reserved;
+	__aligned_u64 cache_generation;
 };
 
 /**
@@ -234,6 +267,475 @@ struct ndk_u_handle_close {
 	__u32 flags;
 };
 
+/* ---- NDK objects and data transfer (NDK_U_FEATURE_VERBS) --------------- */
+
+/*
+ * Every object takes a __u64 @context of the caller's choosing, returned
+ * in the events the object raises.  Requests that complete later (connect,
+ * accept, disconnect) take a @request_context returned in their event.
+ * Values of NDK constants (NDK_MR_FLAG_*, NDK_OP_FLAG_*, NDK_CQ_NOTIFY_*,
+ * NDK_OPERATION_TYPE_*, STATUS_*) are carried unchanged: see ndkpi.h.
+ */
+
+/**
+ * struct ndk_u_cq_create - NDK_IOCTL_CQ_CREATE: NdkCreateCq
+ * @adapter_handle: in: an adapter handle
+ * @depth:   in: completions the CQ holds, 1..MaxCqDepth
+ * @flags:   in: must be 0
+ * @handle:  out: the CQ's handle
+ * @context: in: returned in the CQ's NDK_U_EVENT_CQ events
+ */
+struct ndk_u_cq_create {
+	__u32 adapter_handle;
+	__u32 depth;
+	__u32 flags;
+	__u32 handle;
+	__aligned_u64 context;
+};
+
+/**
+ * struct ndk_u_cq_arm - NDK_IOCTL_CQ_ARM: NdkArmCq
+ * @handle: in: a CQ handle
+ * @type:   in: NDK_CQ_NOTIFY_ERRORS (0), _ANY (1) or _SOLICITED (2); the
+ *          notification arrives once as an NDK_U_EVENT_CQ event
+ */
+struct ndk_u_cq_arm {
+	__u32 handle;
+	__u32 type;
+};
+
+/**
+ * struct ndk_u_result - one completion: NDK_RESULT_EX
+ * @request_context:  the posting request's @request_context
+ * @qp_context:       the QP's @context
+ * @status:           NTSTATUS of the request
+ * @bytes_transferred: bytes received, read or written
+ * @type:             NDK_OPERATION_TYPE_*
+ * @provider_error_code: the verbs work completion status (enum ib_wc_status)
+ * @type_specific:    NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE: the token
+ *                    the peer invalidated; 0 otherwise
+ */
+struct ndk_u_result {
+	__aligned_u64 request_context;
+	__aligned_u64 qp_context;
+	__s32 status;
+	__u32 bytes_transferred;
+	__u32 type;
+	__u32 provider_error_code;
+	__aligned_u64 type_specific;
+};
+
+/**
+ * struct ndk_u_cq_poll - NDK_IOCTL_CQ_POLL: NdkGetCqResultsEx
+ * @handle:  in: a CQ handle
+ * @count:   in: room in @results (1..NDK_U_CQ_POLL_MAX); out: results
+ *           written, 0 when the CQ is empty
+ * @results: in: user address of @count struct ndk_u_result
+ */
+#define NDK_U_CQ_POLL_MAX 256U
+struct ndk_u_cq_poll {
+	__u32 handle;
+	__u32 count;
+	__aligned_u64 results;
+};
+
+/**
+ * struct ndk_u_qp_create - NDK_IOCTL_QP_CREATE: NdkCreateQp
+ * @pd_handle:        in: a PD handle
+ * @receive_cq_handle: in: CQ of the receive queue
+ * @initiator_cq_handle: in: CQ of the initiator queue (may be the same)
+ * @flags:            in: must be 0
+ * @receive_queue_depth: in: 1..MaxReceiveQueueDepth
+ * @initiator_queue_depth: in: 1..MaxInitiatorQueueDepth
+ * @max_receive_request_sge: in: 1..MaxReceiveRequestSge
+ * @max_initiator_request_sge: in: 1..MaxInitiatorRequestSge
+ * @inline_data_size: in: at most MaxInlineDataSize
+ * @handle:           out: the QP's handle
+ * @context:          in: returned as @qp_context in its results
+ */
+struct ndk_u_qp_create {
+	__u32 pd_handle;
+	__u32 receive_cq_handle;
+	__u32 initiator_cq_handle;
+	__u32 flags;
+	__u32 receive_queue_depth;
+	__u32 initiator_queue_depth;
+	__u32 max_receive_request_sge;
+	__u32 max_initiator_request_sge;
+	__u32 inline_data_size;
+	__u32 handle;
+	__aligned_u64 context;
+};
+
+/**
+ * struct ndk_u_sge - NDK_SGE of a user request
+ * @address: user address of the first byte, inside a registration of the
+ *           QP's PD on this file
+ * @length:  bytes
+ * @token:   that registration's local token (MEM_REGISTER, MR_REGISTER,
+ *           or a fast-registered MR's)
+ */
+struct ndk_u_sge {
+	__aligned_u64 address;
+	__u32 length;
+	__u32 token;
+};
+
+/* ndk_u_qp_post.op */
+#define NDK_U_OP_SEND 1U		/* NdkSend */
+#define NDK_U_OP_SEND_INVALIDATE 2U	/* NdkSendAndInvalidate */
+#define NDK_U_OP_RECEIVE 3U		/* NdkReceive */
+#define NDK_U_OP_READ 4U		/* NdkRead */
+#define NDK_U_OP_WRITE 5U		/* NdkWrite */
+#define NDK_U_OP_FAST_REGISTER 6U	/* NdkFastRegister */
+#define NDK_U_OP_BIND 7U		/* NdkBind */
+#define NDK_U_OP_INVALIDATE 8U		/* NdkInvalidate */
+
+/* Most SGEs one request may carry. */
+#define NDK_U_SGE_MAX 32U
+
+/**
+ * struct ndk_u_qp_post - NDK_IOCTL_QP_POST: one work request
+ * @qp_handle:   in: a QP handle
+ * @op:          in: NDK_U_OP_*
+ * @flags:       in: NDK_OP_FLAG_* the NDK function takes for @op
+ * @nsge:        in: SEND*, RECEIVE, READ, WRITE: entries at @sgl
+ *               (0..NDK_U_SGE_MAX); else 0
+ * @request_context: in: returned in the request's result
+ * @sgl:         in: user address of @nsge struct ndk_u_sge
+ * @remote_address: in: READ, WRITE: the peer's address; FAST_REGISTER:
+ *               BaseVirtualAddress, the address the peer will use
+ * @remote_token: in: READ, WRITE: the peer's token; SEND_INVALIDATE: the
+ *               peer's token to invalidate
+ * @object_handle: in: FAST_REGISTER: a fast-register MR; BIND: an MW;
+ *               INVALIDATE: an MR or MW
+ * @mr_handle:   in: FAST_REGISTER, BIND: the registration (MEM_REGISTER or
+ *               MR_REGISTER) whose pages are mapped
+ * @token:       out: FAST_REGISTER: the MR's new remote token (its local
+ *               token is the same); BIND: the MW's new remote token
+ * @address:     in: FAST_REGISTER, BIND: first byte, user address inside
+ *               the @mr_handle registration
+ * @length:      in: FAST_REGISTER, BIND: bytes, > 0, inside it
+ */
+struct ndk_u_qp_post {
+	__u32 qp_handle;
+	__u32 op;
+	__u32 flags;
+	__u32 nsge;
+	__aligned_u64 request_context;
+	__aligned_u64 sgl;
+	__aligned_u64 remote_address;
+	__u32 remote_token;
+	__u32 object_handle;
+	__u32 mr_handle;
+	__u32 token;
+	__aligned_u64 address;
+	__aligned_u64 length;
+};
+
+/**
+ * struct ndk_u_qp_flush - NDK_IOCTL_QP_FLUSH: NdkFlush
+ * @handle: in: a QP handle
+ * @flags:  in: must be 0
+ */
+struct ndk_u_qp_flush {
+	__u32 handle;
+	__u32 flags;
+};
+
+/* ndk_u_mr_create.flags */
+#define NDK_U_MR_CREATE_F_FAST_REGISTER 0x1U
+
+/**
+ * struct ndk_u_mr_create - NDK_IOCTL_MR_CREATE: NdkCreateMr
+ * @pd_handle: in: a PD handle
+ * @flags:     in: NDK_U_MR_CREATE_F_FAST_REGISTER for a fast-register MR
+ * @handle:    out: the MR's handle
+ * @reserved:  must be 0 in, 0 out
+ */
+struct ndk_u_mr_create {
+	__u32 pd_handle;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct ndk_u_mr_register - NDK_IOCTL_MR_REGISTER: NdkRegisterMr over
+ * pinned user memory
+ * @handle:       in: an MR handle (not fast-register, not registered)
+ * @flags:        in: NDK_MR_FLAG_* (ALLOW_LOCAL_WRITE 0x1, ALLOW_REMOTE_READ
+ *                0x2, ALLOW_REMOTE_WRITE 0x5, RDMA_READ_SINK 0x8)
+ * @address:      in: user address of the first byte
+ * @length:       in: bytes, 1..MaxRegistrationSize
+ * @local_token:  out: NdkGetLocalTokenFromMr
+ * @remote_token: out: NdkGetRemoteTokenFromMr
+ */
+struct ndk_u_mr_register {
+	__u32 handle;
+	__u32 flags;
+	__aligned_u64 address;
+	__aligned_u64 length;
+	__u32 local_token;
+	__u32 remote_token;
+};
+
+/**
+ * struct ndk_u_mr_deregister - NDK_IOCTL_MR_DEREGISTER: NdkDeregisterMr
+ * @handle: in: a registered MR handle
+ * @flags:  in: must be 0
+ */
+struct ndk_u_mr_deregister {
+	__u32 handle;
+	__u32 flags;
+};
+
+/* ndk_u_mr_init_fr.flags */
+#define NDK_U_MR_INIT_FR_F_REMOTE_ACCESS 0x1U
+
+/**
+ * struct ndk_u_mr_init_fr - NDK_IOCTL_MR_INIT_FR: NdkInitializeFastRegisterMr
+ * @handle:             in: a fast-register MR handle
+ * @adapter_page_count: in: 1..FRMRPageCount
+ * @flags:              in: NDK_U_MR_INIT_FR_F_REMOTE_ACCESS
+ * @reserved:           must be 0 in, 0 out
+ */
+struct ndk_u_mr_init_fr {
+	__u32 handle;
+	__u32 adapter_page_count;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct ndk_u_mw_create - NDK_IOCTL_MW_CREATE: NdkCreateMw
+ * @pd_handle: in: a PD handle
+ * @flags:     in: must be 0
+ * @handle:    out: the MW's handle
+ * @reserved:  must be 0 in, 0 out
+ */
+struct ndk_u_mw_create {
+	__u32 pd_handle;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct ndk_u_token_query - NDK_IOCTL_TOKEN_QUERY: NdkGet*TokenFrom*
+ * @handle:       in: an MR, MW or MEM_REGISTER handle
+ * @flags:        in: must be 0
+ * @local_token:  out: MR and registration: the local token; MW: 0
+ * @remote_token: out: the remote token
+ */
+struct ndk_u_token_query {
+	__u32 handle;
+	__u32 flags;
+	__u32 local_token;
+	__u32 remote_token;
+};
+
+/*
+ * A socket address: struct sockaddr_in or sockaddr_in6, zero-padded;
+ * family AF_UNSPEC (all zero) where an address is optional.
+ */
+#define NDK_U_SOCKADDR_SIZE 32
+
+/**
+ * struct ndk_u_connector_create - NDK_IOCTL_CONNECTOR_CREATE
+ * @adapter_handle: in: an adapter handle
+ * @flags:          in: must be 0
+ * @handle:         out: the connector's handle
+ * @reserved:       must be 0 in, 0 out
+ * @context:        in: returned in the connector's NDK_U_EVENT_DISCONNECTED
+ */
+struct ndk_u_connector_create {
+	__u32 adapter_handle;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+	__aligned_u64 context;
+};
+
+/**
+ * struct ndk_u_connect - NDK_IOCTL_CONNECT: NdkConnect; completes with an
+ * NDK_U_EVENT_REQUEST event (@object NDK_U_REQ_CONNECT)
+ * @connector_handle: in: a connector handle
+ * @qp_handle:        in: the QP to connect
+ * @flags:            in: must be 0
+ * @private_data_length: in: bytes at @private_data, at most MaxCallerData
+ * @inbound_read_limit: in: IRD
+ * @outbound_read_limit: in: ORD
+ * @request_context:  in: returned in the completion event
+ * @private_data:     in: user address of the private data
+ * @src_address:      in: local address, or AF_UNSPEC
+ * @dest_address:     in: the listener's address
+ */
+struct ndk_u_connect {
+	__u32 connector_handle;
+	__u32 qp_handle;
+	__u32 flags;
+	__u32 private_data_length;
+	__u32 inbound_read_limit;
+	__u32 outbound_read_limit;
+	__aligned_u64 request_context;
+	__aligned_u64 private_data;
+	__u8 src_address[NDK_U_SOCKADDR_SIZE];
+	__u8 dest_address[NDK_U_SOCKADDR_SIZE];
+};
+
+/**
+ * struct ndk_u_connector_request - COMPLETE_CONNECT (NdkCompleteConnect) and
+ * DISCONNECT (NdkDisconnect); each completes with an NDK_U_EVENT_REQUEST
+ * @connector_handle: in: a connector handle
+ * @flags:            in: must be 0
+ * @request_context:  in: returned in the completion event
+ */
+struct ndk_u_connector_request {
+	__u32 connector_handle;
+	__u32 flags;
+	__aligned_u64 request_context;
+};
+
+/**
+ * struct ndk_u_accept - NDK_IOCTL_ACCEPT: NdkAccept; completes with an
+ * NDK_U_EVENT_REQUEST event (@object NDK_U_REQ_ACCEPT)
+ * @connector_handle: in: a connector from NDK_U_EVENT_CONNECT_REQUEST
+ * @qp_handle:        in: the QP to connect
+ * @inbound_read_limit: in: IRD
+ * @outbound_read_limit: in: ORD
+ * @private_data_length: in: bytes at @private_data, at most MaxCalleeData
+ * @flags:            in: must be 0
+ * @request_context:  in: returned in the completion event
+ * @private_data:     in: user address of the private data
+ */
+struct ndk_u_accept {
+	__u32 connector_handle;
+	__u32 qp_handle;
+	__u32 inbound_read_limit;
+	__u32 outbound_read_limit;
+	__u32 private_data_length;
+	__u32 flags;
+	__aligned_u64 request_context;
+	__aligned_u64 private_data;
+};
+
+/**
+ * struct ndk_u_reject - NDK_IOCTL_REJECT: NdkReject
+ * @connector_handle: in: a connector from NDK_U_EVENT_CONNECT_REQUEST, or
+ *                    one whose NDK_U_REQ_CONNECT completed
+ * @private_data_length: in: bytes at @private_data
+ * @private_data:     in: user address of the private data
+ */
+struct ndk_u_reject {
+	__u32 connector_handle;
+	__u32 private_data_length;
+	__aligned_u64 private_data;
+};
+
+/**
+ * struct ndk_u_connector_query - NDK_IOCTL_CONNECTOR_QUERY:
+ * NdkGetConnectionData, NdkGetLocalAddress, NdkGetPeerAddress
+ * @connector_handle: in: a connector handle
+ * @flags:            in: must be 0
+ * @inbound_read_limit: out: the peer's IRD
+ * @outbound_read_limit: out: the peer's ORD
+ * @private_data_length: in: room at @private_data; out: bytes the peer
+ *                    sent (-EOVERFLOW and nothing copied when larger)
+ * @reserved:         must be 0 in, 0 out
+ * @private_data:     in: user address for the peer's private data
+ * @local_address:    out: the local address
+ * @peer_address:     out: the peer's address
+ */
+struct ndk_u_connector_query {
+	__u32 connector_handle;
+	__u32 flags;
+	__u32 inbound_read_limit;
+	__u32 outbound_read_limit;
+	__u32 private_data_length;
+	__u32 reserved;
+	__aligned_u64 private_data;
+	__u8 local_address[NDK_U_SOCKADDR_SIZE];
+	__u8 peer_address[NDK_U_SOCKADDR_SIZE];
+};
+
+/**
+ * struct ndk_u_listener_create - NDK_IOCTL_LISTENER_CREATE
+ * @adapter_handle: in: an adapter handle
+ * @flags:          in: must be 0
+ * @handle:         out: the listener's handle
+ * @reserved:       must be 0 in, 0 out
+ * @context:        in: returned in its NDK_U_EVENT_CONNECT_REQUEST events
+ */
+struct ndk_u_listener_create {
+	__u32 adapter_handle;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+	__aligned_u64 context;
+};
+
+/**
+ * struct ndk_u_listen - NDK_IOCTL_LISTEN: NdkListen, then
+ * NdkGetListenerLocalAddress
+ * @listener_handle: in: a listener handle
+ * @flags:           in: must be 0
+ * @address:         in: the address to listen on (port 0: any port);
+ *                   out: the address listened on
+ */
+struct ndk_u_listen {
+	__u32 listener_handle;
+	__u32 flags;
+	__u8 address[NDK_U_SOCKADDR_SIZE];
+};
+
+/* ndk_u_event.type */
+#define NDK_U_EVENT_CQ 1U		/* a CQ_ARM notification */
+#define NDK_U_EVENT_REQUEST 2U		/* a connector request completed */
+#define NDK_U_EVENT_DISCONNECTED 3U	/* the peer disconnected */
+#define NDK_U_EVENT_CONNECT_REQUEST 4U	/* a listener got a connection */
+#define NDK_U_EVENT_ADAPTER_REMOVED 5U	/* the adapter is going away */
+
+/* ndk_u_event.object of NDK_U_EVENT_REQUEST: which request */
+#define NDK_U_REQ_CONNECT 1U
+#define NDK_U_REQ_COMPLETE_CONNECT 2U
+#define NDK_U_REQ_ACCEPT 3U
+#define NDK_U_REQ_DISCONNECT 4U
+
+/**
+ * struct ndk_u_event - one event of the file's event queue
+ * @type:    NDK_U_EVENT_*
+ * @handle:  the object it concerns (CQ, connector, listener, adapter)
+ * @status:  CQ: STATUS_SUCCESS, _BUFFER_OVERFLOW or _INTERNAL_ERROR;
+ *           REQUEST: the request's NTSTATUS; else STATUS_SUCCESS
+ * @object:  REQUEST: NDK_U_REQ_*; CONNECT_REQUEST: the new connector's
+ *           handle (accept or reject it, then close it); else 0
+ * @context: REQUEST: the request's @request_context; else the @context
+ *           the object was created with (adapter: 0)
+ */
+struct ndk_u_event {
+	__u32 type;
+	__u32 handle;
+	__s32 status;
+	__u32 object;
+	__aligned_u64 context;
+};
+
+/**
+ * struct ndk_u_event_get - NDK_IOCTL_EVENT_GET: take queued events
+ * @flags:  in: must be 0
+ * @count:  in: room at @events (1..NDK_U_EVENT_GET_MAX); out: events
+ *          taken, 0 when none is queued (never blocks: poll() the file,
+ *          POLLIN means an event is queued)
+ * @events: in: user address of @count struct ndk_u_event
+ */
+#define NDK_U_EVENT_GET_MAX 64U
+struct ndk_u_event_get {
+	__u32 flags;
+	__u32 count;
+	__aligned_u64 events;
+};
+
 #define NDK_IOCTL_QUERY_INFO \
 	_IOWR(NDK_IOCTL_MAGIC, 0x00, struct ndk_u_query_info)
 #define NDK_IOCTL_ADAPTER_QUERY \
@@ -250,5 +752,49 @@ struct ndk_u_handle_close {
 	_IOWR(NDK_IOCTL_MAGIC, 0x06, struct ndk_u_mem_deregister)
 #define NDK_IOCTL_HANDLE_CLOSE \
 	_IOWR(NDK_IOCTL_MAGIC, 0x07, struct ndk_u_handle_close)
+#define NDK_IOCTL_CQ_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x08, struct ndk_u_cq_create)
+#define NDK_IOCTL_CQ_ARM \
+	_IOWR(NDK_IOCTL_MAGIC, 0x09, struct ndk_u_cq_arm)
+#define NDK_IOCTL_CQ_POLL \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0a, struct ndk_u_cq_poll)
+#define NDK_IOCTL_QP_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0b, struct ndk_u_qp_create)
+#define NDK_IOCTL_QP_POST \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0c, struct ndk_u_qp_post)
+#define NDK_IOCTL_QP_FLUSH \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0d, struct ndk_u_qp_flush)
+#define NDK_IOCTL_MR_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0e, struct ndk_u_mr_create)
+#define NDK_IOCTL_MR_REGISTER \
+	_IOWR(NDK_IOCTL_MAGIC, 0x0f, struct ndk_u_mr_register)
+#define NDK_IOCTL_MR_DEREGISTER \
+	_IOWR(NDK_IOCTL_MAGIC, 0x10, struct ndk_u_mr_deregister)
+#define NDK_IOCTL_MR_INIT_FR \
+	_IOWR(NDK_IOCTL_MAGIC, 0x11, struct ndk_u_mr_init_fr)
+#define NDK_IOCTL_MW_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x12, struct ndk_u_mw_create)
+#define NDK_IOCTL_TOKEN_QUERY \
+	_IOWR(NDK_IOCTL_MAGIC, 0x13, struct ndk_u_token_query)
+#define NDK_IOCTL_CONNECTOR_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x14, struct ndk_u_connector_create)
+#define NDK_IOCTL_CONNECT \
+	_IOWR(NDK_IOCTL_MAGIC, 0x15, struct ndk_u_connect)
+#define NDK_IOCTL_COMPLETE_CONNECT \
+	_IOWR(NDK_IOCTL_MAGIC, 0x16, struct ndk_u_connector_request)
+#define NDK_IOCTL_ACCEPT \
+	_IOWR(NDK_IOCTL_MAGIC, 0x17, struct ndk_u_accept)
+#define NDK_IOCTL_REJECT \
+	_IOWR(NDK_IOCTL_MAGIC, 0x18, struct ndk_u_reject)
+#define NDK_IOCTL_DISCONNECT \
+	_IOWR(NDK_IOCTL_MAGIC, 0x19, struct ndk_u_connector_request)
+#define NDK_IOCTL_CONNECTOR_QUERY \
+	_IOWR(NDK_IOCTL_MAGIC, 0x1a, struct ndk_u_connector_query)
+#define NDK_IOCTL_LISTENER_CREATE \
+	_IOWR(NDK_IOCTL_MAGIC, 0x1b, struct ndk_u_listener_create)
+#define NDK_IOCTL_LISTEN \
+	_IOWR(NDK_IOCTL_MAGIC, 0x1c, struct ndk_u_listen)
+#define NDK_IOCTL_EVENT_GET \
+	_IOWR(NDK_IOCTL_MAGIC, 0x1d, struct ndk_u_event_get)
 
 #endif /* _UAPI_NDK_NDK_IOCTL_H */
