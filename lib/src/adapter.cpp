@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "state.hpp"
 #include "sys.hpp"
 
 namespace ndk {
@@ -19,26 +20,6 @@ void CloseHandle(int fd, std::uint32_t handle) noexcept {
     c.handle = handle;
     (void)Ioctl(fd, NDK_IOCTL_HANDLE_CLOSE, &c);
 }
-
-struct AdapterState {
-    Device device;
-    std::uint32_t id = 0;
-    std::uint32_t handle = 0;
-    AdapterState(Device d, std::uint32_t i, std::uint32_t h)
-        : device(std::move(d)), id(i), handle(h) {}
-    ~AdapterState() { CloseHandle(device.fd(), handle); }
-    AdapterState(const AdapterState&) = delete;
-    AdapterState& operator=(const AdapterState&) = delete;
-};
-
-struct PdState {
-    std::shared_ptr<AdapterState> adapter;
-    std::uint32_t handle = 0;
-    PdState(std::shared_ptr<AdapterState> a, std::uint32_t h) : adapter(std::move(a)), handle(h) {}
-    ~PdState() { CloseHandle(adapter->device.fd(), handle); }
-    PdState(const PdState&) = delete;
-    PdState& operator=(const PdState&) = delete;
-};
 
 }  // namespace detail
 
@@ -65,6 +46,22 @@ Result<Adapter> Adapter::OpenByName(std::string_view name, const char* path) {
 std::uint32_t Adapter::id() const noexcept { return s_ ? s_->id : 0; }
 std::uint32_t Adapter::handle() const noexcept { return s_ ? s_->handle : 0; }
 int Adapter::fd() const noexcept { return s_ ? s_->device.fd() : -1; }
+
+Result<std::size_t> Adapter::GetEvents(std::span<Event> out) const {
+    if (!s_) return Error::FromErrno(EBADF);
+    return detail::GetEvents(*s_, out.data(), out.size());
+}
+
+Result<Event> Adapter::WaitEvent(std::chrono::milliseconds timeout) const {
+    if (!s_) return Error::FromErrno(EBADF);
+    return detail::WaitEvent(*s_, nullptr, timeout);
+}
+
+Result<Event> Adapter::WaitEvent(const std::function<bool(const Event&)>& match,
+                                 std::chrono::milliseconds timeout) const {
+    if (!s_) return Error::FromErrno(EBADF);
+    return detail::WaitEvent(*s_, match, timeout);
+}
 
 Result<AdapterInfo> Adapter::QueryInfo() const {
     if (!s_) return Error::FromErrno(EBADF);

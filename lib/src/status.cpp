@@ -18,6 +18,8 @@ struct StatusEntry {
 constexpr StatusEntry kStatusNames[] = {
     {status::kSuccess, "STATUS_SUCCESS"},
     {status::kPending, "STATUS_PENDING"},
+    {status::kBufferOverflow, "STATUS_BUFFER_OVERFLOW"},
+    {status::kDeviceBusy, "STATUS_DEVICE_BUSY"},
     {status::kUnsuccessful, "STATUS_UNSUCCESSFUL"},
     {status::kAccessViolation, "STATUS_ACCESS_VIOLATION"},
     {status::kInvalidHandle, "STATUS_INVALID_HANDLE"},
@@ -25,12 +27,29 @@ constexpr StatusEntry kStatusNames[] = {
     {status::kInvalidDeviceRequest, "STATUS_INVALID_DEVICE_REQUEST"},
     {status::kAccessDenied, "STATUS_ACCESS_DENIED"},
     {status::kBufferTooSmall, "STATUS_BUFFER_TOO_SMALL"},
+    {status::kInvalidParameterMix, "STATUS_INVALID_PARAMETER_MIX"},
+    {status::kDataOverrun, "STATUS_DATA_OVERRUN"},
+    {status::kDataError, "STATUS_DATA_ERROR"},
+    {status::kSharingViolation, "STATUS_SHARING_VIOLATION"},
     {status::kInsufficientResources, "STATUS_INSUFFICIENT_RESOURCES"},
     {status::kIoTimeout, "STATUS_IO_TIMEOUT"},
     {status::kNotSupported, "STATUS_NOT_SUPPORTED"},
+    {status::kInternalError, "STATUS_INTERNAL_ERROR"},
     {status::kCancelled, "STATUS_CANCELLED"},
-    {status::kDeviceBusy, "STATUS_DEVICE_BUSY"},
+    {status::kRemoteResources, "STATUS_REMOTE_RESOURCES"},
+    {status::kInvalidConnection, "STATUS_INVALID_CONNECTION"},
+    {status::kInvalidAddress, "STATUS_INVALID_ADDRESS"},
+    {status::kInvalidDeviceState, "STATUS_INVALID_DEVICE_STATE"},
+    {status::kTooManyAddresses, "STATUS_TOO_MANY_ADDRESSES"},
+    {status::kAddressAlreadyExists, "STATUS_ADDRESS_ALREADY_EXISTS"},
+    {status::kConnectionReset, "STATUS_CONNECTION_RESET"},
+    {status::kConnectionRefused, "STATUS_CONNECTION_REFUSED"},
+    {status::kConnectionInvalid, "STATUS_CONNECTION_INVALID"},
+    {status::kNetworkUnreachable, "STATUS_NETWORK_UNREACHABLE"},
+    {status::kHostUnreachable, "STATUS_HOST_UNREACHABLE"},
+    {status::kConnectionAborted, "STATUS_CONNECTION_ABORTED"},
     {status::kDeviceRemoved, "STATUS_DEVICE_REMOVED"},
+    {status::kImplementationLimit, "STATUS_IMPLEMENTATION_LIMIT"},
 };
 
 }  // namespace
@@ -76,8 +95,78 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case ECANCELED:
         case EINTR:
             return status::kCancelled;
+        // The connection errnos, as ndk.ko maps them (rdma_cm, CM events).
+        case ECONNREFUSED:
+            return status::kConnectionRefused;
+        case ENETUNREACH:
+            return status::kNetworkUnreachable;
+        case EHOSTUNREACH:
+            return status::kHostUnreachable;
+        case EADDRINUSE:
+            return status::kSharingViolation;
+        case EADDRNOTAVAIL:
+            return status::kInvalidAddress;
+        case ECONNRESET:
+            return status::kConnectionReset;
+        case ECONNABORTED:
+            return status::kConnectionAborted;
+        case ENOTCONN:
+            return status::kConnectionInvalid;
         default:
             return status::kUnsuccessful;
+    }
+}
+
+int ErrnoFromStatus(NTSTATUS s) noexcept {
+    switch (s) {
+        case status::kSuccess:
+            return 0;
+        case status::kInvalidParameter:
+        case status::kInvalidParameterMix:
+            return EINVAL;
+        case status::kInsufficientResources:
+            return ENOMEM;
+        case status::kAccessViolation:
+            return EFAULT;
+        case status::kInvalidHandle:
+            return ENOENT;
+        case status::kAccessDenied:
+            return EACCES;
+        case status::kNotSupported:
+            return EOPNOTSUPP;
+        case status::kDeviceBusy:
+            return EBUSY;
+        case status::kDeviceRemoved:
+            return ENODEV;
+        case status::kIoTimeout:
+            return ETIMEDOUT;
+        case status::kCancelled:
+            return ECANCELED;
+        case status::kConnectionRefused:
+            return ECONNREFUSED;
+        case status::kNetworkUnreachable:
+            return ENETUNREACH;
+        case status::kHostUnreachable:
+            return EHOSTUNREACH;
+        case status::kSharingViolation:
+        case status::kAddressAlreadyExists:
+            return EADDRINUSE;
+        case status::kInvalidAddress:
+            return EADDRNOTAVAIL;
+        case status::kConnectionReset:
+            return ECONNRESET;
+        case status::kConnectionAborted:
+            return ECONNABORTED;
+        case status::kConnectionInvalid:
+        case status::kInvalidConnection:
+            return ENOTCONN;
+        case status::kBufferOverflow:
+        case status::kDataOverrun:
+            return EOVERFLOW;
+        case status::kRemoteResources:
+            return EREMOTEIO;
+        default:
+            return EIO;
     }
 }
 

@@ -4,10 +4,30 @@
 #include <sys/ioctl.h>
 
 #include <cerrno>
+#include <utility>
 
-namespace ndk::detail {
+#include "ndk/testing.hpp"
+
+namespace ndk {
+namespace {
+
+testing::IoctlHook& Hook() {
+    static testing::IoctlHook hook;
+    return hook;
+}
+
+}  // namespace
+
+void testing::SetIoctlHook(IoctlHook hook) { Hook() = std::move(hook); }
+
+namespace detail {
 
 Result<void> Ioctl(int fd, unsigned long cmd, void* arg) noexcept {
+    if (auto& hook = Hook()) {
+        int rc = hook(fd, cmd, arg);
+        if (rc < 0) return Error::FromErrno(-rc);
+        return {};
+    }
     int rc;
     do {
         rc = ::ioctl(fd, cmd, arg);
@@ -16,4 +36,5 @@ Result<void> Ioctl(int fd, unsigned long cmd, void* arg) noexcept {
     return {};
 }
 
-}  // namespace ndk::detail
+}  // namespace detail
+}  // namespace ndk

@@ -9,15 +9,27 @@
 // parent handles outlive every child, whatever order the C++ objects are
 // destroyed in.  All classes are move-only; a moved-from object is empty
 // and answers EBADF.
+//
+// Events: everything asynchronous of an Adapter's objects arrives on its
+// file's event queue (ndk/event.hpp).  GetEvents() takes what is queued
+// without blocking, WaitEvent() waits with poll() on fd().  Events that a
+// waiting helper (WaitEvent with a match, CompletionQueue::PollUntil,
+// Connector::WaitFor, Listener::GetConnectionRequest) takes but does not
+// want are kept, in order, and handed out first by the next GetEvents() or
+// WaitEvent(): no event is lost to a helper.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "ndk/device.hpp"
+#include "ndk/event.hpp"
 #include "ndk/result.hpp"
 
 namespace ndk {
@@ -60,6 +72,12 @@ inline constexpr std::uint32_t kMemWrite = 2;
 inline constexpr std::uint32_t kMemReadWrite = 3;
 
 class ProtectionDomain;
+class CompletionQueue;
+class QueuePair;
+class MemoryRegion;
+class MemoryWindow;
+class Connector;
+class Listener;
 
 // One registration reference (WSPRegisterMemory).  Registering the same
 // (buffer, length, flags) again on the same PD gives another Registration
@@ -124,6 +142,9 @@ class [[nodiscard]] ProtectionDomain {
 
   private:
     friend class Adapter;
+    friend class QueuePair;
+    friend class MemoryRegion;
+    friend class MemoryWindow;
     explicit ProtectionDomain(std::shared_ptr<detail::PdState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::PdState> s_;
 };
@@ -151,10 +172,27 @@ class [[nodiscard]] Adapter {
 
     std::uint32_t id() const noexcept;
     std::uint32_t handle() const noexcept;
-    // The adapter's own /dev/ndk descriptor (-1 when empty).
+    // The adapter's own /dev/ndk descriptor (-1 when empty): poll()/epoll
+    // it for POLLIN (an event is queued), then call GetEvents().  Events
+    // already taken by a helper and kept are not seen by poll(): call
+    // GetEvents() until it returns 0 before going back to poll().
     int fd() const noexcept;
 
+    // Takes up to out.size() queued events, never blocking: the kept ones
+    // first, then NDK_IOCTL_EVENT_GET.  0 when none is queued.
+    Result<std::size_t> GetEvents(std::span<Event> out) const;
+    // The next event, waiting up to timeout (poll() on fd(); negative:
+    // forever).  ETIMEDOUT (STATUS_IO_TIMEOUT) when none came.
+    Result<Event> WaitEvent(std::chrono::milliseconds timeout) const;
+    // The next event for which match() is true, waiting up to timeout;
+    // the others taken meanwhile are kept for GetEvents()/WaitEvent().
+    Result<Event> WaitEvent(const std::function<bool(const Event&)>& match,
+                            std::chrono::milliseconds timeout) const;
+
   private:
+    friend class CompletionQueue;
+    friend class Connector;
+    friend class Listener;
     explicit Adapter(std::shared_ptr<detail::AdapterState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::AdapterState> s_;
 };

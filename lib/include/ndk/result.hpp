@@ -31,6 +31,9 @@ struct Error {
     static Error FromErrnoWsa(int e) noexcept {
         return Error{e, StatusFromErrno(e), WsaFromErrno(e)};
     }
+    // An NTSTATUS that arrived as a value (a completion, an event): the
+    // status is kept exactly, errnum is ErrnoFromStatus(s).
+    static Error FromStatus(NTSTATUS s) noexcept { return Error{ErrnoFromStatus(s), s}; }
     // "EINVAL (STATUS_INVALID_PARAMETER): Invalid argument", with
     // " [WSAEINVAL]" appended when wsa is set.
     std::string Message() const;

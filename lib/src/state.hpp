@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The shared state behind the public classes.  Each object's state holds
+// its parents' states (shared_ptr), so a parent handle is closed only
+// after every child's: the kernel refuses to close a parent with open
+// children (EBUSY).  Every state closes its handle when the last owner
+// goes (NDK_IOCTL_HANDLE_CLOSE; errors are ignored, the file's release
+// would do it anyway).
+#pragma once
+
+#include <ndk/ndk_ioctl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "ndk/device.hpp"
+#include "ndk/event.hpp"
+#include "ndk/result.hpp"
+
+namespace ndk::detail {
+
+void CloseHandle(int fd, std::uint32_t handle) noexcept;
+
+struct AdapterState {
+    Device device;
+    std::uint32_t id = 0;
+    std::uint32_t handle = 0;
+    // Events a waiting helper took but did not want, oldest first.
+    std::mutex events_lock;
+    std::deque<Event> kept;
+
+    AdapterState(Device d, std::uint32_t i, std::uint32_t h)
+        : device(std::move(d)), id(i), handle(h) {}
+    ~AdapterState() { CloseHandle(device.fd(), handle); }
+    AdapterState(const AdapterState&) = delete;
+    AdapterState& operator=(const AdapterState&) = delete;
+
+    int fd() const noexcept { return device.fd(); }
+};
+
+// The event queue of an adapter's file (lib/src/events.cpp).
+Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n);
+Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>& match,
+                        std::chrono::milliseconds timeout);
+
+// A child handle of an adapter's file: closes it on destruction.
+struct HandleState {
+    std::shared_ptr<AdapterState> adapter;
+    std::uint32_t handle = 0;
+    HandleState(std::shared_ptr<AdapterState> a, std::uint32_t h)
+        : adapter(std::move(a)), handle(h) {}
+    virtual ~HandleState() { CloseHandle(adapter->fd(), handle); }
+    HandleState(const HandleState&) = delete;
+    HandleState& operator=(const HandleState&) = delete;
+    int fd() const noexcept { return adapter->fd(); }
+};
+
+struct PdState : HandleState {
+    using HandleState::HandleState;
+};
+
+struct CqState : HandleState {
+    using HandleState::HandleState;
+};
+
+struct QpState : HandleState {
+    std::shared_ptr<PdState> pd;
+    std::shared_ptr<CqState> receive_cq;
+    std::shared_ptr<CqState> initiator_cq;
+    QpState(std::shared_ptr<PdState> p, std::shared_ptr<CqState> rcq, std::shared_ptr<CqState> icq,
+            std::uint32_t h)
+        : HandleState(p->adapter, h),
+          pd(std::move(p)),
+          receive_cq(std::move(rcq)),
+          initiator_cq(std::move(icq)) {}
+};
+
+struct MrState : HandleState {
+    std::shared_ptr<PdState> pd;
+    bool fast_register = false;
+    bool registered = false;  // by MemoryRegion::Register
+    std::uint32_t local_token = 0;
+    std::uint32_t remote_token = 0;
+    MrState(std::shared_ptr<PdState> p, std::uint32_t h, bool fr)
+        : HandleState(p->adapter, h), pd(std::move(p)), fast_register(fr) {}
+    // Deregisters first when still registered (lib/src/memory.cpp).
+    ~MrState() override;
+};
+
+struct MwState : HandleState {
+    std::shared_ptr<PdState> pd;
+    std::uint32_t remote_token = 0;
+    MwState(std::shared_ptr<PdState> p, std::uint32_t h)
+        : HandleState(p->adapter, h), pd(std::move(p)) {}
+};
+
+struct ListenerState : HandleState {
+    using HandleState::HandleState;
+};
+
+struct ConnectorState : HandleState {
+    // The listener a connection request came from (kept open while its
+    // connector is), and the QP once Connect/Accept named one.
+    std::shared_ptr<ListenerState> listener;
+    std::shared_ptr<QpState> qp;
+    using HandleState::HandleState;
+};
+
+}  // namespace ndk::detail
