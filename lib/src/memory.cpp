@@ -11,10 +11,12 @@ namespace ndk {
 namespace detail {
 
 MrState::~MrState() {
-    if (!registered) return;
-    ndk_u_mr_deregister d{};
-    d.handle = handle;
-    (void)Ioctl(fd(), NDK_IOCTL_MR_DEREGISTER, &d);
+    if (registered) {
+        ndk_u_mr_deregister d{};
+        d.handle = handle;
+        (void)Ioctl(fd(), NDK_IOCTL_MR_DEREGISTER, &d);
+    }
+    Close();
 }
 
 namespace {

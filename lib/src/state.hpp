@@ -53,10 +53,13 @@ struct HandleState {
     std::uint32_t handle = 0;
     HandleState(std::shared_ptr<AdapterState> a, std::uint32_t h)
         : adapter(std::move(a)), handle(h) {}
-    virtual ~HandleState() { CloseHandle(adapter->fd(), handle); }
+    // A state with parents of its own closes its handle in its own
+    // destructor, before those members (the parents) are released.
+    virtual ~HandleState() { Close(); }
     HandleState(const HandleState&) = delete;
     HandleState& operator=(const HandleState&) = delete;
     int fd() const noexcept { return adapter->fd(); }
+    void Close() noexcept { CloseHandle(adapter->fd(), std::exchange(handle, 0)); }
 };
 
 struct PdState : HandleState {
@@ -77,6 +80,7 @@ struct QpState : HandleState {
           pd(std::move(p)),
           receive_cq(std::move(rcq)),
           initiator_cq(std::move(icq)) {}
+    ~QpState() override { Close(); }
 };
 
 struct MrState : HandleState {
@@ -87,7 +91,8 @@ struct MrState : HandleState {
     std::uint32_t remote_token = 0;
     MrState(std::shared_ptr<PdState> p, std::uint32_t h, bool fr)
         : HandleState(p->adapter, h), pd(std::move(p)), fast_register(fr) {}
-    // Deregisters first when still registered (lib/src/memory.cpp).
+    // Deregisters first when still registered, then closes
+    // (lib/src/memory.cpp).
     ~MrState() override;
 };
 
@@ -96,6 +101,7 @@ struct MwState : HandleState {
     std::uint32_t remote_token = 0;
     MwState(std::shared_ptr<PdState> p, std::uint32_t h)
         : HandleState(p->adapter, h), pd(std::move(p)) {}
+    ~MwState() override { Close(); }
 };
 
 struct ListenerState : HandleState {
@@ -108,6 +114,7 @@ struct ConnectorState : HandleState {
     std::shared_ptr<ListenerState> listener;
     std::shared_ptr<QpState> qp;
     using HandleState::HandleState;
+    ~ConnectorState() override { Close(); }
 };
 
 }  // namespace ndk::detail

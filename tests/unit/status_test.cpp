@@ -35,23 +35,56 @@ TEST_P(StatusFromErrno, MapsThroughTheOneTable) {
         << "errno " << GetParam().errnum;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, StatusFromErrno,
-    ::testing::Values(Mapping{0, ndk::status::kSuccess},
-                      Mapping{EINVAL, ndk::status::kInvalidParameter},
-                      Mapping{E2BIG, ndk::status::kInvalidParameter},
-                      Mapping{ENOMEM, ndk::status::kInsufficientResources},
-                      Mapping{ENOBUFS, ndk::status::kInsufficientResources},
-                      Mapping{EFAULT, ndk::status::kAccessViolation},
-                      Mapping{ENOENT, ndk::status::kInvalidHandle},
-                      Mapping{EPERM, ndk::status::kAccessDenied},
-                      Mapping{ENOTTY, ndk::status::kNotSupported},
-                      Mapping{EOPNOTSUPP, ndk::status::kNotSupported},
-                      Mapping{EBUSY, ndk::status::kDeviceBusy},
-                      Mapping{ENODEV, ndk::status::kDeviceRemoved},
-                      Mapping{ETIMEDOUT, ndk::status::kIoTimeout},
-                      Mapping{ECANCELED, ndk::status::kCancelled},
-                      Mapping{EXDEV, ndk::status::kUnsuccessful}));
+INSTANTIATE_TEST_SUITE_P(Table, StatusFromErrno,
+                         ::testing::Values(Mapping{0, ndk::status::kSuccess},
+                                           Mapping{EINVAL, ndk::status::kInvalidParameter},
+                                           Mapping{E2BIG, ndk::status::kInvalidParameter},
+                                           Mapping{ENOMEM, ndk::status::kInsufficientResources},
+                                           Mapping{ENOBUFS, ndk::status::kInsufficientResources},
+                                           Mapping{EFAULT, ndk::status::kAccessViolation},
+                                           Mapping{ENOENT, ndk::status::kInvalidHandle},
+                                           Mapping{EPERM, ndk::status::kAccessDenied},
+                                           Mapping{ENOTTY, ndk::status::kNotSupported},
+                                           Mapping{EOPNOTSUPP, ndk::status::kNotSupported},
+                                           Mapping{EBUSY, ndk::status::kDeviceBusy},
+                                           Mapping{ENODEV, ndk::status::kDeviceRemoved},
+                                           Mapping{ETIMEDOUT, ndk::status::kIoTimeout},
+                                           Mapping{ECANCELED, ndk::status::kCancelled},
+                                           Mapping{ECONNREFUSED, ndk::status::kConnectionRefused},
+                                           Mapping{ENETUNREACH, ndk::status::kNetworkUnreachable},
+                                           Mapping{EHOSTUNREACH, ndk::status::kHostUnreachable},
+                                           Mapping{EADDRINUSE, ndk::status::kSharingViolation},
+                                           Mapping{EADDRNOTAVAIL, ndk::status::kInvalidAddress},
+                                           Mapping{ECONNRESET, ndk::status::kConnectionReset},
+                                           Mapping{ECONNABORTED, ndk::status::kConnectionAborted},
+                                           Mapping{ENOTCONN, ndk::status::kConnectionInvalid},
+                                           Mapping{EXDEV, ndk::status::kUnsuccessful}));
+
+// A status that arrived as a value (completion, event) gets an errno that
+// maps back to the same status wherever the errno table has one.
+TEST(ErrnoFromStatus, RoundTripsThroughTheTable) {
+    for (ndk::NTSTATUS s :
+         {ndk::status::kSuccess, ndk::status::kInvalidParameter, ndk::status::kAccessViolation,
+          ndk::status::kInsufficientResources, ndk::status::kDeviceBusy,
+          ndk::status::kDeviceRemoved, ndk::status::kIoTimeout, ndk::status::kCancelled,
+          ndk::status::kConnectionRefused, ndk::status::kNetworkUnreachable,
+          ndk::status::kHostUnreachable, ndk::status::kInvalidAddress,
+          ndk::status::kConnectionReset, ndk::status::kConnectionAborted,
+          ndk::status::kConnectionInvalid, ndk::status::kNotSupported, ndk::status::kInvalidHandle,
+          ndk::status::kAccessDenied})
+        EXPECT_EQ(ndk::StatusFromErrno(ndk::ErrnoFromStatus(s)), s) << ndk::StatusName(s);
+    EXPECT_EQ(ndk::ErrnoFromStatus(ndk::status::kRemoteResources), EREMOTEIO);
+    EXPECT_EQ(ndk::ErrnoFromStatus(ndk::status::kInternalError), EIO);
+}
+
+TEST(ErrorFromStatus, KeepsTheExactStatus) {
+    auto e = ndk::Error::FromStatus(ndk::status::kRemoteResources);
+    EXPECT_EQ(e.status, ndk::status::kRemoteResources);
+    EXPECT_EQ(e.errnum, EREMOTEIO);
+    EXPECT_NE(e.Message().find("STATUS_REMOTE_RESOURCES"), std::string::npos);
+    EXPECT_TRUE(ndk::NtSuccess(ndk::status::kPending));
+    EXPECT_FALSE(ndk::NtSuccess(ndk::status::kCancelled));
+}
 
 TEST(StatusName, NamesKnownAndUnknown) {
     EXPECT_EQ(ndk::StatusName(ndk::status::kInvalidParameter), "STATUS_INVALID_PARAMETER");
