@@ -38,81 +38,66 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
-#include "ndk_core.h"
+#include <linux/poll.h>
 
-enum ndk_uobj_type {
-	NDK_UOBJ_ADAPTER,
-	NDK_UOBJ_PD,
-	NDK_UOBJ_MEM,
-};
-
-/**
- * struct ndk_file - private data of an open /dev/ndk
- * @lock:    serialises commands and the release
- * @handles: struct ndk_uobj by handle
- * @next:    cursor of the cyclic handle allocation
- * @mm:      the opener's mm (mmgrab()): the only one allowed objects
- */
-struct ndk_file {
-	struct mutex lock; /* serialises commands on this file */
-	struct xarray handles;
-	u32 next;
-	struct mm_struct *mm;
-};
-
-/**
- * struct ndk_uobj - one entry of a file's handle table
- * @handle:   its handle
- * @type:     enum ndk_uobj_type
- * @parent:   the entry it was created from, or NULL (adapter)
- * @children: entries created from this one and still open
- * @adapter:  NDK_UOBJ_ADAPTER: the adapter
- * @pd:       NDK_UOBJ_PD: the PD
- * @mems:     NDK_UOBJ_PD: its registrations (struct ndk_uobj.mem.entry)
- * @mem:      NDK_UOBJ_MEM: the registration
- * @mem.mr:   its MR, registered
- * @mem.umem: its pinned pages
- * @mem.flags: NDK_U_MEM_* it was registered with
- * @mem.refs: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
- * @mem.entry: in the PD's @mems
- */
-struct ndk_uobj {
-	u32 handle;
-	u8 type;
-	struct ndk_uobj *parent;
-	u32 children;
-	union {
-		struct ndk_adapter *adapter;
-		struct {
-			struct ndk_pd *pd;
-			struct list_head mems;
-		};
-		struct {
-			struct ndk_mr *mr;
-			struct ndk_umem umem;
-			u32 flags;
-			u32 refs;
-			struct list_head entry;
-		} mem;
-	};
-};
+#include "ndk_file.h"
 
 /* Live entries of every file: debugfs ndk/user_objects. */
 static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
 
-static int ndk_errno_from_status(s32 status)
+/**
+ * ndk_errno_from_status() - the errno a command returns for an NTSTATUS
+ * @status: what an NDK function returned inline
+ *
+ * One table, the inverse of libndk's: Documentation/uapi.md.
+ *
+ * Context: any.
+ * Return: 0 for success and STATUS_PENDING, else a negative errno.
+ */
+int ndk_errno_from_status(s32 status)
 {
 	switch (status) {
 	case STATUS_SUCCESS:
+	case STATUS_PENDING:
 		return 0;
 	case STATUS_INSUFFICIENT_RESOURCES:
 		return -ENOMEM;
 	case STATUS_INVALID_PARAMETER:
+	case STATUS_INVALID_PARAMETER_MIX:
 		return -EINVAL;
 	case STATUS_DEVICE_REMOVED:
 		return -ENODEV;
 	case STATUS_DEVICE_BUSY:
 		return -EBUSY;
+	case STATUS_ACCESS_VIOLATION:
+		return -EACCES;
+	case STATUS_INVALID_DEVICE_REQUEST:
+		return -EBADRQC;
+	case STATUS_INVALID_DEVICE_STATE:
+		return -EISCONN;
+	case STATUS_CONNECTION_INVALID:
+		return -ENOTCONN;
+	case STATUS_NOT_SUPPORTED:
+		return -EOPNOTSUPP;
+	case STATUS_BUFFER_TOO_SMALL:
+		return -EOVERFLOW;
+	case STATUS_INVALID_ADDRESS:
+		return -EADDRNOTAVAIL;
+	case STATUS_SHARING_VIOLATION:
+	case STATUS_ADDRESS_ALREADY_EXISTS:
+		return -EADDRINUSE;
+	case STATUS_CONNECTION_REFUSED:
+		return -ECONNREFUSED;
+	case STATUS_IO_TIMEOUT:
+		return -ETIMEDOUT;
+	case STATUS_NETWORK_UNREACHABLE:
+		return -ENETUNREACH;
+	case STATUS_HOST_UNREACHABLE:
+		return -EHOSTUNREACH;
+	case STATUS_CANCELLED:
+		return -ECANCELED;
+	case STATUS_IMPLEMENTATION_LIMIT:
+		return -ERANGE;
 	default:
 		return -EIO;
 	}
@@ -135,6 +120,9 @@ int ndk_file_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	mutex_init(&nf->lock);
 	xa_init_flags(&nf->handles, XA_FLAGS_ALLOC1);
+	spin_lock_init(&nf->ev_lock);
+	INIT_LIST_HEAD(&nf->events);
+	init_waitqueue_head(&nf->wait);
 	if (current->mm) {
 		mmgrab(current->mm);
 		nf->mm = current->mm;
@@ -143,8 +131,15 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-/* Lock the file for an object command of the calling process. */
-static struct ndk_file *ndk_file_lock(struct file *file)
+/**
+ * ndk_file_lock() - lock the file for an object command
+ * @file: the file
+ *
+ * Context: process context, may sleep.
+ * Return: the file's ndk_file, locked; ERR_PTR(-EPERM) when the calling
+ * process is not the one that opened the file.
+ */
+struct ndk_file *ndk_file_lock(struct file *file)
 {
 	struct ndk_file *nf = file->private_data;
 
@@ -154,8 +149,17 @@ static struct ndk_file *ndk_file_lock(struct file *file)
 	return nf;
 }
 
-/* The entry @handle of type @type: -ENOENT if none, -EINVAL if another type. */
-static struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
+/**
+ * ndk_uobj_find() - look a handle up
+ * @nf:     the file, locked
+ * @handle: the handle
+ * @type:   the type it must have
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the entry; ERR_PTR(-ENOENT) if none, ERR_PTR(-EINVAL) if of
+ * another type, ERR_PTR(-ENODEV) for an adapter whose device went away.
+ */
+struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
 {
 	struct ndk_uobj *u;
 
@@ -165,10 +169,22 @@ static struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
 		return ERR_PTR(-ENOENT);
 	if (u->type != type)
 		return ERR_PTR(-EINVAL);
+	if (type == NDK_UOBJ_ADAPTER && !u->adapter)
+		return ERR_PTR(-ENODEV);
 	return u;
 }
 
-static struct ndk_uobj *ndk_uobj_alloc(u8 type, struct ndk_uobj *parent)
+/**
+ * ndk_uobj_alloc() - a new entry, not yet in the table
+ * @nf:     the file
+ * @type:   enum ndk_uobj_type
+ * @parent: the entry it is created from, or NULL
+ *
+ * Context: process context, may sleep.
+ * Return: the entry (kfree() it if it is never published) or NULL.
+ */
+struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
+				struct ndk_uobj *parent)
 {
 	struct ndk_uobj *u = kzalloc(sizeof(*u), GFP_KERNEL);
 
@@ -176,11 +192,20 @@ static struct ndk_uobj *ndk_uobj_alloc(u8 type, struct ndk_uobj *parent)
 		return NULL;
 	u->type = type;
 	u->parent = parent;
+	u->nf = nf;
 	return u;
 }
 
-/* Give @u a handle; on failure the caller undoes the object. */
-static int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
+/**
+ * ndk_uobj_publish() - give an entry its handle
+ * @nf: the file, locked
+ * @u:  the entry, its object created
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: 0; %-ENOMEM; %-ENOBUFS (no handle left).  On failure the caller
+ * releases the object.
+ */
+int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 {
 	int ret;
 
@@ -194,31 +219,215 @@ static int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 	return 0;
 }
 
-/* Remove @u from the table and release its object; it has no children. */
+/**
+ * ndk_uevent_init() - set up an event
+ * @e:       the event, zeroed
+ * @nf:      the file whose queue it goes to
+ * @type:    NDK_U_EVENT_*
+ * @handle:  the object it concerns
+ * @context: the context user space gets
+ *
+ * Context: any.
+ */
+void ndk_uevent_init(struct ndk_uevent *e, struct ndk_file *nf, u32 type,
+		     u32 handle, u64 context)
+{
+	INIT_LIST_HEAD(&e->entry);
+	e->nf = nf;
+	e->ev.type = type;
+	e->ev.handle = handle;
+	e->ev.context = context;
+}
+
+/**
+ * ndk_uevent_queue() - queue an event and wake poll()
+ * @e:      the event; queued once however often this runs before it is
+ *          taken (a later error status replaces a success)
+ * @status: its status
+ *
+ * Context: any.
+ */
+void ndk_uevent_queue(struct ndk_uevent *e, s32 status)
+{
+	struct ndk_file *nf = e->nf;
+	unsigned long flags;
+
+	spin_lock_irqsave(&nf->ev_lock, flags);
+	if (!e->queued || NT_SUCCESS(e->ev.status))
+		e->ev.status = status;
+	if (!e->queued) {
+		e->queued = true;
+		list_add_tail(&e->entry, &nf->events);
+	}
+	spin_unlock_irqrestore(&nf->ev_lock, flags);
+	wake_up_interruptible(&nf->wait);
+}
+
+/**
+ * ndk_uevent_unqueue() - take an embedded event off the queue
+ * @e: the event, whose source can no longer queue it
+ *
+ * Context: any.
+ */
+void ndk_uevent_unqueue(struct ndk_uevent *e)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&e->nf->ev_lock, flags);
+	if (e->queued) {
+		e->queued = false;
+		list_del_init(&e->entry);
+	}
+	spin_unlock_irqrestore(&e->nf->ev_lock, flags);
+}
+
+/* Take the oldest event, or NULL. */
+static struct ndk_uevent *ndk_uevent_take(struct ndk_file *nf)
+{
+	struct ndk_uevent *e;
+
+	spin_lock_irq(&nf->ev_lock);
+	e = list_first_entry_or_null(&nf->events, struct ndk_uevent, entry);
+	if (e) {
+		e->queued = false;
+		list_del_init(&e->entry);
+	}
+	spin_unlock_irq(&nf->ev_lock);
+	return e;
+}
+
+/**
+ * ndk_uobj_root() - the adapter entry an entry descends from
+ * @u: the entry
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the adapter's entry.
+ */
+struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u)
+{
+	while (u->parent)
+		u = u->parent;
+	return u;
+}
+
+/**
+ * ndk_uevent_drop_requests() - drop connection requests not yet taken
+ * @nf:    the file, locked
+ * @scope: a listener: its requests; an adapter: those of its listeners;
+ *         NULL: all
+ *
+ * Their connectors are closed: the peers see a reject.
+ *
+ * Context: process context, ndk_file.lock held.
+ */
+void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope)
+{
+	struct ndk_uevent *e, *tmp;
+	LIST_HEAD(drop);
+
+	spin_lock_irq(&nf->ev_lock);
+	list_for_each_entry_safe(e, tmp, &nf->events, entry) {
+		if (e->conn && (!scope || e->listener == scope ||
+				ndk_uobj_root(e->listener) == scope)) {
+			e->queued = false;
+			list_move_tail(&e->entry, &drop);
+		}
+	}
+	spin_unlock_irq(&nf->ev_lock);
+	list_for_each_entry_safe(e, tmp, &drop, entry) {
+		ndk_close_connector(e->conn, NULL, NULL);
+		kfree(e);
+	}
+}
+
+/**
+ * ndk_mem_key_add() - file a registration under its key index in its PD
+ * @u: an MEM or MR entry whose MR has a local token
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: 0 or %-ENOMEM.
+ */
+int ndk_mem_key_add(struct ndk_uobj *u)
+{
+	struct ndk_uobj *pd = u->parent;
+	unsigned long key = ndk_get_local_token_from_mr(u->mem.mr) >> 8;
+	int ret;
+
+	ret = xa_insert(&pd->keys, key, u, GFP_KERNEL);
+	if (ret)
+		return ret == -EBUSY ? -EIO : ret;
+	u->mem.key = key;
+	return 0;
+}
+
+/**
+ * ndk_mem_key_del() - undo ndk_mem_key_add(), if it was done
+ * @u: the entry
+ *
+ * Context: process context, ndk_file.lock held.
+ */
+void ndk_mem_key_del(struct ndk_uobj *u)
+{
+	if (u->mem.key >= 0)
+		xa_erase(&u->parent->keys, u->mem.key);
+	u->mem.key = -1;
+}
+
+/**
+ * ndk_mem_release() - deregister an MEM or MR entry's memory, if any
+ * @u: the entry
+ *
+ * The pages are unpinned only once the device can no longer reach them:
+ * after the deregistration returned.
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: STATUS_SUCCESS (nothing registered any more), or
+ * STATUS_DEVICE_BUSY (windows or fast-registered MRs still use the
+ * memory; nothing changed).
+ */
+s32 ndk_mem_release(struct ndk_uobj *u)
+{
+	s32 status = STATUS_SUCCESS;
+
+	if (u->mem.umem.pages) {
+		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
+		if (status)
+			return status;
+		ndk_umem_unpin(&u->mem.umem);
+	}
+	ndk_mem_key_del(u);
+	return status;
+}
+
+/*
+ * Remove @u from the table and release its object.  It has no children;
+ * a registration has no users (ndk_mem_release() succeeded or cannot fail
+ * any more).
+ */
 static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 {
-	s32 status;
-
 	lockdep_assert_held(&nf->lock);
 	WARN_ON(u->children);
 	xa_erase(&nf->handles, u->handle);
 	switch (u->type) {
 	case NDK_UOBJ_MEM:
 		list_del(&u->mem.entry);
-		/*
-		 * The pages may only be unpinned once the device can no
-		 * longer reach them: after the deregistration returned.
-		 */
-		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
+		fallthrough;
+	case NDK_UOBJ_MR:
+		WARN_ON(ndk_mem_release(u));
 		ndk_close_mr(u->mem.mr, NULL, NULL);
-		if (!WARN_ON(status))
-			ndk_umem_unpin(&u->mem.umem);
 		break;
 	case NDK_UOBJ_PD:
+		WARN_ON(!xa_empty(&u->keys));
+		xa_destroy(&u->keys);
 		ndk_close_pd(u->pd, NULL, NULL);
 		break;
 	case NDK_UOBJ_ADAPTER:
-		ndk_close_adapter(u->adapter);
+		/* ndk_file_release() and the removal close it, unlocked. */
+		ndk_uevent_unqueue(&u->removed);
+		break;
+	default:
+		ndk_uverbs_destroy(u);
 		break;
 	}
 	if (u->parent)
@@ -227,38 +436,197 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	kfree(u);
 }
 
+/*
+ * Release order: connection requests not taken, then connectors (they
+ * reference QPs and listeners), listeners, QPs, windows, fast-register
+ * MRs (they use other registrations' pages), registrations, CQs, PDs.
+ */
+static int ndk_uobj_rank(struct ndk_uobj *u)
+{
+	switch (u->type) {
+	case NDK_UOBJ_CONNECTOR:
+		return 0;
+	case NDK_UOBJ_LISTENER:
+		return 1;
+	case NDK_UOBJ_QP:
+		return 2;
+	case NDK_UOBJ_MW:
+		return 3;
+	case NDK_UOBJ_MR:
+		return u->mem.umem.pages ? 5 : 4;
+	case NDK_UOBJ_MEM:
+		return 5;
+	case NDK_UOBJ_CQ:
+		return 6;
+	case NDK_UOBJ_PD:
+		return 7;
+	default:
+		return 8;
+	}
+}
+
+#define NDK_UOBJ_RANKS 8
+
+/* Release every object below @adapter (all adapters if NULL), ranked. */
+static void ndk_uobj_destroy_below(struct ndk_file *nf,
+				   struct ndk_uobj *adapter)
+{
+	struct ndk_uobj *u;
+	unsigned long index;
+	int rank;
+
+	ndk_uevent_drop_requests(nf, adapter);
+	for (rank = 0; rank < NDK_UOBJ_RANKS; rank++)
+		xa_for_each(&nf->handles, index, u)
+			if (ndk_uobj_rank(u) == rank &&
+			    (!adapter || ndk_uobj_root(u) == adapter))
+				ndk_uobj_destroy(nf, u);
+}
+
+/*
+ * The adapter's device is going away: release everything of the adapter
+ * now (pinned pages come back), close it, and tell user space.  The
+ * handle stays, failing with -ENODEV, until HANDLE_CLOSE.  ndk_close_adapter()
+ * is never called with ndk_file.lock held elsewhere, so this may wait
+ * for the lock.
+ */
+static void ndk_file_adapter_removed(void *context)
+{
+	struct ndk_uobj *u = context;
+	struct ndk_file *nf = u->nf;
+	struct ndk_adapter *adapter;
+
+	mutex_lock(&nf->lock);
+	adapter = u->adapter;
+	if (!adapter || !xa_load(&nf->handles, u->handle)) {
+		/* Being closed by another thread, which waits for us. */
+		mutex_unlock(&nf->lock);
+		return;
+	}
+	ndk_uobj_destroy_below(nf, u);
+	u->adapter = NULL;
+	ndk_uevent_queue(&u->removed, STATUS_DEVICE_REMOVED);
+	mutex_unlock(&nf->lock);
+	ndk_close_adapter(adapter);
+}
+
 /**
  * ndk_file_release() - last close of /dev/ndk: release every object left
  * @inode: the device inode
  * @file:  the file
  *
- * Registrations first, then PDs, then adapters, each through the kernel
- * API; pinned pages come back to the opener's VmPin.
+ * Children before parents (ndk_uobj_rank()), each through the kernel API;
+ * pinned pages come back to the opener's VmPin.  Adapters are closed
+ * last, without the lock, since a removal callback may be waiting for it.
  *
  * Context: process context (any process: the last holder of the file).
  * Return: 0.
  */
 int ndk_file_release(struct inode *inode, struct file *file)
 {
-	static const u8 order[] = { NDK_UOBJ_MEM, NDK_UOBJ_PD, NDK_UOBJ_ADAPTER };
 	struct ndk_file *nf = file->private_data;
+	struct ndk_uevent *e;
 	struct ndk_uobj *u;
 	unsigned long index;
-	int i;
+	LIST_HEAD(adapters);
 
 	mutex_lock(&nf->lock);
-	for (i = 0; i < ARRAY_SIZE(order); i++)
-		xa_for_each(&nf->handles, index, u)
-			if (u->type == order[i])
-				ndk_uobj_destroy(nf, u);
+	ndk_uobj_destroy_below(nf, NULL);
+	xa_for_each(&nf->handles, index, u) {
+		xa_erase(&nf->handles, index);
+		ndk_uevent_unqueue(&u->removed);
+		list_add_tail(&u->removed.entry, &adapters);
+	}
 	mutex_unlock(&nf->lock);
-	WARN_ON(!xa_empty(&nf->handles));
+
+	while (!list_empty(&adapters)) {
+		u = list_first_entry(&adapters, struct ndk_uobj, removed.entry);
+		list_del(&u->removed.entry);
+		if (u->adapter)
+			ndk_close_adapter(u->adapter);
+		atomic_dec(&ndk_uobj_count);
+		kfree(u);
+	}
+	/* What is left: owned events nobody took (request completions). */
+	while ((e = ndk_uevent_take(nf)))
+		if (e->owned)
+			kfree(e);
 	xa_destroy(&nf->handles);
 	if (nf->mm)
 		mmdrop(nf->mm);
 	mutex_destroy(&nf->lock);
 	kfree(nf);
 	return 0;
+}
+
+/**
+ * ndk_file_poll() - poll() of /dev/ndk: readable while an event is queued
+ * @file: the file
+ * @wait: poll table
+ *
+ * Context: process context.
+ * Return: EPOLLIN | EPOLLRDNORM when NDK_IOCTL_EVENT_GET has something.
+ */
+__poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct ndk_file *nf = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &nf->wait, wait);
+	spin_lock_irq(&nf->ev_lock);
+	if (!list_empty(&nf->events))
+		mask = EPOLLIN | EPOLLRDNORM;
+	spin_unlock_irq(&nf->ev_lock);
+	return mask;
+}
+
+/**
+ * ndk_file_event_get() - NDK_IOCTL_EVENT_GET
+ * @file: the file
+ * @arg:  struct ndk_u_event_get
+ *
+ * A connection request becomes a connector handle here; when that fails
+ * the request is dropped (the peer sees a reject).
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (count set, possibly 0); %-EPERM; %-EINVAL; %-ENOMEM;
+ * %-EFAULT (the events taken are lost).
+ */
+int ndk_file_event_get(struct file *file, void *arg)
+{
+	struct ndk_u_event_get *g = arg;
+	struct ndk_u_event *out;
+	struct ndk_uevent *e;
+	struct ndk_file *nf;
+	u32 n = 0;
+	int ret = 0;
+
+	if (g->flags || !g->count || g->count > NDK_U_EVENT_GET_MAX)
+		return -EINVAL;
+	out = kcalloc(g->count, sizeof(*out), GFP_KERNEL);
+	if (!out)
+		return -ENOMEM;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(out);
+		return PTR_ERR(nf);
+	}
+	while (n < g->count && (e = ndk_uevent_take(nf))) {
+		if (e->conn && !ndk_uverbs_accepted(nf, e)) {
+			kfree(e);
+			continue;
+		}
+		out[n++] = e->ev;
+		if (e->owned)
+			kfree(e);
+	}
+	mutex_unlock(&nf->lock);
+	if (n && copy_to_user(u64_to_user_ptr(g->events), out,
+			      n * sizeof(*out)))
+		ret = -EFAULT;
+	g->count = n;
+	kfree(out);
+	return ret;
 }
 
 /**
@@ -281,12 +649,13 @@ int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a)
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
 		return PTR_ERR(nf);
-	u = ndk_uobj_alloc(NDK_UOBJ_ADAPTER, NULL);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_ADAPTER, NULL);
 	if (!u) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	status = ndk_open_adapter_id(a->adapter_id, NULL, NULL, &adapter);
+	status = ndk_open_adapter_id(a->adapter_id, ndk_file_adapter_removed,
+				     u, &adapter);
 	if (status) {
 		ret = status == STATUS_INVALID_PARAMETER ? -ENOENT :
 			ndk_errno_from_status(status);
@@ -296,12 +665,17 @@ int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a)
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
 		goto err_close_adapter;
+	ndk_uevent_init(&u->removed, nf, NDK_U_EVENT_ADAPTER_REMOVED,
+			u->handle, 0);
 	a->handle = u->handle;
 	mutex_unlock(&nf->lock);
 	return 0;
 
 err_close_adapter:
+	mutex_unlock(&nf->lock);
 	ndk_close_adapter(adapter);
+	kfree(u);
+	return ret;
 err_free_uobj:
 	kfree(u);
 out_unlock:
@@ -391,12 +765,13 @@ int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p)
 		ret = PTR_ERR(parent);
 		goto out_unlock;
 	}
-	u = ndk_uobj_alloc(NDK_UOBJ_PD, parent);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_PD, parent);
 	if (!u) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
 	INIT_LIST_HEAD(&u->mems);
+	xa_init(&u->keys);
 	status = ndk_create_pd(parent->adapter, NULL, NULL, &pd);
 	if (status) {
 		ret = ndk_errno_from_status(status);
@@ -428,55 +803,83 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 	m->base_address = u->mem.umem.address;
 }
 
-/* Pin, create and register a new registration of @pd (->mem.flags set). */
-static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
-			  struct ndk_u_mem_register *m)
+/**
+ * ndk_umr_register() - pin user memory and register it in an entry's MR
+ * @u:        an MEM or MR entry whose MR is created and not registered
+ * @address:  user address of the first byte
+ * @length:   bytes, > 0
+ * @mr_flags: NDK_MR_FLAG_*; the pages are pinned writable when the
+ *            device may write them
+ *
+ * Context: process context of the file's opener, may sleep.
+ * Return: 0; %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory or
+ * RLIMIT_MEMLOCK); %-EMSGSIZE (longer than MaxRegistrationSize);
+ * %-EOPNOTSUPP (MaxRegistrationSize 0); %-EINVAL; %-ENODEV; %-EINTR.
+ */
+int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
+		     u32 mr_flags)
 {
 	struct ndk_adapter_info info;
 	u32 size = sizeof(info);
-	bool write = m->flags & NDK_U_MEM_WRITE;
 	s32 status;
 	int ret;
 	u64 last;
 
 	/* Wrapping or kernel ranges before the size rule (EFAULT first). */
-	if (check_add_overflow(m->address, m->length, &last) ||
-	    !access_ok(u64_to_user_ptr(m->address), m->length))
+	if (check_add_overflow(address, length, &last) ||
+	    !access_ok(u64_to_user_ptr(address), length))
 		return -EFAULT;
-	status = ndk_query_adapter_info(pd->parent->adapter, &info, &size);
+	status = ndk_query_adapter_info(ndk_uobj_root(u)->adapter, &info,
+					&size);
 	if (status)
 		return ndk_errno_from_status(status);
 	if (!info.max_registration_size)
 		return -EOPNOTSUPP;
-	if (m->length > info.max_registration_size)
+	if (length > info.max_registration_size)
 		return -EMSGSIZE;
 
-	ret = ndk_umem_pin(&u->mem.umem, current->mm, m->address, m->length,
-			   write);
+	ret = ndk_umem_pin(&u->mem.umem, current->mm, address, length,
+			   mr_flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	status = ndk_create_mr(pd->pd, false, NULL, NULL, &u->mem.mr);
+	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl, length, mr_flags,
+				 NULL, NULL);
 	if (status) {
 		ret = ndk_errno_from_status(status);
 		goto err_unpin;
 	}
-	/*
-	 * WSD registrations are local sources and targets of transfers:
-	 * no remote rights.  The device writes only with MEM_WRITE.
-	 */
-	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl, m->length,
-				 write ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0,
-				 NULL, NULL);
-	if (status) {
-		ret = ndk_errno_from_status(status);
-		goto err_close_mr;
-	}
+	ret = ndk_mem_key_add(u);
+	if (ret)
+		goto err_deregister;
 	return 0;
 
-err_close_mr:
-	ndk_close_mr(u->mem.mr, NULL, NULL);
+err_deregister:
+	ndk_deregister_mr(u->mem.mr, NULL, NULL);
 err_unpin:
 	ndk_umem_unpin(&u->mem.umem);
+	return ret;
+}
+
+/* Create and register a new WSP registration of @pd (->mem.flags set). */
+static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
+			  struct ndk_u_mem_register *m)
+{
+	s32 status;
+	int ret;
+
+	status = ndk_create_mr(pd->pd, false, NULL, NULL, &u->mem.mr);
+	if (status)
+		return ndk_errno_from_status(status);
+	/*
+	 * WSD registrations are local sources and targets of transfers;
+	 * remote access goes through windows and fast-registered MRs over
+	 * them.  The device writes only with MEM_WRITE.
+	 */
+	ret = ndk_umr_register(u, m->address, m->length,
+			       m->flags & NDK_U_MEM_WRITE ?
+			       NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0);
+	if (ret)
+		ndk_close_mr(u->mem.mr, NULL, NULL);
 	return ret;
 }
 
@@ -521,13 +924,14 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 		}
 	}
 
-	u = ndk_uobj_alloc(NDK_UOBJ_MEM, pd);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_MEM, pd);
 	if (!u) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
 	u->mem.flags = m->flags;
 	u->mem.refs = 1;
+	u->mem.key = -1;
 	ret = ndk_mem_create(pd, u, m);
 	if (ret)
 		goto err_free_uobj;
@@ -540,9 +944,8 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	return 0;
 
 err_release_mem:
-	ndk_deregister_mr(u->mem.mr, NULL, NULL);
+	ndk_mem_release(u);
 	ndk_close_mr(u->mem.mr, NULL, NULL);
-	ndk_umem_unpin(&u->mem.umem);
 err_free_uobj:
 	kfree(u);
 out_unlock:
@@ -557,7 +960,8 @@ out_unlock:
  *
  * Context: process context, may sleep.
  * Return: 0; %-EPERM; %-ENOENT (no such handle, or already gone);
- * %-EINVAL (not a registration).
+ * %-EINVAL (not a registration); %-EBUSY (the last reference, while a
+ * window is bound in the memory or an MR fast-registered over it).
  */
 int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m)
 {
@@ -572,6 +976,11 @@ int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m)
 		mutex_unlock(&nf->lock);
 		return PTR_ERR(u);
 	}
+	if (u->mem.refs == 1 && ndk_mem_release(u)) {
+		/* Windows or fast-registered MRs still use the memory. */
+		mutex_unlock(&nf->lock);
+		return -EBUSY;
+	}
 	m->references = --u->mem.refs;
 	if (!u->mem.refs)
 		ndk_uobj_destroy(nf, u);
@@ -584,29 +993,46 @@ int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m)
  * @file:   the file
  * @handle: any handle of the file
  *
- * A registration is released whatever its reference count.
+ * A registration is released whatever its reference count.  An adapter
+ * is closed without the lock: its removal callback may be waiting for it.
  *
  * Context: process context, may sleep.
- * Return: 0; %-EPERM; %-ENOENT; %-EBUSY (objects created from it are open).
+ * Return: 0; %-EPERM; %-ENOENT; %-EBUSY (objects created from it are
+ * open, or windows or fast-registered MRs use its memory).
  */
 int ndk_file_handle_close(struct file *file, u32 handle)
 {
+	struct ndk_adapter *adapter;
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	int ret = 0;
 
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
 		return PTR_ERR(nf);
 	u = handle ? xa_load(&nf->handles, handle) : NULL;
-	if (!u)
-		ret = -ENOENT;
-	else if (u->children)
-		ret = -EBUSY;
-	else
+	if (!u) {
+		mutex_unlock(&nf->lock);
+		return -ENOENT;
+	}
+	if (u->children ||
+	    ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
+	     ndk_mem_release(u))) {
+		mutex_unlock(&nf->lock);
+		return -EBUSY;
+	}
+	adapter = u->type == NDK_UOBJ_ADAPTER ? u->adapter : NULL;
+	if (!adapter) {
 		ndk_uobj_destroy(nf, u);
+		mutex_unlock(&nf->lock);
+		return 0;
+	}
+	xa_erase(&nf->handles, u->handle);
+	ndk_uevent_unqueue(&u->removed);
 	mutex_unlock(&nf->lock);
-	return ret;
+	ndk_close_adapter(adapter);
+	atomic_dec(&ndk_uobj_count);
+	kfree(u);
+	return 0;
 }
 
 static int ndk_user_pinned_get(void *data, u64 *val)

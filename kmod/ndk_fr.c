@@ -325,6 +325,53 @@ static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
 	return ndk_mr_access(ibdev, mr_flags);
 }
 
+/*
+ * The part of a fast-register common to a consumer's page array and to a
+ * source MR's pages: @parent (or NULL) is already counted by
+ * ndk_mr_window_bind() and is released here on failure.
+ */
+static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
+			   struct ndk_mr *mr, struct ndk_mr *parent,
+			   const u64 *pages, u32 n, u32 fbo, u64 base,
+			   u64 length, u32 flags)
+{
+	struct ndk_sreq req = {
+		.request_context = request_context,
+		.flags = flags,
+		.allowed = NDK_FAST_REGISTER_FLAGS,
+		.type = NDK_OPERATION_TYPE_FAST_REGISTER,
+		.opcode = IB_WR_REG_MR,
+	};
+	struct ndk_fr *fr = &mr->fr;
+	s32 status;
+
+	req.access = ndk_fr_access(ndk_ibdev(&qp->obj), flags);
+	if (req.access < 0 || !mr->fast_register || mr->pd != qp->pd)
+		status = STATUS_INVALID_PARAMETER;
+	else
+		status = ndk_fr_begin(fr, parent);
+	if (status) {
+		if (parent)
+			ndk_mr_window_gone(parent);
+		return ndk_qp_refuse(qp, status);
+	}
+	/* VALID: the initialisation cannot change under us any more. */
+	if (!mr->ibmr || n > fr->max_pages)
+		status = STATUS_INVALID_PARAMETER;
+	else if ((flags & NDK_FR_REMOTE_FLAGS) && !fr->remote)
+		status = STATUS_ACCESS_VIOLATION;
+	else if (ndk_fr_map(fr, mr->ibmr, pages, n, fbo, base, length))
+		status = STATUS_INVALID_PARAMETER;
+	if (!status) {
+		req.ibmr = mr->ibmr;
+		req.key = mr->ibmr->rkey;
+		status = ndk_fr_post(qp, fr, &req);
+	}
+	if (status)
+		ndk_fr_abort(fr);
+	return ndk_qp_refuse(qp, status);
+}
+
 /**
  * ndk_fast_register() - NdkFastRegister
  * @qp:                   the QP, connected, of the MR's PD
@@ -360,20 +407,9 @@ s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
 		      void *base_virtual_address, u32 flags)
 {
 	u64 base = (uintptr_t)base_virtual_address, end;
-	struct ndk_sreq req = {
-		.request_context = request_context,
-		.flags = flags,
-		.allowed = NDK_FAST_REGISTER_FLAGS,
-		.type = NDK_OPERATION_TYPE_FAST_REGISTER,
-		.opcode = IB_WR_REG_MR,
-	};
-	struct ndk_fr *fr = &mr->fr;
-	s32 status;
 	u32 i;
 
-	req.access = ndk_fr_access(ndk_ibdev(&qp->obj), flags);
-	if (req.access < 0 || !mr->fast_register || mr->pd != qp->pd ||
-	    !adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
+	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
 	    !length ||
 	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
 	    (base & ~PAGE_MASK) != fbo ||
@@ -382,28 +418,60 @@ s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
 	for (i = 0; i < adapter_page_count; i++)
 		if (adapter_page_array[i] & ~PAGE_MASK)
 			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-
-	status = ndk_fr_begin(fr, NULL);
-	if (status)
-		return ndk_qp_refuse(qp, status);
-	/* VALID: the initialisation cannot change under us any more. */
-	if (!mr->ibmr || adapter_page_count > fr->max_pages)
-		status = STATUS_INVALID_PARAMETER;
-	else if ((flags & NDK_FR_REMOTE_FLAGS) && !fr->remote)
-		status = STATUS_ACCESS_VIOLATION;
-	else if (ndk_fr_map(fr, mr->ibmr, adapter_page_array,
-			    adapter_page_count, fbo, base, length))
-		status = STATUS_INVALID_PARAMETER;
-	if (!status) {
-		req.ibmr = mr->ibmr;
-		req.key = mr->ibmr->rkey;
-		status = ndk_fr_post(qp, fr, &req);
-	}
-	if (status)
-		ndk_fr_abort(fr);
-	return ndk_qp_refuse(qp, status);
+	return ndk_fr_register(qp, request_context, mr, NULL,
+			       adapter_page_array, adapter_page_count, fbo,
+			       base, length, flags);
 }
 EXPORT_SYMBOL_GPL(ndk_fast_register);
+
+/**
+ * ndk_fast_register_mr() - NdkFastRegister over the pages of another MR
+ * @qp:              the QP, connected, of both MRs' PD
+ * @request_context: reported in the request's result
+ * @mr:              a fast-register MR, initialised, not registered
+ * @src:             an MR registered by ndk_register_mr() whose pages are
+ *                   mapped; it counts the registration like a bound window
+ *                   (deregister refused) until the MR's key is known dead
+ * @address:         first byte, an address of @src's region
+ * @length:          bytes, > 0, ending inside @src's region
+ * @base:            the region's address for the peer; its offset in a
+ *                   page must be @address's
+ * @flags:           as for ndk_fast_register(); local or remote write
+ *                   needs @src registered with local write
+ *
+ * The /dev/ndk path: user space names pinned memory by its registration,
+ * never by adapter addresses.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: as ndk_fast_register(); STATUS_INVALID_DEVICE_REQUEST also when
+ * @src is not registered, STATUS_ACCESS_VIOLATION when it lacks the local
+ * write a write right needs.
+ */
+s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
+			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,
+			 u64 length, u64 base, u32 flags)
+{
+	u32 write = flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
+			     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+	u64 end, off;
+	u32 first;
+	s32 status;
+
+	if (src->fast_register || src->pd != qp->pd || !length ||
+	    ((base ^ address) & ~PAGE_MASK) ||
+	    check_add_overflow(address, length, &end) ||
+	    check_add_overflow(base, length, &off))
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	status = ndk_mr_window_bind(src, address, end, write);
+	if (status)
+		return ndk_qp_refuse(qp, status);
+	off = address - src->base_va + (src->base_va & ~PAGE_MASK);
+	first = off >> PAGE_SHIFT;
+	return ndk_fr_register(qp, request_context, mr, src,
+			       src->dma_pages + first,
+			       ((off + length - 1) >> PAGE_SHIFT) - first + 1,
+			       off & ~PAGE_MASK, base, length, flags);
+}
 
 /**
  * ndk_bind() - NdkBind

@@ -19,7 +19,7 @@
 #include <linux/stddef.h>
 #include <linux/uaccess.h>
 
-#include "ndk_core.h"
+#include "ndk_file.h"
 
 /* Largest argument struct of any command; handlers get a buffer this big. */
 #define NDK_IOCTL_MAX_SIZE 128
@@ -38,7 +38,8 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 	if (info->flags || info->reserved)
 		return -EINVAL;
 	info->abi_version = NDK_U_ABI_VERSION;
-	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS;
+	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS |
+			 NDK_U_FEATURE_VERBS;
 	info->adapter_count = ndk_adapter_count();
 	return 0;
 }
@@ -84,7 +85,8 @@ static int ndk_ioctl_mem_register(struct file *file, void *arg)
 	struct ndk_u_mem_register *m = arg;
 
 	/* WSPRegisterMemory: one of MEM_READ, MEM_WRITE, MEM_READWRITE. */
-	if (!m->flags || (m->flags & ~NDK_U_MEM_READWRITE) || !m->length)
+	if (!m->flags || (m->flags & ~NDK_U_MEM_READWRITE) || !m->length ||
+	    m->reserved)
 		return -EINVAL;
 	return ndk_file_mem_register(file, m);
 }
@@ -140,6 +142,32 @@ static_assert(offsetof(struct ndk_u_mem_register, handle) == 24);
 static_assert(offsetof(struct ndk_u_mem_register, base_address) == 40);
 static_assert(sizeof(struct ndk_u_mem_deregister) == 16);
 static_assert(sizeof(struct ndk_u_handle_close) == 8);
+static_assert(sizeof(struct ndk_u_cq_create) == 24);
+static_assert(sizeof(struct ndk_u_cq_arm) == 8);
+static_assert(sizeof(struct ndk_u_result) == 40);
+static_assert(sizeof(struct ndk_u_cq_poll) == 16);
+static_assert(sizeof(struct ndk_u_qp_create) == 48);
+static_assert(sizeof(struct ndk_u_sge) == 16);
+static_assert(sizeof(struct ndk_u_qp_post) == 72);
+static_assert(sizeof(struct ndk_u_qp_flush) == 8);
+static_assert(sizeof(struct ndk_u_mr_create) == 16);
+static_assert(sizeof(struct ndk_u_mr_register) == 32);
+static_assert(sizeof(struct ndk_u_mr_deregister) == 8);
+static_assert(sizeof(struct ndk_u_mr_init_fr) == 16);
+static_assert(sizeof(struct ndk_u_mw_create) == 16);
+static_assert(sizeof(struct ndk_u_token_query) == 16);
+static_assert(sizeof(struct ndk_u_connector_create) == 24);
+static_assert(sizeof(struct ndk_u_connect) == 104);
+static_assert(sizeof(struct ndk_u_connector_request) == 16);
+static_assert(sizeof(struct ndk_u_accept) == 40);
+static_assert(sizeof(struct ndk_u_reject) == 16);
+static_assert(sizeof(struct ndk_u_connector_query) == 96);
+static_assert(sizeof(struct ndk_u_listener_create) == 24);
+static_assert(sizeof(struct ndk_u_listen) == 40);
+static_assert(sizeof(struct ndk_u_event) == 24);
+static_assert(sizeof(struct ndk_u_event_get) == 16);
+static_assert(offsetof(struct ndk_u_qp_post, address) == 56);
+static_assert(sizeof(struct ndk_u_connect) <= NDK_IOCTL_MAX_SIZE);
 
 static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_QUERY_INFO, ndk_ioctl_query_info,
@@ -166,6 +194,72 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_HANDLE_CLOSE, ndk_ioctl_handle_close,
 		       struct ndk_u_handle_close,
 		       sizeof(struct ndk_u_handle_close)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CQ_CREATE, ndk_uv_cq_create,
+		       struct ndk_u_cq_create,
+		       sizeof(struct ndk_u_cq_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CQ_ARM, ndk_uv_cq_arm,
+		       struct ndk_u_cq_arm,
+		       sizeof(struct ndk_u_cq_arm)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CQ_POLL, ndk_uv_cq_poll,
+		       struct ndk_u_cq_poll,
+		       sizeof(struct ndk_u_cq_poll)),
+	NDK_IOCTL_DESC(NDK_IOCTL_QP_CREATE, ndk_uv_qp_create,
+		       struct ndk_u_qp_create,
+		       sizeof(struct ndk_u_qp_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_QP_POST, ndk_uv_qp_post,
+		       struct ndk_u_qp_post,
+		       sizeof(struct ndk_u_qp_post)),
+	NDK_IOCTL_DESC(NDK_IOCTL_QP_FLUSH, ndk_uv_qp_flush,
+		       struct ndk_u_qp_flush,
+		       sizeof(struct ndk_u_qp_flush)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MR_CREATE, ndk_uv_mr_create,
+		       struct ndk_u_mr_create,
+		       sizeof(struct ndk_u_mr_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MR_REGISTER, ndk_uv_mr_register,
+		       struct ndk_u_mr_register,
+		       sizeof(struct ndk_u_mr_register)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MR_DEREGISTER, ndk_uv_mr_deregister,
+		       struct ndk_u_mr_deregister,
+		       sizeof(struct ndk_u_mr_deregister)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MR_INIT_FR, ndk_uv_mr_init_fr,
+		       struct ndk_u_mr_init_fr,
+		       sizeof(struct ndk_u_mr_init_fr)),
+	NDK_IOCTL_DESC(NDK_IOCTL_MW_CREATE, ndk_uv_mw_create,
+		       struct ndk_u_mw_create,
+		       sizeof(struct ndk_u_mw_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_TOKEN_QUERY, ndk_uv_token_query,
+		       struct ndk_u_token_query,
+		       sizeof(struct ndk_u_token_query)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CONNECTOR_CREATE, ndk_uv_connector_create,
+		       struct ndk_u_connector_create,
+		       sizeof(struct ndk_u_connector_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CONNECT, ndk_uv_connect,
+		       struct ndk_u_connect,
+		       sizeof(struct ndk_u_connect)),
+	NDK_IOCTL_DESC(NDK_IOCTL_COMPLETE_CONNECT, ndk_uv_complete_connect,
+		       struct ndk_u_connector_request,
+		       sizeof(struct ndk_u_connector_request)),
+	NDK_IOCTL_DESC(NDK_IOCTL_ACCEPT, ndk_uv_accept,
+		       struct ndk_u_accept,
+		       sizeof(struct ndk_u_accept)),
+	NDK_IOCTL_DESC(NDK_IOCTL_REJECT, ndk_uv_reject,
+		       struct ndk_u_reject,
+		       sizeof(struct ndk_u_reject)),
+	NDK_IOCTL_DESC(NDK_IOCTL_DISCONNECT, ndk_uv_disconnect,
+		       struct ndk_u_connector_request,
+		       sizeof(struct ndk_u_connector_request)),
+	NDK_IOCTL_DESC(NDK_IOCTL_CONNECTOR_QUERY, ndk_uv_connector_query,
+		       struct ndk_u_connector_query,
+		       sizeof(struct ndk_u_connector_query)),
+	NDK_IOCTL_DESC(NDK_IOCTL_LISTENER_CREATE, ndk_uv_listener_create,
+		       struct ndk_u_listener_create,
+		       sizeof(struct ndk_u_listener_create)),
+	NDK_IOCTL_DESC(NDK_IOCTL_LISTEN, ndk_uv_listen,
+		       struct ndk_u_listen,
+		       sizeof(struct ndk_u_listen)),
+	NDK_IOCTL_DESC(NDK_IOCTL_EVENT_GET, ndk_file_event_get,
+		       struct ndk_u_event_get,
+		       sizeof(struct ndk_u_event_get)),
 };
 
 /**

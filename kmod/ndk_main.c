@@ -14,13 +14,14 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 
-#include "ndk_core.h"
+#include "ndk_file.h"
 
 static const struct file_operations ndk_fops = {
 	.owner = THIS_MODULE,
 	.open = ndk_file_open,
 	.release = ndk_file_release,
 	.unlocked_ioctl = ndk_ioctl,
+	.poll = ndk_file_poll,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,
 };

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ndk-linux: the objects of one open /dev/ndk file, shared by ndk_file.c
+ * (handle table, adapters, PDs, WSP registrations, events) and
+ * ndk_uverbs.c (CQs, QPs, MRs, MWs, connectors, listeners).
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#ifndef NDK_FILE_H
+#define NDK_FILE_H
+
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
+#include "ndk_core.h"
+
+enum ndk_uobj_type {
+	NDK_UOBJ_ADAPTER,
+	NDK_UOBJ_PD,
+	NDK_UOBJ_MEM,
+	NDK_UOBJ_CQ,
+	NDK_UOBJ_QP,
+	NDK_UOBJ_MR,
+	NDK_UOBJ_MW,
+	NDK_UOBJ_CONNECTOR,
+	NDK_UOBJ_LISTENER,
+};
+
+/**
+ * struct ndk_file - private data of an open /dev/ndk
+ * @lock:     serialises commands and the release
+ * @handles:  struct ndk_uobj by handle
+ * @next:     cursor of the cyclic handle allocation
+ * @mm:       the opener's mm (mmgrab()): the only one allowed objects
+ * @ev_lock:  protects @events and every struct ndk_uevent.queued; taken
+ *            in any context (CQ notifications run in softirq context)
+ * @events:   queued struct ndk_uevent, oldest first
+ * @wait:     poll() waits here for @events
+ */
+struct ndk_file {
+	struct mutex lock; /* serialises commands on this file */
+	struct xarray handles;
+	u32 next;
+	struct mm_struct *mm;
+	spinlock_t ev_lock; /* protects events */
+	struct list_head events;
+	wait_queue_head_t wait;
+};
+
+struct ndk_uobj;
+
+/**
+ * struct ndk_uevent - an event for the file's queue
+ * @entry:    in ndk_file.events while @queued
+ * @queued:   on the queue (under ndk_file.ev_lock)
+ * @owned:    allocated for one event: freed when taken (else embedded in
+ *            its object, which takes it off the queue when it goes)
+ * @nf:       the file
+ * @ev:       what user space gets
+ * @conn:     NDK_U_EVENT_CONNECT_REQUEST: the new connector, handed to
+ *            user space as a handle when the event is taken
+ * @listener: NDK_U_EVENT_CONNECT_REQUEST: the listener's entry
+ */
+struct ndk_uevent {
+	struct list_head entry;
+	bool queued;
+	bool owned;
+	struct ndk_file *nf;
+	struct ndk_u_event ev;
+	struct ndk_connector *conn;
+	struct ndk_uobj *listener;
+};
+
+/**
+ * struct ndk_uobj - one entry of a file's handle table
+ * @handle:   its handle
+ * @type:     enum ndk_uobj_type
+ * @parent:   the entry it was created from, or NULL (adapter)
+ * @children: entries that depend on this one and are still open (created
+ *            from it, or a QP's CQs); HANDLE_CLOSE refuses it until 0
+ * @nf:       the file
+ * @adapter:  NDK_UOBJ_ADAPTER: the adapter; NULL once its device went
+ * @removed:  NDK_UOBJ_ADAPTER: the ADAPTER_REMOVED event
+ * @pd:       NDK_UOBJ_PD: the PD
+ * @mems:     NDK_UOBJ_PD: its WSP registrations (struct ndk_uobj.mem.entry)
+ * @keys:     NDK_UOBJ_PD: its MEM and MR entries with a local token, by
+ *            key index (token >> 8): SGEs may only name these
+ * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
+ * @mem.mr:   its MR
+ * @mem.umem: its pinned pages (none: an MR not registered, or fast-register)
+ * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
+ * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
+ * @mem.entry: MEM: in the PD's @mems
+ * @mem.key:  the key index it is filed under in the PD's @keys, or -1
+ * @cq:       NDK_UOBJ_CQ: the CQ and its notification event
+ * @qp:       NDK_UOBJ_QP: the QP and the CQ entries it counts in
+ * @mw:       NDK_UOBJ_MW: the window
+ * @conn:     NDK_UOBJ_CONNECTOR: the connector, the DISCONNECTED event
+ * @listener: NDK_UOBJ_LISTENER: the listener, its context, and whether its
+ *            entry is going (under ndk_file.ev_lock)
+ */
+struct ndk_uobj {
+	u32 handle;
+	u8 type;
+	struct ndk_uobj *parent;
+	u32 children;
+	struct ndk_file *nf;
+	union {
+		struct {
+			struct ndk_adapter *adapter;
+			struct ndk_uevent removed;
+		};
+		struct {
+			struct ndk_pd *pd;
+			struct list_head mems;
+			struct xarray keys;
+		};
+		struct {
+			struct ndk_mr *mr;
+			struct ndk_umem umem;
+			u32 flags;
+			u32 refs;
+			struct list_head entry;
+			long key;
+		} mem;
+		struct {
+			struct ndk_cq *cq;
+			struct ndk_uevent notify;
+		} cq;
+		struct {
+			struct ndk_qp *qp;
+			struct ndk_uobj *rcq;
+			struct ndk_uobj *icq;
+		} qp;
+		struct ndk_mw *mw;
+		struct {
+			struct ndk_connector *conn;
+			struct ndk_uevent disconnected;
+		} conn;
+		struct {
+			struct ndk_listener *listener;
+			u64 context;
+			bool closing;
+		} listener;
+	};
+};
+
+int ndk_errno_from_status(s32 status);
+struct ndk_file *ndk_file_lock(struct file *file);
+struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
+struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
+				struct ndk_uobj *parent);
+int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);
+void ndk_uevent_init(struct ndk_uevent *e, struct ndk_file *nf, u32 type,
+		     u32 handle, u64 context);
+void ndk_uevent_queue(struct ndk_uevent *e, s32 status);
+void ndk_uevent_unqueue(struct ndk_uevent *e);
+void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope);
+int ndk_mem_key_add(struct ndk_uobj *u);
+void ndk_mem_key_del(struct ndk_uobj *u);
+s32 ndk_mem_release(struct ndk_uobj *u);
+int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
+		     u32 mr_flags);
+struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
+__poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
+int ndk_file_event_get(struct file *file, void *arg);
+
+/* ndk_uverbs.c */
+void ndk_uverbs_destroy(struct ndk_uobj *u);
+struct ndk_uobj *ndk_uverbs_accepted(struct ndk_file *nf,
+				     struct ndk_uevent *e);
+int ndk_uv_cq_create(struct file *file, void *arg);
+int ndk_uv_cq_arm(struct file *file, void *arg);
+int ndk_uv_cq_poll(struct file *file, void *arg);
+int ndk_uv_qp_create(struct file *file, void *arg);
+int ndk_uv_qp_post(struct file *file, void *arg);
+int ndk_uv_qp_flush(struct file *file, void *arg);
+int ndk_uv_mr_create(struct file *file, void *arg);
+int ndk_uv_mr_register(struct file *file, void *arg);
+int ndk_uv_mr_deregister(struct file *file, void *arg);
+int ndk_uv_mr_init_fr(struct file *file, void *arg);
+int ndk_uv_mw_create(struct file *file, void *arg);
+int ndk_uv_token_query(struct file *file, void *arg);
+int ndk_uv_connector_create(struct file *file, void *arg);
+int ndk_uv_connect(struct file *file, void *arg);
+int ndk_uv_complete_connect(struct file *file, void *arg);
+int ndk_uv_accept(struct file *file, void *arg);
+int ndk_uv_reject(struct file *file, void *arg);
+int ndk_uv_disconnect(struct file *file, void *arg);
+int ndk_uv_connector_query(struct file *file, void *arg);
+int ndk_uv_listener_create(struct file *file, void *arg);
+int ndk_uv_listen(struct file *file, void *arg);
+
+#endif /* NDK_FILE_H */

@@ -1,0 +1,1458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: CQs, QPs, MRs, MWs, connectors and listeners through /dev/ndk.
+ *
+ * Each command checks its struct (flags, reserved fields, fields its
+ * operation does not use must be zero), looks its handles up in the
+ * file's table (ndk_file.c) and calls the kernel API, so user and kernel
+ * consumers share one implementation.  What only user space needs:
+ *
+ *  - Contexts are __u64 values carried through the kernel API's void *
+ *    contexts and handed back unchanged; the kernel never dereferences
+ *    them.
+ *  - An SGE may only name a registration of the QP's PD on this file,
+ *    through its current local token, and (a region of ndk_register_mr())
+ *    only bytes inside it: the PD's privileged token and other owners'
+ *    memory are unreachable.  An INLINE request is copied from user space
+ *    into a kernel buffer first (the device copies inline data from kernel
+ *    addresses when the request is posted).
+ *  - Fast-register and bind name memory by a registration and a range of
+ *    it; the registration cannot be deregistered while either is live
+ *    (ndk_fast_register_mr(), ndk_bind()).
+ *  - Asynchronous outcomes become events on the file's queue (ndk_file.c):
+ *    CQ notifications, connector request completions, the peer's
+ *    disconnect and incoming connections.  A connection request's
+ *    connector becomes a handle when user space takes the event.
+ *
+ * Locking: every command holds ndk_file.lock.  Callbacks only queue
+ * events (ndk_uevent_queue()); they never take ndk_file.lock.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "ndk_file.h"
+#include "ndk_mr.h"
+
+/* Largest private data copied in (REP: 196 bytes less rdma_cm's header). */
+#define NDK_UV_PRIVATE_DATA_MAX 256
+/* Largest INLINE request copied in. */
+#define NDK_UV_INLINE_MAX 1024
+
+static void *ndk_uv_ptr(u64 v)
+{
+	return (void *)(uintptr_t)v;
+}
+
+/**
+ * ndk_uverbs_destroy() - release the object of a CQ, QP, MW, connector or
+ * listener entry
+ * @u: the entry, out of the table; it has no children
+ *
+ * Context: process context, ndk_file.lock held.
+ */
+void ndk_uverbs_destroy(struct ndk_uobj *u)
+{
+	switch (u->type) {
+	case NDK_UOBJ_CQ:
+		ndk_close_cq(u->cq.cq, NULL, NULL);
+		ndk_uevent_unqueue(&u->cq.notify);
+		break;
+	case NDK_UOBJ_QP:
+		ndk_close_qp(u->qp.qp, NULL, NULL);
+		u->qp.rcq->children--;
+		u->qp.icq->children--;
+		break;
+	case NDK_UOBJ_MW:
+		ndk_close_mw(u->mw, NULL, NULL);
+		break;
+	case NDK_UOBJ_CONNECTOR:
+		/* Pending requests complete (CANCELLED) before this returns. */
+		ndk_close_connector(u->conn.conn, NULL, NULL);
+		ndk_uevent_unqueue(&u->conn.disconnected);
+		break;
+	case NDK_UOBJ_LISTENER:
+		/* No request is queued after this (ndk_uv_connect_event()). */
+		spin_lock_irq(&u->nf->ev_lock);
+		u->listener.closing = true;
+		spin_unlock_irq(&u->nf->ev_lock);
+		ndk_uevent_drop_requests(u->nf, u);
+		ndk_close_listener(u->listener.listener, NULL, NULL);
+		break;
+	}
+}
+
+/* ---- CQ ------------------------------------------------------------------ */
+
+static void ndk_uv_cq_notify(void *context, s32 status)
+{
+	struct ndk_uobj *u = context;
+
+	ndk_uevent_queue(&u->cq.notify, status);
+}
+
+/**
+ * ndk_uv_cq_create() - NDK_IOCTL_CQ_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_cq_create
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_cq_create(struct file *file, void *arg)
+{
+	struct ndk_u_cq_create *c = arg;
+	struct ndk_uobj *adapter, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	if (c->flags || c->handle)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
+	if (IS_ERR(adapter)) {
+		ret = PTR_ERR(adapter);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_CQ, adapter);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_create_cq(adapter->adapter, c->depth, ndk_uv_cq_notify, u,
+			       NULL, NULL, NULL, &u->cq.cq);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_cq;
+	ndk_uevent_init(&u->cq.notify, nf, NDK_U_EVENT_CQ, u->handle,
+			c->context);
+	c->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_cq:
+	ndk_close_cq(u->cq.cq, NULL, NULL);
+err_free_uobj:
+	kfree(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_cq_arm() - NDK_IOCTL_CQ_ARM
+ * @file: the file
+ * @arg:  struct ndk_u_cq_arm
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (type, not a CQ).
+ */
+int ndk_uv_cq_arm(struct file *file, void *arg)
+{
+	struct ndk_u_cq_arm *a = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	int ret = 0;
+
+	if (a->type > NDK_CQ_NOTIFY_SOLICITED)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, a->handle, NDK_UOBJ_CQ);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	ndk_arm_cq(u->cq.cq, a->type);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_cq_poll() - NDK_IOCTL_CQ_POLL
+ * @file: the file
+ * @arg:  struct ndk_u_cq_poll
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (count set, possibly 0); %-EPERM; %-ENOENT; %-EINVAL;
+ * %-ENOMEM; %-EFAULT (the results taken are lost).
+ */
+int ndk_uv_cq_poll(struct file *file, void *arg)
+{
+	struct ndk_u_cq_poll *p = arg;
+	struct ndk_result_ex *res;
+	struct ndk_u_result *out;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	u32 i, n = 0;
+	int ret = 0;
+
+	if (!p->count || p->count > NDK_U_CQ_POLL_MAX)
+		return -EINVAL;
+	res = kcalloc(p->count, sizeof(*res) + sizeof(*out), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	out = (struct ndk_u_result *)(res + p->count);
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(res);
+		return PTR_ERR(nf);
+	}
+	u = ndk_uobj_find(nf, p->handle, NDK_UOBJ_CQ);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	n = ndk_get_cq_results_ex(u->cq.cq, res, p->count);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	for (i = 0; i < n; i++) {
+		out[i].request_context = (uintptr_t)res[i].request_context;
+		out[i].qp_context = (uintptr_t)res[i].qp_context;
+		out[i].status = res[i].status;
+		out[i].bytes_transferred = res[i].bytes_transferred;
+		out[i].type = res[i].type;
+		out[i].provider_error_code = res[i].provider_error_code;
+		out[i].type_specific = res[i].type_specific_completion_output;
+	}
+	if (!ret && n &&
+	    copy_to_user(u64_to_user_ptr(p->results), out, n * sizeof(*out)))
+		ret = -EFAULT;
+	p->count = n;
+	kfree(res);
+	return ret;
+}
+
+/* ---- QP ------------------------------------------------------------------ */
+
+/**
+ * ndk_uv_qp_create() - NDK_IOCTL_QP_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_qp_create
+ *
+ * The QP's CQs count it as a child: they cannot be closed before it.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (limits, CQs of another
+ * adapter); %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_qp_create(struct file *file, void *arg)
+{
+	struct ndk_u_qp_create *c = arg;
+	struct ndk_uobj *pd, *rcq, *icq, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	if (c->flags || c->handle)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	pd = ndk_uobj_find(nf, c->pd_handle, NDK_UOBJ_PD);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto out_unlock;
+	}
+	rcq = ndk_uobj_find(nf, c->receive_cq_handle, NDK_UOBJ_CQ);
+	if (IS_ERR(rcq)) {
+		ret = PTR_ERR(rcq);
+		goto out_unlock;
+	}
+	icq = ndk_uobj_find(nf, c->initiator_cq_handle, NDK_UOBJ_CQ);
+	if (IS_ERR(icq)) {
+		ret = PTR_ERR(icq);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_QP, pd);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_create_qp(pd->pd, rcq->cq.cq, icq->cq.cq,
+			       ndk_uv_ptr(c->context), c->receive_queue_depth,
+			       c->initiator_queue_depth,
+			       c->max_receive_request_sge,
+			       c->max_initiator_request_sge,
+			       c->inline_data_size, NULL, NULL, &u->qp.qp);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_qp;
+	u->qp.rcq = rcq;
+	u->qp.icq = icq;
+	rcq->children++;
+	icq->children++;
+	c->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_qp:
+	ndk_close_qp(u->qp.qp, NULL, NULL);
+err_free_uobj:
+	kfree(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/*
+ * Copy and check the SGEs of @p for @qp: each must name, by its current
+ * local token, a registration of the QP's PD on this file, and lie inside
+ * it (a fast-registered MR: the device checks its current region).
+ */
+static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
+		      struct ndk_sge *sgl)
+{
+	struct ndk_u_sge usge[NDK_U_SGE_MAX];
+	struct ndk_uobj *m;
+	u64 end;
+	u32 i;
+
+	if (p->nsge > NDK_U_SGE_MAX)
+		return -EINVAL;
+	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
+			   p->nsge * sizeof(*usge)))
+		return -EFAULT;
+	for (i = 0; i < p->nsge; i++) {
+		m = xa_load(&qp->parent->keys, usge[i].token >> 8);
+		if (!m || ndk_get_local_token_from_mr(m->mem.mr) !=
+			  usge[i].token)
+			return -EACCES;
+		if (check_add_overflow(usge[i].address, (u64)usge[i].length,
+				       &end))
+			return -EFAULT;
+		if (m->mem.umem.pages &&
+		    (usge[i].address < m->mem.umem.address ||
+		     end > m->mem.umem.address + m->mem.umem.length))
+			return -EFAULT;
+		sgl[i].logical_address = usge[i].address;
+		sgl[i].length = usge[i].length;
+		sgl[i].memory_region_token = usge[i].token;
+	}
+	return 0;
+}
+
+/*
+ * An INLINE request: its bytes, copied from user space into @buf, become
+ * the request's one SGE (the device copies from kernel addresses).
+ */
+static int ndk_uv_inline(const struct ndk_u_qp_post *p, struct ndk_sge *sgl,
+			 void **buf)
+{
+	struct ndk_u_sge usge[NDK_U_SGE_MAX];
+	u32 i, total = 0;
+	u8 *data;
+
+	if (p->nsge > NDK_U_SGE_MAX)
+		return -EINVAL;
+	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
+			   p->nsge * sizeof(*usge)))
+		return -EFAULT;
+	for (i = 0; i < p->nsge; i++) {
+		if (usge[i].length > NDK_UV_INLINE_MAX - total)
+			return -EINVAL;
+		total += usge[i].length;
+	}
+	data = kmalloc(max(total, 1U), GFP_KERNEL);
+	if (!data)
+		return -ENOMEM;
+	for (total = 0, i = 0; i < p->nsge; total += usge[i].length, i++) {
+		if (copy_from_user(data + total,
+				   u64_to_user_ptr(usge[i].address),
+				   usge[i].length)) {
+			kfree(data);
+			return -EFAULT;
+		}
+	}
+	sgl[0].virtual_address = data;
+	sgl[0].length = total;
+	sgl[0].memory_region_token = 0;
+	*buf = data;
+	return 0;
+}
+
+/* A registration (MEM or MR, registered) named by @handle. */
+static struct ndk_uobj *ndk_uv_registration(struct ndk_file *nf, u32 handle)
+{
+	struct ndk_uobj *u = ndk_uobj_find(nf, handle, NDK_UOBJ_MEM);
+
+	if (PTR_ERR_OR_ZERO(u) == -EINVAL)
+		u = ndk_uobj_find(nf, handle, NDK_UOBJ_MR);
+	if (!IS_ERR(u) && !u->mem.umem.pages)
+		return ERR_PTR(-EBADRQC);
+	return u;
+}
+
+/* NDK_U_OP_FAST_REGISTER, _BIND and _INVALIDATE. */
+static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
+			   struct ndk_u_qp_post *p)
+{
+	void *ctx = ndk_uv_ptr(p->request_context);
+	struct ndk_uobj *obj, *src = NULL;
+	s32 status;
+
+	if (p->nsge || p->sgl || p->remote_token ||
+	    (p->op != NDK_U_OP_FAST_REGISTER && p->remote_address))
+		return -EINVAL;
+	if (p->op == NDK_U_OP_INVALIDATE) {
+		if (p->mr_handle || p->address || p->length)
+			return -EINVAL;
+		obj = xa_load(&nf->handles, p->object_handle);
+		if (!obj || !p->object_handle)
+			return -ENOENT;
+		if (obj->type == NDK_UOBJ_MR)
+			status = ndk_invalidate(qp->qp.qp, ctx,
+						&obj->mem.mr->obj.hdr,
+						p->flags);
+		else if (obj->type == NDK_UOBJ_MW)
+			status = ndk_invalidate(qp->qp.qp, ctx,
+						&obj->mw->obj.hdr, p->flags);
+		else
+			return -EINVAL;
+		return ndk_errno_from_status(status);
+	}
+
+	src = ndk_uv_registration(nf, p->mr_handle);
+	if (IS_ERR(src))
+		return PTR_ERR(src);
+	if (p->op == NDK_U_OP_FAST_REGISTER) {
+		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MR);
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
+		status = ndk_fast_register_mr(qp->qp.qp, ctx, obj->mem.mr,
+					      src->mem.mr, p->address,
+					      p->length, p->remote_address,
+					      p->flags);
+		if (!status)
+			p->token = ndk_get_remote_token_from_mr(obj->mem.mr);
+	} else {
+		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MW);
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
+		status = ndk_bind(qp->qp.qp, ctx, src->mem.mr, obj->mw,
+				  ndk_uv_ptr(p->address), p->length, p->flags);
+		if (!status)
+			p->token = ndk_get_remote_token_from_mw(obj->mw);
+	}
+	return ndk_errno_from_status(status);
+}
+
+/* NDK_U_OP_SEND, _SEND_INVALIDATE, _RECEIVE, _READ and _WRITE. */
+static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p)
+{
+	void *ctx = ndk_uv_ptr(p->request_context);
+	struct ndk_sge sgl[NDK_U_SGE_MAX];
+	struct ndk_qp *q = qp->qp.qp;
+	bool rdma = p->op == NDK_U_OP_READ || p->op == NDK_U_OP_WRITE;
+	void *buf = NULL;
+	u32 nsge = p->nsge;
+	s32 status;
+	int ret;
+
+	if (p->object_handle || p->mr_handle || p->address || p->length ||
+	    (!rdma && p->remote_address) ||
+	    (!rdma && p->op != NDK_U_OP_SEND_INVALIDATE && p->remote_token))
+		return -EINVAL;
+	if (p->flags & NDK_OP_FLAG_INLINE) {
+		ret = ndk_uv_inline(p, sgl, &buf);
+		nsge = 1;
+	} else {
+		ret = ndk_uv_sgl(qp, p, sgl);
+	}
+	if (ret)
+		return ret;
+
+	switch (p->op) {
+	case NDK_U_OP_SEND:
+		status = ndk_send(q, ctx, sgl, nsge, p->flags);
+		break;
+	case NDK_U_OP_SEND_INVALIDATE:
+		status = ndk_send_and_invalidate(q, ctx, sgl, nsge, p->flags,
+						 p->remote_token);
+		break;
+	case NDK_U_OP_RECEIVE:
+		/* NdkReceive takes no flags: INLINE is refused here too. */
+		status = p->flags ? STATUS_INVALID_PARAMETER :
+				    ndk_receive(q, ctx, sgl, nsge);
+		break;
+	case NDK_U_OP_READ:
+		status = ndk_read(q, ctx, sgl, nsge, p->remote_address,
+				  p->remote_token, p->flags);
+		break;
+	default:
+		status = ndk_write(q, ctx, sgl, nsge, p->remote_address,
+				   p->remote_token, p->flags);
+		break;
+	}
+	kfree(buf);
+	return ndk_errno_from_status(status);
+}
+
+/**
+ * ndk_uv_qp_post() - NDK_IOCTL_QP_POST
+ * @file: the file
+ * @arg:  struct ndk_u_qp_post
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (a result follows unless silent and successful); %-EPERM;
+ * %-ENOENT; %-EINVAL (op, flags, fields the op does not use, limits);
+ * %-EACCES (an SGE token that is not a registration of the QP's PD on
+ * this file; a right the MR lacks); %-EFAULT (an SGE outside its
+ * registration, an unreadable SGE list or inline data); %-EBADRQC
+ * (STATUS_INVALID_DEVICE_REQUEST: registered already, not registered);
+ * %-EBUSY (an invalidation not yet complete); %-ENOTCONN (QP not
+ * connected); %-ENOMEM (queue full); %-ENODEV.
+ */
+int ndk_uv_qp_post(struct file *file, void *arg)
+{
+	struct ndk_u_qp_post *p = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *qp;
+	int ret;
+
+	if (p->token)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	qp = ndk_uobj_find(nf, p->qp_handle, NDK_UOBJ_QP);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto out_unlock;
+	}
+	switch (p->op) {
+	case NDK_U_OP_SEND:
+	case NDK_U_OP_SEND_INVALIDATE:
+	case NDK_U_OP_RECEIVE:
+	case NDK_U_OP_READ:
+	case NDK_U_OP_WRITE:
+		ret = ndk_uv_post_data(qp, p);
+		break;
+	case NDK_U_OP_FAST_REGISTER:
+	case NDK_U_OP_BIND:
+	case NDK_U_OP_INVALIDATE:
+		ret = ndk_uv_post_mem(nf, qp, p);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_qp_flush() - NDK_IOCTL_QP_FLUSH
+ * @file: the file
+ * @arg:  struct ndk_u_qp_flush
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL.
+ */
+int ndk_uv_qp_flush(struct file *file, void *arg)
+{
+	struct ndk_u_qp_flush *f = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	int ret = 0;
+
+	if (f->flags)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, f->handle, NDK_UOBJ_QP);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	ndk_flush(u->qp.qp);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* ---- MR, MW, tokens --------------------------------------------------------- */
+
+/* Create an MR or MW entry of PD @pd_handle. */
+static int ndk_uv_pd_child(struct file *file, u32 pd_handle, u8 type,
+			   bool fast_register, u32 *handle)
+{
+	struct ndk_uobj *pd, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	pd = ndk_uobj_find(nf, pd_handle, NDK_UOBJ_PD);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, type, pd);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	if (type == NDK_UOBJ_MR) {
+		u->mem.key = -1;
+		status = ndk_create_mr(pd->pd, fast_register, NULL, NULL,
+				       &u->mem.mr);
+	} else {
+		status = ndk_create_mw(pd->pd, NULL, NULL, &u->mw);
+	}
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close;
+	*handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close:
+	if (type == NDK_UOBJ_MR)
+		ndk_close_mr(u->mem.mr, NULL, NULL);
+	else
+		ndk_close_mw(u->mw, NULL, NULL);
+err_free_uobj:
+	kfree(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_mr_create() - NDK_IOCTL_MR_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_mr_create
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_mr_create(struct file *file, void *arg)
+{
+	struct ndk_u_mr_create *c = arg;
+
+	if ((c->flags & ~NDK_U_MR_CREATE_F_FAST_REGISTER) || c->handle ||
+	    c->reserved)
+		return -EINVAL;
+	return ndk_uv_pd_child(file, c->pd_handle, NDK_UOBJ_MR,
+			       c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
+			       &c->handle);
+}
+
+/**
+ * ndk_uv_mw_create() - NDK_IOCTL_MW_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_mw_create
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_mw_create(struct file *file, void *arg)
+{
+	struct ndk_u_mw_create *c = arg;
+
+	if (c->flags || c->handle || c->reserved)
+		return -EINVAL;
+	return ndk_uv_pd_child(file, c->pd_handle, NDK_UOBJ_MW, false,
+			       &c->handle);
+}
+
+#define NDK_UV_MR_FLAGS (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
+			 NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+			 NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
+			 NDK_MR_FLAG_RDMA_READ_SINK)
+
+/**
+ * ndk_uv_mr_register() - NDK_IOCTL_MR_REGISTER
+ * @file: the file
+ * @arg:  struct ndk_u_mr_register
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (flags, length 0, not an MR, a
+ * fast-register MR); %-EBADRQC (registered already); what
+ * ndk_umr_register() returns.
+ */
+int ndk_uv_mr_register(struct file *file, void *arg)
+{
+	struct ndk_u_mr_register *r = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	int ret;
+
+	if ((r->flags & ~NDK_UV_MR_FLAGS) || !r->length || r->local_token ||
+	    r->remote_token)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, r->handle, NDK_UOBJ_MR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	if (u->mem.umem.pages) {
+		ret = -EBADRQC;
+		goto out_unlock;
+	}
+	if (u->mem.mr->fast_register) {
+		/* Fast-register MRs are registered by posts. */
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	ret = ndk_umr_register(u, r->address, r->length, r->flags);
+	if (!ret) {
+		u->mem.flags = r->flags;
+		r->local_token = ndk_get_local_token_from_mr(u->mem.mr);
+		r->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
+	}
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_mr_deregister() - NDK_IOCTL_MR_DEREGISTER
+ * @file: the file
+ * @arg:  struct ndk_u_mr_deregister
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-EBADRQC (not registered);
+ * %-EBUSY (a window is bound in it, or an MR fast-registered over it).
+ */
+int ndk_uv_mr_deregister(struct file *file, void *arg)
+{
+	struct ndk_u_mr_deregister *d = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	int ret;
+
+	if (d->flags)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, d->handle, NDK_UOBJ_MR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	if (!u->mem.umem.pages)
+		ret = -EBADRQC;
+	else
+		ret = ndk_errno_from_status(ndk_mem_release(u));
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_mr_init_fr() - NDK_IOCTL_MR_INIT_FR
+ * @file: the file
+ * @arg:  struct ndk_u_mr_init_fr
+ *
+ * The MR's local token becomes usable in SGEs once it is fast-registered.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (not a fast-register MR, a count
+ * of 0, flags); %-ERANGE (above FRMRPageCount); %-EBUSY (registered);
+ * %-ENOMEM.
+ */
+int ndk_uv_mr_init_fr(struct file *file, void *arg)
+{
+	struct ndk_u_mr_init_fr *i = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+	int ret;
+
+	if ((i->flags & ~NDK_U_MR_INIT_FR_F_REMOTE_ACCESS) || i->reserved)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, i->handle, NDK_UOBJ_MR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	status = ndk_initialize_fast_register_mr(u->mem.mr,
+						 i->adapter_page_count,
+						 i->flags, NULL, NULL);
+	ret = ndk_errno_from_status(status);
+	if (!ret) {
+		ndk_mem_key_del(u);
+		ret = ndk_mem_key_add(u);
+	}
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_token_query() - NDK_IOCTL_TOKEN_QUERY
+ * @file: the file
+ * @arg:  struct ndk_u_token_query
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (flags, not an MR, MW or
+ * registration).
+ */
+int ndk_uv_token_query(struct file *file, void *arg)
+{
+	struct ndk_u_token_query *t = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	int ret = 0;
+
+	if (t->flags || t->local_token || t->remote_token)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = t->handle ? xa_load(&nf->handles, t->handle) : NULL;
+	if (!u) {
+		ret = -ENOENT;
+	} else if (u->type == NDK_UOBJ_MW) {
+		t->remote_token = ndk_get_remote_token_from_mw(u->mw);
+	} else if (u->type == NDK_UOBJ_MR || u->type == NDK_UOBJ_MEM) {
+		t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
+		t->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* ---- Connectors and listeners ------------------------------------------- */
+
+/*
+ * A struct sockaddr_in or _in6 from the ABI's zero-padded field; false for
+ * another family or a non-zero pad.  AF_UNSPEC (all zero) gives length 0.
+ */
+static bool ndk_uv_sockaddr(const u8 *field, struct sockaddr_storage *ss,
+			    u32 *len)
+{
+	u32 i;
+
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, field, NDK_U_SOCKADDR_SIZE);
+	switch (ss->ss_family) {
+	case AF_INET:
+		*len = sizeof(struct sockaddr_in);
+		break;
+	case AF_INET6:
+		*len = sizeof(struct sockaddr_in6);
+		break;
+	case AF_UNSPEC:
+		*len = 0;
+		break;
+	default:
+		return false;
+	}
+	for (i = *len; i < NDK_U_SOCKADDR_SIZE; i++)
+		if (field[i])
+			return false;
+	return true;
+}
+
+static void ndk_uv_sockaddr_out(u8 *field, const struct sockaddr_storage *ss,
+				u32 len)
+{
+	memset(field, 0, NDK_U_SOCKADDR_SIZE);
+	memcpy(field, ss, min_t(u32, len, NDK_U_SOCKADDR_SIZE));
+}
+
+/* Private data from user space: NULL and 0 bytes, a copy, or an ERR_PTR. */
+static void *ndk_uv_private_data(u64 address, u32 length)
+{
+	if (!length)
+		return address ? ERR_PTR(-EINVAL) : NULL;
+	if (length > NDK_UV_PRIVATE_DATA_MAX)
+		return ERR_PTR(-EINVAL);
+	return memdup_user(u64_to_user_ptr(address), length);
+}
+
+static void ndk_uv_request_done(void *context, s32 status)
+{
+	ndk_uevent_queue(context, status);
+}
+
+/*
+ * An event for a request of connector @u, or NULL.  The kernel API takes
+ * it as the request's context; ndk_uv_submitted() settles it.
+ */
+static struct ndk_uevent *ndk_uv_request(struct ndk_uobj *u, u32 req,
+					 u64 context)
+{
+	struct ndk_uevent *e = kzalloc(sizeof(*e), GFP_KERNEL);
+
+	if (!e)
+		return NULL;
+	ndk_uevent_init(e, u->nf, NDK_U_EVENT_REQUEST, u->handle, context);
+	e->ev.object = req;
+	e->owned = true;
+	return e;
+}
+
+/* The inline outcome of a request given event @e. */
+static int ndk_uv_submitted(struct ndk_uevent *e, s32 status)
+{
+	if (status == STATUS_PENDING)
+		return 0;
+	if (NT_SUCCESS(status)) {
+		ndk_uevent_queue(e, status);
+		return 0;
+	}
+	kfree(e);
+	return ndk_errno_from_status(status);
+}
+
+static void ndk_uv_disconnected(void *context)
+{
+	ndk_uevent_queue(context, STATUS_SUCCESS);
+}
+
+/* Set up a connector entry's DISCONNECTED event. */
+static void ndk_uv_connector_init(struct ndk_uobj *u, u64 context)
+{
+	ndk_uevent_init(&u->conn.disconnected, u->nf, NDK_U_EVENT_DISCONNECTED,
+			u->handle, context);
+}
+
+/**
+ * ndk_uv_connector_create() - NDK_IOCTL_CONNECTOR_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_connector_create
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_connector_create(struct file *file, void *arg)
+{
+	struct ndk_u_connector_create *c = arg;
+	struct ndk_uobj *adapter, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	if (c->flags || c->handle || c->reserved)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
+	if (IS_ERR(adapter)) {
+		ret = PTR_ERR(adapter);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_CONNECTOR, adapter);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_create_connector(adapter->adapter, NULL, NULL,
+				      &u->conn.conn);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_connector;
+	ndk_uv_connector_init(u, c->context);
+	c->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_connector:
+	ndk_close_connector(u->conn.conn, NULL, NULL);
+err_free_uobj:
+	kfree(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_connect() - NDK_IOCTL_CONNECT
+ * @file: the file
+ * @arg:  struct ndk_u_connect
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
+ * %-EINVAL (addresses, private data, limits); %-EFAULT; %-EISCONN
+ * (connector used already); %-EADDRNOTAVAIL; %-EADDRINUSE; %-ENODEV;
+ * %-ENOMEM.
+ */
+int ndk_uv_connect(struct file *file, void *arg)
+{
+	struct ndk_u_connect *c = arg;
+	struct sockaddr_storage src, dst;
+	u32 src_len, dst_len;
+	struct ndk_uobj *u, *qp;
+	struct ndk_uevent *e;
+	struct ndk_file *nf;
+	void *pdata;
+	s32 status;
+	int ret;
+
+	if (c->flags || !ndk_uv_sockaddr(c->src_address, &src, &src_len) ||
+	    !ndk_uv_sockaddr(c->dest_address, &dst, &dst_len) || !dst_len)
+		return -EINVAL;
+	pdata = ndk_uv_private_data(c->private_data, c->private_data_length);
+	if (IS_ERR(pdata))
+		return PTR_ERR(pdata);
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(pdata);
+		return PTR_ERR(nf);
+	}
+	u = ndk_uobj_find(nf, c->connector_handle, NDK_UOBJ_CONNECTOR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	qp = ndk_uobj_find(nf, c->qp_handle, NDK_UOBJ_QP);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto out_unlock;
+	}
+	e = ndk_uv_request(u, NDK_U_REQ_CONNECT, c->request_context);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_connect(u->conn.conn, qp->qp.qp,
+			     src_len ? (struct sockaddr *)&src : NULL, src_len,
+			     (struct sockaddr *)&dst, dst_len,
+			     c->inbound_read_limit, c->outbound_read_limit,
+			     pdata, c->private_data_length,
+			     ndk_uv_request_done, e);
+	ret = ndk_uv_submitted(e, status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	kfree(pdata);
+	return ret;
+}
+
+/*
+ * COMPLETE_CONNECT and DISCONNECT: a request of a connector taking only a
+ * context.
+ */
+static int ndk_uv_connector_request(struct file *file, void *arg, u32 req)
+{
+	struct ndk_u_connector_request *r = arg;
+	struct ndk_uevent *e;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+	int ret;
+
+	if (r->flags)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, r->connector_handle, NDK_UOBJ_CONNECTOR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	e = ndk_uv_request(u, req, r->request_context);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	if (req == NDK_U_REQ_COMPLETE_CONNECT)
+		status = ndk_complete_connect(u->conn.conn,
+					      ndk_uv_disconnected,
+					      &u->conn.disconnected,
+					      ndk_uv_request_done, e);
+	else
+		status = ndk_disconnect(u->conn.conn, ndk_uv_request_done, e);
+	ret = ndk_uv_submitted(e, status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_complete_connect() - NDK_IOCTL_COMPLETE_CONNECT
+ * @file: the file
+ * @arg:  struct ndk_u_connector_request
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
+ * %-EINVAL; %-EISCONN (not after a successful connect); %-ENODEV;
+ * %-ENOMEM.
+ */
+int ndk_uv_complete_connect(struct file *file, void *arg)
+{
+	return ndk_uv_connector_request(file, arg, NDK_U_REQ_COMPLETE_CONNECT);
+}
+
+/**
+ * ndk_uv_disconnect() - NDK_IOCTL_DISCONNECT
+ * @file: the file
+ * @arg:  struct ndk_u_connector_request
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
+ * %-EINVAL; %-ENOTCONN / %-EISCONN (not connected); %-ENOMEM.
+ */
+int ndk_uv_disconnect(struct file *file, void *arg)
+{
+	return ndk_uv_connector_request(file, arg, NDK_U_REQ_DISCONNECT);
+}
+
+/**
+ * ndk_uv_accept() - NDK_IOCTL_ACCEPT
+ * @file: the file
+ * @arg:  struct ndk_u_accept
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
+ * %-EINVAL (private data, limits); %-EFAULT; %-EISCONN (not an incoming
+ * connection, or accepted already); %-ENODEV; %-ENOMEM.
+ */
+int ndk_uv_accept(struct file *file, void *arg)
+{
+	struct ndk_u_accept *a = arg;
+	struct ndk_uobj *u, *qp;
+	struct ndk_uevent *e;
+	struct ndk_file *nf;
+	void *pdata;
+	s32 status;
+	int ret;
+
+	if (a->flags)
+		return -EINVAL;
+	pdata = ndk_uv_private_data(a->private_data, a->private_data_length);
+	if (IS_ERR(pdata))
+		return PTR_ERR(pdata);
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(pdata);
+		return PTR_ERR(nf);
+	}
+	u = ndk_uobj_find(nf, a->connector_handle, NDK_UOBJ_CONNECTOR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	qp = ndk_uobj_find(nf, a->qp_handle, NDK_UOBJ_QP);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto out_unlock;
+	}
+	e = ndk_uv_request(u, NDK_U_REQ_ACCEPT, a->request_context);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_accept(u->conn.conn, qp->qp.qp, a->inbound_read_limit,
+			    a->outbound_read_limit, pdata,
+			    a->private_data_length, ndk_uv_disconnected,
+			    &u->conn.disconnected, ndk_uv_request_done, e);
+	ret = ndk_uv_submitted(e, status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	kfree(pdata);
+	return ret;
+}
+
+/**
+ * ndk_uv_reject() - NDK_IOCTL_REJECT
+ * @file: the file
+ * @arg:  struct ndk_u_reject
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-EFAULT; %-EISCONN (nothing to
+ * reject).
+ */
+int ndk_uv_reject(struct file *file, void *arg)
+{
+	struct ndk_u_reject *r = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	void *pdata;
+	int ret;
+
+	pdata = ndk_uv_private_data(r->private_data, r->private_data_length);
+	if (IS_ERR(pdata))
+		return PTR_ERR(pdata);
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(pdata);
+		return PTR_ERR(nf);
+	}
+	u = ndk_uobj_find(nf, r->connector_handle, NDK_UOBJ_CONNECTOR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	ret = ndk_errno_from_status(ndk_reject(u->conn.conn, pdata,
+					       r->private_data_length));
+out_unlock:
+	mutex_unlock(&nf->lock);
+	kfree(pdata);
+	return ret;
+}
+
+/**
+ * ndk_uv_connector_query() - NDK_IOCTL_CONNECTOR_QUERY
+ * @file: the file
+ * @arg:  struct ndk_u_connector_query
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-EISCONN (no connection data
+ * yet); %-EOVERFLOW (the peer's private data does not fit); %-EFAULT.
+ */
+int ndk_uv_connector_query(struct file *file, void *arg)
+{
+	struct ndk_u_connector_query *q = arg;
+	u8 pdata[NDK_UV_PRIVATE_DATA_MAX];
+	u32 plen = sizeof(pdata), len;
+	struct sockaddr_storage ss;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+	int ret;
+
+	if (q->flags || q->reserved || q->inbound_read_limit ||
+	    q->outbound_read_limit)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, q->connector_handle, NDK_UOBJ_CONNECTOR);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	status = ndk_get_connection_data(u->conn.conn, &q->inbound_read_limit,
+					 &q->outbound_read_limit, pdata,
+					 &plen);
+	if (!status) {
+		len = sizeof(ss);
+		status = ndk_get_local_address(u->conn.conn,
+					       (struct sockaddr *)&ss, &len);
+		ndk_uv_sockaddr_out(q->local_address, &ss, len);
+	}
+	if (!status) {
+		len = sizeof(ss);
+		status = ndk_get_peer_address(u->conn.conn,
+					      (struct sockaddr *)&ss, &len);
+		ndk_uv_sockaddr_out(q->peer_address, &ss, len);
+	}
+	ret = ndk_errno_from_status(status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	if (ret)
+		return ret;
+	if (plen > q->private_data_length)
+		return -EOVERFLOW;
+	if (plen && copy_to_user(u64_to_user_ptr(q->private_data), pdata, plen))
+		return -EFAULT;
+	q->private_data_length = plen;
+	return 0;
+}
+
+static void ndk_uv_connector_closed(void *context)
+{
+}
+
+/*
+ * A listener's ConnectEvent: queue the new connector; it becomes a handle
+ * when user space takes the event (ndk_uverbs_accepted()).  Without memory
+ * for the event, or once the listener's entry is going, the connector is
+ * closed, which rejects the peer.  The close does not wait: this runs in
+ * the listener's rdma_cm event handler.
+ */
+static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
+{
+	struct ndk_uobj *listener = context;
+	struct ndk_file *nf = listener->nf;
+	struct ndk_uevent *e;
+	unsigned long flags;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (e) {
+		ndk_uevent_init(e, nf, NDK_U_EVENT_CONNECT_REQUEST,
+				listener->handle, listener->listener.context);
+		e->owned = true;
+		e->conn = conn;
+		e->listener = listener;
+	}
+	spin_lock_irqsave(&nf->ev_lock, flags);
+	if (e && !listener->listener.closing) {
+		e->queued = true;
+		list_add_tail(&e->entry, &nf->events);
+		e = NULL;
+		conn = NULL;
+	}
+	spin_unlock_irqrestore(&nf->ev_lock, flags);
+	kfree(e);
+	if (conn)
+		ndk_close_connector(conn, ndk_uv_connector_closed, NULL);
+	else
+		wake_up_interruptible(&nf->wait);
+}
+
+/**
+ * ndk_uverbs_accepted() - give a connection request's connector a handle
+ * @nf: the file, locked
+ * @e:  a NDK_U_EVENT_CONNECT_REQUEST event just taken
+ *
+ * The connector's entry is a child of the listener's.
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the connector's entry (@e->ev.object is its handle), or NULL
+ * when it could not get one: the connector is closed then.
+ */
+struct ndk_uobj *ndk_uverbs_accepted(struct ndk_file *nf,
+				     struct ndk_uevent *e)
+{
+	struct ndk_uobj *u;
+
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_CONNECTOR, e->listener);
+	if (!u)
+		goto err_close_connector;
+	u->conn.conn = e->conn;
+	if (ndk_uobj_publish(nf, u))
+		goto err_free_uobj;
+	ndk_uv_connector_init(u, 0);
+	e->ev.object = u->handle;
+	return u;
+
+err_free_uobj:
+	kfree(u);
+err_close_connector:
+	ndk_close_connector(e->conn, NULL, NULL);
+	return NULL;
+}
+
+/**
+ * ndk_uv_listener_create() - NDK_IOCTL_LISTENER_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_listener_create
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-ENODEV; %-ENOMEM; %-ENOBUFS.
+ */
+int ndk_uv_listener_create(struct file *file, void *arg)
+{
+	struct ndk_u_listener_create *c = arg;
+	struct ndk_uobj *adapter, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	if (c->flags || c->handle || c->reserved)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
+	if (IS_ERR(adapter)) {
+		ret = PTR_ERR(adapter);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_LISTENER, adapter);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	u->listener.context = c->context;
+	/* No connection request arrives before LISTEN, after publishing. */
+	status = ndk_create_listener(adapter->adapter, ndk_uv_connect_event,
+				     u, NULL, NULL, &u->listener.listener);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_listener;
+	c->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_listener:
+	ndk_close_listener(u->listener.listener, NULL, NULL);
+err_free_uobj:
+	kfree(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_listen() - NDK_IOCTL_LISTEN
+ * @file: the file
+ * @arg:  struct ndk_u_listen
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (address, listening already);
+ * %-EADDRINUSE; %-EADDRNOTAVAIL; %-ENODEV; %-ENOMEM.
+ */
+int ndk_uv_listen(struct file *file, void *arg)
+{
+	struct ndk_u_listen *l = arg;
+	struct sockaddr_storage ss;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+	u32 len;
+	int ret;
+
+	if (l->flags || !ndk_uv_sockaddr(l->address, &ss, &len) || !len)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_find(nf, l->listener_handle, NDK_UOBJ_LISTENER);
+	if (IS_ERR(u)) {
+		ret = PTR_ERR(u);
+		goto out_unlock;
+	}
+	status = ndk_listen(u->listener.listener, (struct sockaddr *)&ss, len,
+			    NULL, NULL);
+	if (!status) {
+		len = sizeof(ss);
+		status = ndk_get_listener_local_address(u->listener.listener,
+							(struct sockaddr *)&ss,
+							&len);
+		ndk_uv_sockaddr_out(l->address, &ss, len);
+	}
+	ret = ndk_errno_from_status(status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
