@@ -77,8 +77,17 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case EBADF:
             return status::kInvalidHandle;
         case EPERM:
-        case EACCES:
             return status::kAccessDenied;
+        // ndk.ko's commands return EACCES for STATUS_ACCESS_VIOLATION (a
+        // right the registration lacks, a token not of this PD), EBADRQC
+        // for STATUS_INVALID_DEVICE_REQUEST and EISCONN for
+        // STATUS_INVALID_DEVICE_STATE (kmod/ndk_file.c).
+        case EACCES:
+            return status::kAccessViolation;
+        case EBADRQC:
+            return status::kInvalidDeviceRequest;
+        case EISCONN:
+            return status::kInvalidDeviceState;
         case ENOTTY:
         case EOPNOTSUPP:
         case EPROTO:
@@ -127,11 +136,15 @@ int ErrnoFromStatus(NTSTATUS s) noexcept {
         case status::kInsufficientResources:
             return ENOMEM;
         case status::kAccessViolation:
-            return EFAULT;
+            return EACCES;
+        case status::kInvalidDeviceRequest:
+            return EBADRQC;
+        case status::kInvalidDeviceState:
+            return EISCONN;
         case status::kInvalidHandle:
             return ENOENT;
         case status::kAccessDenied:
-            return EACCES;
+            return EPERM;
         case status::kNotSupported:
             return EOPNOTSUPP;
         case status::kDeviceBusy:

@@ -50,6 +50,9 @@ INSTANTIATE_TEST_SUITE_P(Table, StatusFromErrno,
                                            Mapping{ENODEV, ndk::status::kDeviceRemoved},
                                            Mapping{ETIMEDOUT, ndk::status::kIoTimeout},
                                            Mapping{ECANCELED, ndk::status::kCancelled},
+                                           Mapping{EACCES, ndk::status::kAccessViolation},
+                                           Mapping{EBADRQC, ndk::status::kInvalidDeviceRequest},
+                                           Mapping{EISCONN, ndk::status::kInvalidDeviceState},
                                            Mapping{ECONNREFUSED, ndk::status::kConnectionRefused},
                                            Mapping{ENETUNREACH, ndk::status::kNetworkUnreachable},
                                            Mapping{EHOSTUNREACH, ndk::status::kHostUnreachable},
@@ -63,15 +66,26 @@ INSTANTIATE_TEST_SUITE_P(Table, StatusFromErrno,
 // A status that arrived as a value (completion, event) gets an errno that
 // maps back to the same status wherever the errno table has one.
 TEST(ErrnoFromStatus, RoundTripsThroughTheTable) {
-    for (ndk::NTSTATUS s :
-         {ndk::status::kSuccess, ndk::status::kInvalidParameter, ndk::status::kAccessViolation,
-          ndk::status::kInsufficientResources, ndk::status::kDeviceBusy,
-          ndk::status::kDeviceRemoved, ndk::status::kIoTimeout, ndk::status::kCancelled,
-          ndk::status::kConnectionRefused, ndk::status::kNetworkUnreachable,
-          ndk::status::kHostUnreachable, ndk::status::kInvalidAddress,
-          ndk::status::kConnectionReset, ndk::status::kConnectionAborted,
-          ndk::status::kConnectionInvalid, ndk::status::kNotSupported, ndk::status::kInvalidHandle,
-          ndk::status::kAccessDenied})
+    for (ndk::NTSTATUS s : {ndk::status::kSuccess,
+                            ndk::status::kInvalidParameter,
+                            ndk::status::kAccessViolation,
+                            ndk::status::kInsufficientResources,
+                            ndk::status::kDeviceBusy,
+                            ndk::status::kDeviceRemoved,
+                            ndk::status::kIoTimeout,
+                            ndk::status::kCancelled,
+                            ndk::status::kConnectionRefused,
+                            ndk::status::kNetworkUnreachable,
+                            ndk::status::kHostUnreachable,
+                            ndk::status::kInvalidAddress,
+                            ndk::status::kConnectionReset,
+                            ndk::status::kConnectionAborted,
+                            ndk::status::kConnectionInvalid,
+                            ndk::status::kNotSupported,
+                            ndk::status::kInvalidHandle,
+                            ndk::status::kAccessDenied,
+                            ndk::status::kInvalidDeviceRequest,
+                            ndk::status::kInvalidDeviceState})
         EXPECT_EQ(ndk::StatusFromErrno(ndk::ErrnoFromStatus(s)), s) << ndk::StatusName(s);
     EXPECT_EQ(ndk::ErrnoFromStatus(ndk::status::kRemoteResources), EREMOTEIO);
     EXPECT_EQ(ndk::ErrnoFromStatus(ndk::status::kInternalError), EIO);
