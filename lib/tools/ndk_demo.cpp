@@ -93,8 +93,11 @@ class Demo {
     }
     // Waits for one completion on cq and records it; expected_ok tells
     // whether success or an error completion is what should happen.
+    // bytes: what the request moves, shown in the summary (ndk.ko reports
+    // bytes_transferred for receives only; the completion's own value is
+    // printed with the step).
     bool Complete(const ndk::CompletionQueue& cq, const std::string& op, bool expected_ok,
-                  ndk::CompletionResult* out = nullptr);
+                  std::uint64_t bytes = 0);
     bool Connect(ndk::Connector& client, std::optional<ndk::Connector>& server,
                  const ndk::QueuePair& cqp, const ndk::QueuePair& sqp, const char* name);
     void Summary() const;
@@ -108,20 +111,19 @@ class Demo {
 };
 
 bool Demo::Complete(const ndk::CompletionQueue& cq, const std::string& op, bool expected_ok,
-                    ndk::CompletionResult* out) {
+                    std::uint64_t bytes) {
     ndk::CompletionResult r[1];
     auto n = cq.PollUntil(r, 1, opt_.timeout);
     if (!n) return Failed(op + " (poll)", n.error());
     if (*n == 0)
         return Record(op, 0, "no completion", expected_ok ? "success" : "error completion", false,
                       "timed out");
-    if (out) *out = r[0];
     bool ok = ndk::NtSuccess(r[0].status);
     char detail[96];
     std::snprintf(
         detail, sizeof(detail), "%s completion, %" PRIu32 " bytes, provider error %" PRIu32,
         ndk::OperationTypeName(r[0].type), r[0].bytes_transferred, r[0].provider_error_code);
-    return Record(op, r[0].bytes_transferred, StatusText(r[0].status),
+    return Record(op, bytes, StatusText(r[0].status),
                   expected_ok ? "STATUS_SUCCESS" : "error completion", ok == expected_ok, detail);
 }
 
@@ -271,8 +273,7 @@ int Demo::Run() {
     std::printf("  fast-register [%p, +%zu) base 0x%" PRIxPTR ": token %s\n",
                 static_cast<void*>(fr_addr), fr_len, reinterpret_cast<std::uintptr_t>(fr_addr),
                 Hex(*fr_token).c_str());
-    if (!Complete(*server_cq, "fast-register " + Hex(*fr_token), true)) return Abort();
-    steps_.back().bytes = fr_len;
+    if (!Complete(*server_cq, "fast-register " + Hex(*fr_token), true, fr_len)) return Abort();
 
     auto mw = ndk::MemoryWindow::Create(*pd);
     if (!mw) return Abort("create window", mw.error());
@@ -280,8 +281,7 @@ int Demo::Run() {
     if (!mw_token) return Abort("bind window", mw_token.error());
     std::printf("  bind window [%p, +%zu): token %s\n", static_cast<void*>(win_addr), win_len,
                 Hex(*mw_token).c_str());
-    if (!Complete(*server_cq, "bind window " + Hex(*mw_token), true)) return Abort();
-    steps_.back().bytes = win_len;
+    if (!Complete(*server_cq, "bind window " + Hex(*mw_token), true, win_len)) return Abort();
 
     // --- 3. RDMA write through the window, read back through the MR --------
     std::printf("\n== 3. client A: RDMA write into the window, RDMA read back via the MR\n");
@@ -292,7 +292,7 @@ int Demo::Run() {
     ndk::Sge wsge{src, static_cast<std::uint32_t>(win_len), cli_mr->local_token()};
     if (auto r = client_a.Write(3, std::span(&wsge, 1), win_remote, *mw_token); !r)
         return Abort("RDMA write via window", r.error());
-    if (!Complete(*client_cq, "RDMA write via window token", true)) return Abort();
+    if (!Complete(*client_cq, "RDMA write via window token", true, win_len)) return Abort();
     bool landed = std::memcmp(win_addr, src, win_len) == 0 && win_addr[-1] == 0xee &&
                   win_addr[win_len] == 0xee;
     Record("server bytes == pattern", win_len, landed ? "equal" : "differ", "equal", landed,
@@ -301,7 +301,7 @@ int Demo::Run() {
     ndk::Sge rsge{sink, static_cast<std::uint32_t>(win_len), cli_mr->local_token()};
     if (auto r = client_a.Read(4, std::span(&rsge, 1), win_remote, *fr_token); !r)
         return Abort("RDMA read via fast-registered MR", r.error());
-    if (!Complete(*client_cq, "RDMA read via MR token", true)) return Abort();
+    if (!Complete(*client_cq, "RDMA read via MR token", true, win_len)) return Abort();
     bool same = std::memcmp(sink, src, win_len) == 0;
     Record("read bytes == pattern", win_len, same ? "equal" : "differ", "equal", same);
 
@@ -313,7 +313,7 @@ int Demo::Run() {
         Record("write 1 byte past window", 1, r.error().Message(), "refused", true,
                "refused inline");
     } else {
-        Complete(*client_cq, "write 1 byte past window", false);
+        Complete(*client_cq, "write 1 byte past window", false, 1);
         steps_.back().expected = "refused (error completion)";
     }
     bool untouched = win_addr[win_len] == 0xee;
@@ -331,7 +331,7 @@ int Demo::Run() {
         Record("read via invalidated MR token", 16, r.error().Message(), "refused", true,
                "refused inline");
     } else {
-        Complete(*client_cq, "read via invalidated MR token", false);
+        Complete(*client_cq, "read via invalidated MR token", false, 16);
         steps_.back().expected = "refused (error completion)";
     }
 
