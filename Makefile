@@ -8,14 +8,19 @@
 #   make check      install what is missing, build, run every test
 #   make unit       host tests only (label unit)
 #   make vm-check   guest tests only (label vm)
+#   make install    install libndk, its headers, pkg-config and CMake
+#                   package files and the tools (PREFIX, DESTDIR)
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
 # guest kernel), BUILD (build/), NDK_VM_ONLY (regex: run only these vm
 # tests), NDK_VM_INJECT (fail|warn: add a broken vm test, see
-# Documentation/testing.md), V=1 (verbose).
+# Documentation/testing.md), V=1 (verbose), PREFIX (/usr/local) and
+# DESTDIR (staging root) for make install.
 
 BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
 NDK_VM_INJECT ?=
 CTEST_ARGS ?=
 JOBS ?= $(shell nproc)
@@ -51,6 +56,9 @@ vm-check: kmod lib
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
+install: lib
+	$(call phase,install into $(DESTDIR)$(PREFIX),DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)")
+
 checkpatch:
 	scripts/checkpatch.sh
 
@@ -63,4 +71,4 @@ clean:
 	-$(MAKE) -C samples/ndk_sample clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod lib check unit vm-check demo checkpatch format clean
+.PHONY: all deps kmod lib check unit vm-check demo install checkpatch format clean

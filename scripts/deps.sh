@@ -11,8 +11,9 @@ packages=(
 	linux-image-amd64 linux-headers-amd64
 	# the test bed: QEMU (TCG), busybox initramfs, guest user space
 	qemu-system-x86 busybox-static cpio kmod iproute2
-	# RDMA user space (guest tools and the library's comparisons)
-	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
+	# RDMA user space (guest tools, the library's comparisons, the verbs
+	# peer of vm.ndk-target: librdmacm, libibverbs and the rxe provider)
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev libnl-3-dev libnl-genl-3-dev
 	# host build and unit tests
 	build-essential cmake googletest libgtest-dev pkg-config
