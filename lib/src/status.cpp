@@ -31,19 +31,38 @@ constexpr StatusEntry kStatusNames[] = {
     {status::kCancelled, "STATUS_CANCELLED"},
     {status::kDeviceBusy, "STATUS_DEVICE_BUSY"},
     {status::kDeviceRemoved, "STATUS_DEVICE_REMOVED"},
+    {status::kBufferOverflow, "STATUS_BUFFER_OVERFLOW"},
+    {status::kInvalidParameterMix, "STATUS_INVALID_PARAMETER_MIX"},
+    {status::kDataOverrun, "STATUS_DATA_OVERRUN"},
+    {status::kDataError, "STATUS_DATA_ERROR"},
+    {status::kSharingViolation, "STATUS_SHARING_VIOLATION"},
+    {status::kInternalError, "STATUS_INTERNAL_ERROR"},
+    {status::kRemoteResources, "STATUS_REMOTE_RESOURCES"},
+    {status::kInvalidConnection, "STATUS_INVALID_CONNECTION"},
+    {status::kInvalidAddress, "STATUS_INVALID_ADDRESS"},
+    {status::kInvalidDeviceState, "STATUS_INVALID_DEVICE_STATE"},
+    {status::kTooManyAddresses, "STATUS_TOO_MANY_ADDRESSES"},
+    {status::kAddressAlreadyExists, "STATUS_ADDRESS_ALREADY_EXISTS"},
+    {status::kConnectionReset, "STATUS_CONNECTION_RESET"},
+    {status::kConnectionRefused, "STATUS_CONNECTION_REFUSED"},
+    {status::kConnectionInvalid, "STATUS_CONNECTION_INVALID"},
+    {status::kNetworkUnreachable, "STATUS_NETWORK_UNREACHABLE"},
+    {status::kHostUnreachable, "STATUS_HOST_UNREACHABLE"},
+    {status::kConnectionAborted, "STATUS_CONNECTION_ABORTED"},
+    {status::kImplementationLimit, "STATUS_IMPLEMENTATION_LIMIT"},
 };
 
 }  // namespace
 
-// The one errno -> NTSTATUS table (Documentation/ndk-mapping.md).
+// The one errno -> NTSTATUS table, the inverse of the kernel's
+// ndk_errno_from_status() for the statuses NDK functions return inline
+// (Documentation/uapi.md, "Errors and NTSTATUS").
 NTSTATUS StatusFromErrno(int errnum) noexcept {
     switch (errnum) {
         case 0:
             return status::kSuccess;
         case EINVAL:
         case E2BIG:
-        case EOVERFLOW:
-        case ERANGE:
         case EMSGSIZE:  // ND2: beyond MaxRegistrationSize is INVALID_PARAMETER
             return status::kInvalidParameter;
         case ENOMEM:
@@ -53,12 +72,12 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case ENFILE:
             return status::kInsufficientResources;
         case EFAULT:
+        case EACCES:
             return status::kAccessViolation;
         case ENOENT:
         case EBADF:
             return status::kInvalidHandle;
         case EPERM:
-        case EACCES:
             return status::kAccessDenied;
         case ENOTTY:
         case EOPNOTSUPP:
@@ -76,6 +95,26 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case ECANCELED:
         case EINTR:
             return status::kCancelled;
+        case EBADRQC:
+            return status::kInvalidDeviceRequest;
+        case EISCONN:
+            return status::kInvalidDeviceState;
+        case ENOTCONN:
+            return status::kConnectionInvalid;
+        case EOVERFLOW:
+            return status::kBufferTooSmall;
+        case ERANGE:
+            return status::kImplementationLimit;
+        case EADDRNOTAVAIL:
+            return status::kInvalidAddress;
+        case EADDRINUSE:
+            return status::kAddressAlreadyExists;
+        case ECONNREFUSED:
+            return status::kConnectionRefused;
+        case ENETUNREACH:
+            return status::kNetworkUnreachable;
+        case EHOSTUNREACH:
+            return status::kHostUnreachable;
         default:
             return status::kUnsuccessful;
     }

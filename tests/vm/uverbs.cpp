@@ -151,6 +151,14 @@ int main() {
     // A CQ in use by a QP cannot be closed.
     T_EXPECT_ERRNO(t_handle_close(g_fd, scq), EBUSY);
 
+    // Not connected yet: WSAENOTCONN's errno (STATUS_CONNECTION_INVALID).
+    {
+        ndk_u_qp_post early{};
+        early.qp_handle = cqp;
+        early.op = NDK_U_OP_SEND;
+        T_EXPECT_ERRNO(post(&early), ENOTCONN);
+    }
+
     // Connection: listener on 10.99.0.1, any port.
     ndk_u_listener_create lc{};
     lc.adapter_handle = ad;

@@ -27,6 +27,25 @@ inline constexpr NTSTATUS kNotSupported = static_cast<NTSTATUS>(0xC00000BB);
 inline constexpr NTSTATUS kCancelled = static_cast<NTSTATUS>(0xC0000120);
 inline constexpr NTSTATUS kDeviceBusy = static_cast<NTSTATUS>(0x80000011);
 inline constexpr NTSTATUS kDeviceRemoved = static_cast<NTSTATUS>(0xC00002B6);
+inline constexpr NTSTATUS kBufferOverflow = static_cast<NTSTATUS>(0x80000005);
+inline constexpr NTSTATUS kInvalidParameterMix = static_cast<NTSTATUS>(0xC0000030);
+inline constexpr NTSTATUS kDataOverrun = static_cast<NTSTATUS>(0xC000003C);
+inline constexpr NTSTATUS kDataError = static_cast<NTSTATUS>(0xC000003E);
+inline constexpr NTSTATUS kSharingViolation = static_cast<NTSTATUS>(0xC0000043);
+inline constexpr NTSTATUS kInternalError = static_cast<NTSTATUS>(0xC00000E5);
+inline constexpr NTSTATUS kRemoteResources = static_cast<NTSTATUS>(0xC000013D);
+inline constexpr NTSTATUS kInvalidConnection = static_cast<NTSTATUS>(0xC0000140);
+inline constexpr NTSTATUS kInvalidAddress = static_cast<NTSTATUS>(0xC0000141);
+inline constexpr NTSTATUS kInvalidDeviceState = static_cast<NTSTATUS>(0xC0000184);
+inline constexpr NTSTATUS kTooManyAddresses = static_cast<NTSTATUS>(0xC0000209);
+inline constexpr NTSTATUS kAddressAlreadyExists = static_cast<NTSTATUS>(0xC000020A);
+inline constexpr NTSTATUS kConnectionReset = static_cast<NTSTATUS>(0xC000020D);
+inline constexpr NTSTATUS kConnectionRefused = static_cast<NTSTATUS>(0xC0000236);
+inline constexpr NTSTATUS kConnectionInvalid = static_cast<NTSTATUS>(0xC000023A);
+inline constexpr NTSTATUS kNetworkUnreachable = static_cast<NTSTATUS>(0xC000023C);
+inline constexpr NTSTATUS kHostUnreachable = static_cast<NTSTATUS>(0xC000023D);
+inline constexpr NTSTATUS kConnectionAborted = static_cast<NTSTATUS>(0xC0000241);
+inline constexpr NTSTATUS kImplementationLimit = static_cast<NTSTATUS>(0xC000042B);
 }  // namespace status
 
 // The NDK status for a kernel errno (positive, as in errno).  Unknown
