@@ -5,11 +5,14 @@
 // MR over registered user memory, RDMA write and read through their
 // tokens, SGE ownership checks, deregister refused while memory is in
 // use, an access outside the window refused, and every object gone after
-// close.
+// close and after kill -9 in the middle of it.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <csignal>
 
 #include <deque>
 #include <vector>
@@ -111,11 +114,17 @@ void expect_result(std::uint32_t cq, ndk_u_qp_post p, std::int32_t status, std::
 
 }  // namespace
 
-int main() {
+// The whole scenario; with @kill_midway the process kills itself with
+// SIGKILL while a connection, a bound window and a fast-registered MR are
+// live.
+void scenario(bool kill_midway) {
     constexpr std::size_t kLen = 16 * 4096;
     g_fd = t_open_ndk();
     long id = t_first_adapter(g_fd);
-    if (g_fd < 0 || id < 0) return kTestFail;
+    if (g_fd < 0 || id < 0) {
+        T_CHECK(!"adapter");
+        return;
+    }
     ndk_u_query_info qi{};
     T_CHECK(ioctl(g_fd, NDK_IOCTL_QUERY_INFO, &qi) == 0);
     T_CHECK(qi.features & NDK_U_FEATURE_VERBS);
@@ -282,6 +291,7 @@ int main() {
     T_CHECK(wait_result(scq, &r) && r.status == 0 &&
             r.type == NDK_U_OPERATION_FAST_REGISTER);
     T_CHECK(ftoken != 0 && ftoken != wtoken);
+    if (kill_midway) kill(getpid(), SIGKILL);
 
     // Client memory: a WSP registration.
     ndk_u_mem_register cm{};
@@ -298,6 +308,37 @@ int main() {
     expect_result(ccq, rdma(cqp, NDK_U_OP_READ, &rsge, f.address, ftoken, 2), kStatusSuccess,
                   NDK_U_OPERATION_READ);
     T_CHECK(std::memcmp(cbuf + 32768, sbuf + 8192, 4096) == 0);
+
+    // WSPDeregisterMemory while a window is bound in the registration.
+    {
+        ndk_u_mw_create cw{};
+        cw.pd_handle = cpd;
+        std::uint32_t cmw = create(NDK_IOCTL_MW_CREATE, &cw, &cw.handle);
+        ndk_u_qp_post cb{};
+        cb.qp_handle = cqp;
+        cb.op = NDK_U_OP_BIND;
+        cb.object_handle = cmw;
+        cb.mr_handle = cm.handle;
+        cb.address = reinterpret_cast<std::uintptr_t>(cbuf);
+        cb.length = 4096;
+        cb.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_READ;
+        cb.request_context = 0xb2;
+        T_CHECK(post(&cb) == 0);
+        T_CHECK(wait_result(ccq, &r) && r.status == 0);
+        std::uint32_t left = 99;
+        T_EXPECT_ERRNO(t_mem_deregister(g_fd, cm.handle, &left), EBUSY);
+        ndk_u_qp_post ci{};
+        ci.qp_handle = cqp;
+        ci.op = NDK_U_OP_INVALIDATE;
+        ci.object_handle = cmw;
+        expect_result(ccq, ci, kStatusSuccess, NDK_U_OPERATION_INVALIDATE);
+        // One more reference, dropped: the registration stays usable.
+        ndk_u_mem_register again{};
+        T_CHECK(t_mem_register(g_fd, cpd, cbuf, kLen, NDK_U_MEM_READWRITE, &again) == 0);
+        T_CHECK(again.handle == cm.handle && again.references == 2);
+        T_CHECK(t_mem_deregister(g_fd, cm.handle, &left) == 0 && left == 1);
+        T_CHECK(t_handle_close(g_fd, cmw) == 0);
+    }
 
     // SGE checks: another PD's token, a token nobody has, bytes outside.
     ndk_u_sge bad{reinterpret_cast<std::uintptr_t>(sbuf), 64, mr.local_token};
@@ -349,5 +390,19 @@ int main() {
     T_CHECK(t_ndk_counter("user_objects") == 0);
     T_CHECK(t_ndk_counter("user_pinned_pages") == 0);
     T_CHECK(t_vmpin_kb() == 0);
+}
+
+int main() {
+    pid_t pid = fork();
+    if (pid == 0) {
+        scenario(true);
+        _exit(kTestFail);  // not reached unless it failed before the kill
+    }
+    int st = 0;
+    T_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    T_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    T_CHECK(t_ndk_counter("user_objects") == 0);
+    T_CHECK(t_ndk_counter("user_pinned_pages") == 0);
+    scenario(false);
     return t_result("uverbs");
 }
