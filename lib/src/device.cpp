@@ -24,8 +24,7 @@ Result<Device> Device::Open(const char* path) {
     return dev;
 }
 
-Device::Device(Device&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), info_(other.info_) {}
+Device::Device(Device&& other) noexcept : fd_(std::exchange(other.fd_, -1)), info_(other.info_) {}
 
 Device& Device::operator=(Device&& other) noexcept {
     if (this != &other) {

@@ -54,15 +54,15 @@ constexpr StatusEntry kStatusNames[] = {
 
 }  // namespace
 
-// The one errno -> NTSTATUS table (Documentation/ndk-mapping.md).
+// The one errno -> NTSTATUS table, the inverse of the kernel's
+// ndk_errno_from_status() for the statuses NDK functions return inline
+// (Documentation/uapi.md, "Errors and NTSTATUS"; ndk-mapping.md).
 NTSTATUS StatusFromErrno(int errnum) noexcept {
     switch (errnum) {
         case 0:
             return status::kSuccess;
         case EINVAL:
         case E2BIG:
-        case EOVERFLOW:
-        case ERANGE:
         case EMSGSIZE:  // ND2: beyond MaxRegistrationSize is INVALID_PARAMETER
             return status::kInvalidParameter;
         case ENOMEM:
@@ -112,7 +112,11 @@ NTSTATUS StatusFromErrno(int errnum) noexcept {
         case EHOSTUNREACH:
             return status::kHostUnreachable;
         case EADDRINUSE:
-            return status::kSharingViolation;
+            return status::kAddressAlreadyExists;
+        case EOVERFLOW:
+            return status::kBufferTooSmall;
+        case ERANGE:
+            return status::kImplementationLimit;
         case EADDRNOTAVAIL:
             return status::kInvalidAddress;
         case ECONNRESET:
@@ -173,9 +177,12 @@ int ErrnoFromStatus(NTSTATUS s) noexcept {
         case status::kConnectionInvalid:
         case status::kInvalidConnection:
             return ENOTCONN;
+        case status::kBufferTooSmall:
         case status::kBufferOverflow:
         case status::kDataOverrun:
             return EOVERFLOW;
+        case status::kImplementationLimit:
+            return ERANGE;
         case status::kRemoteResources:
             return EREMOTEIO;
         default:

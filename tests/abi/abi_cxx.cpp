@@ -8,13 +8,13 @@
 #include <type_traits>
 
 template <typename T>
-constexpr bool kAbiShaped = std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T> &&
+constexpr bool kAbiShaped = std::is_standard_layout_v<T>&& std::is_trivially_copyable_v<T> &&
                             sizeof(T) % 8 == 0 && alignof(T) == 8;
 
 // Structs of __u32 fields only are 4-aligned; their size is still a
 // multiple of 8 so that arrays of them look the same on every ABI.
 template <typename T>
-constexpr bool kAbiShaped32 = std::is_standard_layout_v<T> && std::is_trivially_copyable_v<T> &&
+constexpr bool kAbiShaped32 = std::is_standard_layout_v<T>&& std::is_trivially_copyable_v<T> &&
                               sizeof(T) % 8 == 0 && alignof(T) == 4;
 
 static_assert(kAbiShaped<ndk_u_adapter_info>);

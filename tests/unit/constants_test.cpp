@@ -4,6 +4,7 @@
 // NDK_MR_FLAG_*, NDK_OP_FLAG_*, NDK_CQ_NOTIFY_*, NDK_ADAPTER_FLAG_*,
 // NDK_OPERATION_TYPE_* and STATUS_* value is compared.
 #include <gtest/gtest.h>
+#include <ndk/ndk_ioctl.h>
 
 #include <cstdint>
 #include <fstream>
@@ -16,6 +17,34 @@
 #include "ndk/status.hpp"
 
 namespace {
+
+// The same values under the ABI's names (uapi/ndk/ndk_ioctl.h).
+static_assert(ndk::mr_flag::kAllowLocalRead == NDK_U_MR_FLAG_ALLOW_LOCAL_READ);
+static_assert(ndk::mr_flag::kAllowLocalWrite == NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE);
+static_assert(ndk::mr_flag::kAllowRemoteRead == NDK_U_MR_FLAG_ALLOW_REMOTE_READ);
+static_assert(ndk::mr_flag::kAllowRemoteWrite == NDK_U_MR_FLAG_ALLOW_REMOTE_WRITE);
+static_assert(ndk::mr_flag::kRdmaReadSink == NDK_U_MR_FLAG_RDMA_READ_SINK);
+static_assert(ndk::op_flag::kSilentSuccess == NDK_U_OP_FLAG_SILENT_SUCCESS);
+static_assert(ndk::op_flag::kReadFence == NDK_U_OP_FLAG_READ_FENCE);
+static_assert(ndk::op_flag::kSendAndSolicitEvent == NDK_U_OP_FLAG_SEND_AND_SOLICIT_EVENT);
+static_assert(ndk::op_flag::kAllowRemoteRead == NDK_U_OP_FLAG_ALLOW_REMOTE_READ);
+static_assert(ndk::op_flag::kAllowLocalWrite == NDK_U_OP_FLAG_ALLOW_LOCAL_WRITE);
+static_assert(ndk::op_flag::kAllowRemoteWrite == NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE);
+static_assert(ndk::op_flag::kInline == NDK_U_OP_FLAG_INLINE);
+static_assert(ndk::op_flag::kRdmaReadSink == NDK_U_OP_FLAG_RDMA_READ_SINK);
+static_assert(ndk::op_flag::kRdmaReadLocalInvalidate == NDK_U_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE);
+static_assert(ndk::op_flag::kDefer == NDK_U_OP_FLAG_DEFER);
+static_assert(ndk::cq_notify::kErrors == NDK_U_CQ_NOTIFY_ERRORS);
+static_assert(ndk::cq_notify::kAny == NDK_U_CQ_NOTIFY_ANY);
+static_assert(ndk::cq_notify::kSolicited == NDK_U_CQ_NOTIFY_SOLICITED);
+static_assert(ndk::operation_type::kReceive == NDK_U_OPERATION_RECEIVE);
+static_assert(ndk::operation_type::kReceiveAndInvalidate == NDK_U_OPERATION_RECEIVE_AND_INVALIDATE);
+static_assert(ndk::operation_type::kSend == NDK_U_OPERATION_SEND);
+static_assert(ndk::operation_type::kFastRegister == NDK_U_OPERATION_FAST_REGISTER);
+static_assert(ndk::operation_type::kBind == NDK_U_OPERATION_BIND);
+static_assert(ndk::operation_type::kInvalidate == NDK_U_OPERATION_INVALIDATE);
+static_assert(ndk::operation_type::kRead == NDK_U_OPERATION_READ);
+static_assert(ndk::operation_type::kWrite == NDK_U_OPERATION_WRITE);
 
 // NAME -> value of every "#define NAME value" and "NAME = value," in ndkpi.h.
 std::map<std::string, std::int64_t> NdkpiValues() {

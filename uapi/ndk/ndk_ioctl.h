@@ -277,6 +277,41 @@ struct ndk_u_handle_close {
  * NDK_OPERATION_TYPE_*, STATUS_*) are carried unchanged: see ndkpi.h.
  */
 
+/*
+ * The NDK values the commands carry, under ABI names (same numbers as
+ * ndkpi.h; the kernel asserts they agree).
+ */
+/* ndk_u_mr_register.flags: NDK_MR_FLAG_* */
+#define NDK_U_MR_FLAG_ALLOW_LOCAL_READ 0x0U
+#define NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE 0x1U
+#define NDK_U_MR_FLAG_ALLOW_REMOTE_READ 0x2U
+#define NDK_U_MR_FLAG_ALLOW_REMOTE_WRITE 0x5U	/* includes local write */
+#define NDK_U_MR_FLAG_RDMA_READ_SINK 0x8U
+/* ndk_u_qp_post.flags: NDK_OP_FLAG_* */
+#define NDK_U_OP_FLAG_SILENT_SUCCESS 0x1U
+#define NDK_U_OP_FLAG_READ_FENCE 0x2U
+#define NDK_U_OP_FLAG_SEND_AND_SOLICIT_EVENT 0x4U
+#define NDK_U_OP_FLAG_ALLOW_REMOTE_READ 0x8U
+#define NDK_U_OP_FLAG_ALLOW_LOCAL_WRITE 0x10U
+#define NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE 0x30U	/* includes local write */
+#define NDK_U_OP_FLAG_INLINE 0x40U
+#define NDK_U_OP_FLAG_RDMA_READ_SINK 0x80U
+#define NDK_U_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE 0x100U
+#define NDK_U_OP_FLAG_DEFER 0x200U
+/* ndk_u_cq_arm.type: NDK_CQ_NOTIFY_* */
+#define NDK_U_CQ_NOTIFY_ERRORS 0U
+#define NDK_U_CQ_NOTIFY_ANY 1U
+#define NDK_U_CQ_NOTIFY_SOLICITED 2U
+/* ndk_u_result.type: NDK_OPERATION_TYPE_* */
+#define NDK_U_OPERATION_RECEIVE 0x0001U
+#define NDK_U_OPERATION_RECEIVE_AND_INVALIDATE 0x8001U
+#define NDK_U_OPERATION_SEND 0x0002U
+#define NDK_U_OPERATION_FAST_REGISTER 0x0004U
+#define NDK_U_OPERATION_BIND 0x0008U
+#define NDK_U_OPERATION_INVALIDATE 0x0010U
+#define NDK_U_OPERATION_READ 0x0020U
+#define NDK_U_OPERATION_WRITE 0x0040U
+
 /**
  * struct ndk_u_cq_create - NDK_IOCTL_CQ_CREATE: NdkCreateCq
  * @adapter_handle: in: an adapter handle

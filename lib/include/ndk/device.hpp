@@ -32,7 +32,7 @@ struct AdapterDescription {
 
 // Move-only owner of an open /dev/ndk file descriptor.
 class Device {
-public:
+  public:
     // Opens path (O_RDWR | O_CLOEXEC) and checks that the module speaks
     // this library's ABI version: an older or newer incompatible module
     // gives EPROTO (STATUS_NOT_SUPPORTED).
@@ -58,7 +58,7 @@ public:
     // One adapter by id; ENOENT when it does not exist (any more).
     Result<AdapterDescription> QueryAdapter(std::uint32_t id) const;
 
-private:
+  private:
     explicit Device(int fd) noexcept : fd_(fd) {}
     int fd_ = -1;
     DeviceInfo info_{};
