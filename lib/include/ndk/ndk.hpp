@@ -4,6 +4,7 @@
 
 #include "ndk/adapter.hpp"
 #include "ndk/device.hpp"
+#include "ndk/registration_cache.hpp"
 #include "ndk/result.hpp"
 #include "ndk/status.hpp"
 #include "ndk/wsa.hpp"
