@@ -5,12 +5,14 @@
 #include "ndk/registration_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -430,6 +432,42 @@ TEST_F(RegistrationCacheTest, MemlockFailureRetriesAfterDroppingUnusedEntries) {
     ASSERT_FALSE(e.ok());
     EXPECT_EQ(e.error().errnum, ENOMEM);
     EXPECT_EQ(e.error().wsa, ndk::wsa::kEnobufs);
+}
+
+TEST_F(RegistrationCacheTest, DefaultBoundIsHalfTheMemlockLimitAtMost64MiB) {
+    rlimit saved{};
+    ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &saved), 0);
+    rlimit low = saved;
+    low.rlim_cur = 8 << 20;
+    if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < low.rlim_cur)
+        low.rlim_cur = saved.rlim_max;
+    ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+    EXPECT_EQ(Make(0).max_cached_bytes(), low.rlim_cur / 2);
+    ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &saved), 0);
+    std::uint64_t want = saved.rlim_cur == RLIM_INFINITY
+                             ? 64ull << 20
+                             : std::min<std::uint64_t>(64ull << 20, saved.rlim_cur / 2);
+    EXPECT_EQ(Make(0).max_cached_bytes(), want);
+    EXPECT_EQ(Make(12345).max_cached_bytes(), 12345u);
+}
+
+TEST_F(RegistrationCacheTest, ThreadsShareOneCache) {
+    auto c = Make(8 * kPage);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; t++)
+        threads.emplace_back([&c, t, this] {
+            for (int i = 0; i < 5000; i++) {
+                auto l = c.Acquire(At(base + ((i + t) % 16) * kPage), kPage, ndk::kMemRead);
+                ASSERT_TRUE(l.ok());
+                if (i % 1000 == 999) l->Release();
+            }
+        });
+    for (auto& th : threads) th.join();
+    auto st = c.stats();
+    EXPECT_EQ(st.hits + st.misses, 20000u);
+    EXPECT_LE(st.cached_bytes, 8 * kPage);
+    EXPECT_EQ(static_cast<std::uint64_t>(k->registers), st.misses);
+    EXPECT_EQ(k->live.size(), st.entries);
 }
 
 }  // namespace
