@@ -23,7 +23,9 @@
 
 #include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/mmu_notifier.h>
 #include <linux/refcount.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -161,6 +163,38 @@ struct ndk_umem {
 	struct ndk_mdl *mdl;
 };
 
+/**
+ * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
+ * @lock:  protects the generations' writes and the notifiers' sequence
+ *         numbers; taken by the MMU notifier callback
+ * @gens:  NDK_U_CACHE_SLOTS generations from vmalloc_user(), mapped
+ *         read-only by the opener; NULL until first needed
+ * @slots: slots in use (the file's lock)
+ */
+struct ndk_ucache {
+	spinlock_t lock; /* generations and notifier sequence numbers */
+	u64 *gens;
+	DECLARE_BITMAP(slots, NDK_U_CACHE_SLOTS);
+};
+
+/**
+ * struct ndk_ucache_reg - a registration as the cache tracks it
+ * @notifier:   MMU interval notifier over the registration's pages
+ * @uc:         its file's cache state
+ * @gen:        the generation it bumps: its slot in @uc->gens, or @own
+ * @own:        the generation of a registration without a slot
+ * @registered: the generation the pages were pinned under
+ * @slot:       its slot, or NDK_U_CACHE_SLOT_NONE
+ */
+struct ndk_ucache_reg {
+	struct mmu_interval_notifier notifier;
+	struct ndk_ucache *uc;
+	u64 *gen;
+	u64 own;
+	u64 registered;
+	u32 slot;
+};
+
 static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)
 {
 	return obj->adapter->dev->ibdev;
@@ -202,10 +236,25 @@ int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 void ndk_umem_unpin(struct ndk_umem *um);
 long ndk_umem_pinned_pages(void);
 
+/* ndk_ucache.c */
+struct dentry;
+void ndk_ucache_init(struct ndk_ucache *uc);
+void ndk_ucache_release(struct ndk_ucache *uc);
+int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
+		   struct ndk_umem *um, struct mm_struct *mm, u64 address,
+		   u64 length, bool write);
+void ndk_ucache_untrack(struct ndk_ucache_reg *r);
+bool ndk_ucache_current(const struct ndk_ucache_reg *r);
+void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,
+		       u64 *generation);
+int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma);
+void ndk_ucache_debugfs_init(struct dentry *dir);
+
 /* ndk_file.c */
 struct dentry;
 int ndk_file_open(struct inode *inode, struct file *file);
 int ndk_file_release(struct inode *inode, struct file *file);
+int ndk_file_mmap(struct file *file, struct vm_area_struct *vma);
 int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a);
 int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q);
 int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p);

@@ -19,9 +19,10 @@
  * the file releases what is left, children before parents.
  *
  * Registrations (WSPRegisterMemory): the same (address, length, flags) on
- * the same PD gives the same handle and one more reference; each
- * MEM_DEREGISTER drops one; at zero the region is deregistered, then its
- * pages are unpinned and uncharged (ndk_umem.c).
+ * the same PD gives the same handle and one more reference, as long as
+ * the range still maps the registered pages (its cache generation has not
+ * moved, ndk_ucache.c); each MEM_DEREGISTER drops one; at zero the region
+ * is deregistered, then its pages are unpinned and uncharged (ndk_umem.c).
  *
  * Locking: ndk_file.lock serialises every command on the file, including
  * the blocking registration, and the release.  It nests outside every ndk
@@ -123,12 +124,30 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	spin_lock_init(&nf->ev_lock);
 	INIT_LIST_HEAD(&nf->events);
 	init_waitqueue_head(&nf->wait);
+	ndk_ucache_init(&nf->ucache);
 	if (current->mm) {
 		mmgrab(current->mm);
 		nf->mm = current->mm;
 	}
 	file->private_data = nf;
 	return nonseekable_open(inode, file);
+}
+
+/**
+ * ndk_file_mmap() - mmap of /dev/ndk: the registration cache generations
+ * @file: the file
+ * @vma:  the new mapping (ndk_ucache_mmap() checks it)
+ *
+ * Context: process context, mmap lock held for writing.
+ * Return: 0; %-EPERM (not the opener); see ndk_ucache_mmap().
+ */
+int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct ndk_file *nf = file->private_data;
+
+	if (!nf->mm || current->mm != nf->mm)
+		return -EPERM;
+	return ndk_ucache_mmap(&nf->ucache, vma);
 }
 
 /**
@@ -393,6 +412,8 @@ s32 ndk_mem_release(struct ndk_uobj *u)
 		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
 		if (status)
 			return status;
+		if (u->type == NDK_UOBJ_MEM)
+			ndk_ucache_untrack(&u->mem.cache);
 		ndk_umem_unpin(&u->mem.umem);
 	}
 	ndk_mem_key_del(u);
@@ -415,6 +436,9 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 		fallthrough;
 	case NDK_UOBJ_MR:
 		WARN_ON(ndk_mem_release(u));
+		/* The notifier goes with the entry, whatever happened above. */
+		if (u->type == NDK_UOBJ_MEM)
+			ndk_ucache_untrack(&u->mem.cache);
 		ndk_close_mr(u->mem.mr, NULL, NULL);
 		break;
 	case NDK_UOBJ_PD:
@@ -552,6 +576,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 		if (e->owned)
 			kfree(e);
 	xa_destroy(&nf->handles);
+	ndk_ucache_release(&nf->ucache);
 	if (nf->mm)
 		mmdrop(nf->mm);
 	mutex_destroy(&nf->lock);
@@ -801,6 +826,8 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 	m->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	m->references = u->mem.refs;
 	m->base_address = u->mem.umem.address;
+	ndk_ucache_result(&u->mem.cache, &m->cache_slot, &m->cache_generation);
+	m->reserved = 0;
 }
 
 /**
@@ -810,6 +837,9 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
  * @length:   bytes, > 0
  * @mr_flags: NDK_MR_FLAG_*; the pages are pinned writable when the
  *            device may write them
+ *
+ * A WSP registration (MEM entry) is also tracked by the registration
+ * cache: a slot and an MMU notifier (ndk_ucache_pin()).
  *
  * Context: process context of the file's opener, may sleep.
  * Return: 0; %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory or
@@ -822,6 +852,7 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 	struct ndk_adapter_info info;
 	u32 size = sizeof(info);
 	s32 status;
+	bool write;
 	int ret;
 	u64 last;
 
@@ -838,8 +869,14 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 	if (length > info.max_registration_size)
 		return -EMSGSIZE;
 
-	ret = ndk_umem_pin(&u->mem.umem, current->mm, address, length,
-			   mr_flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	write = mr_flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+	if (u->type == NDK_UOBJ_MEM)
+		ret = ndk_ucache_pin(&u->nf->ucache, &u->mem.cache,
+				     &u->mem.umem, current->mm, address, length,
+				     write);
+	else
+		ret = ndk_umem_pin(&u->mem.umem, current->mm, address, length,
+				   write);
 	if (ret)
 		return ret;
 	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl, length, mr_flags,
@@ -856,6 +893,8 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 err_deregister:
 	ndk_deregister_mr(u->mem.mr, NULL, NULL);
 err_unpin:
+	if (u->type == NDK_UOBJ_MEM)
+		ndk_ucache_untrack(&u->mem.cache);
 	ndk_umem_unpin(&u->mem.umem);
 	return ret;
 }
@@ -911,8 +950,10 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 		goto out_unlock;
 	}
 	list_for_each_entry(u, &pd->mems, mem.entry) {
+		/* Never a registration of pages the range no longer maps. */
 		if (u->mem.umem.address == m->address &&
-		    u->mem.umem.length == m->length && u->mem.flags == m->flags) {
+		    u->mem.umem.length == m->length && u->mem.flags == m->flags &&
+		    ndk_ucache_current(&u->mem.cache)) {
 			if (u->mem.refs == U32_MAX) {
 				ret = -EOVERFLOW;
 				goto out_unlock;

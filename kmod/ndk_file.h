@@ -38,6 +38,7 @@ enum ndk_uobj_type {
  *            in any context (CQ notifications run in softirq context)
  * @events:   queued struct ndk_uevent, oldest first
  * @wait:     poll() waits here for @events
+ * @ucache:   registration cache slots and generations (ndk_ucache.c)
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -47,6 +48,7 @@ struct ndk_file {
 	spinlock_t ev_lock; /* protects events */
 	struct list_head events;
 	wait_queue_head_t wait;
+	struct ndk_ucache ucache;
 };
 
 struct ndk_uobj;
@@ -90,6 +92,7 @@ struct ndk_uevent {
  * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
  * @mem.mr:   its MR
  * @mem.umem: its pinned pages (none: an MR not registered, or fast-register)
+ * @mem.cache: MEM: its cache slot and MMU notifier while registered
  * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
  * @mem.entry: MEM: in the PD's @mems
@@ -120,6 +123,7 @@ struct ndk_uobj {
 		struct {
 			struct ndk_mr *mr;
 			struct ndk_umem umem;
+			struct ndk_ucache_reg cache;
 			u32 flags;
 			u32 refs;
 			struct list_head entry;

@@ -39,7 +39,7 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 		return -EINVAL;
 	info->abi_version = NDK_U_ABI_VERSION;
 	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS |
-			 NDK_U_FEATURE_VERBS;
+			 NDK_U_FEATURE_VERBS | NDK_U_FEATURE_CACHE;
 	info->adapter_count = ndk_adapter_count();
 	return 0;
 }
@@ -140,6 +140,8 @@ static_assert(sizeof(struct ndk_u_pd_create) == 16);
 static_assert(sizeof(struct ndk_u_mem_register) == 64);
 static_assert(offsetof(struct ndk_u_mem_register, handle) == 24);
 static_assert(offsetof(struct ndk_u_mem_register, base_address) == 40);
+static_assert(offsetof(struct ndk_u_mem_register, cache_slot) == 48);
+static_assert(offsetof(struct ndk_u_mem_register, cache_generation) == 56);
 static_assert(sizeof(struct ndk_u_mem_deregister) == 16);
 static_assert(sizeof(struct ndk_u_handle_close) == 8);
 static_assert(NDK_U_MR_FLAG_ALLOW_LOCAL_READ == NDK_MR_FLAG_ALLOW_LOCAL_READ);

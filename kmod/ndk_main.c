@@ -20,6 +20,7 @@ static const struct file_operations ndk_fops = {
 	.owner = THIS_MODULE,
 	.open = ndk_file_open,
 	.release = ndk_file_release,
+	.mmap = ndk_file_mmap,
 	.unlocked_ioctl = ndk_ioctl,
 	.poll = ndk_file_poll,
 	.compat_ioctl = compat_ptr_ioctl,
@@ -112,6 +113,7 @@ static int __init ndk_init(void)
 	debugfs_create_file_unsafe("fail_mr_alloc", 0600, ndk_debugfs, NULL,
 				   &ndk_fail_mr_alloc_fops);
 	ndk_file_debugfs_init(ndk_debugfs);
+	ndk_ucache_debugfs_init(ndk_debugfs);
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
 	return 0;
 

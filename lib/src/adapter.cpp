@@ -105,6 +105,11 @@ Result<ProtectionDomain> Adapter::CreateProtectionDomain() const {
 
 std::uint32_t ProtectionDomain::handle() const noexcept { return s_ ? s_->handle : 0; }
 
+detail::PdAccess detail::AccessPd(const ProtectionDomain& pd) noexcept {
+    if (!pd.s_) return {};
+    return {pd.s_, pd.s_->adapter->device.fd(), pd.s_->handle};
+}
+
 Result<Registration> ProtectionDomain::RegisterMemory(const void* buffer, std::size_t length,
                                                       std::uint32_t flags) const {
     if (!s_) return Error::FromErrnoWsa(EBADF);

@@ -344,9 +344,11 @@ struct ndk_u_cq_arm {
  * @request_context:  the posting request's @request_context
  * @qp_context:       the QP's @context
  * @status:           NTSTATUS of the request
- * @bytes_transferred: bytes received, read or written
+ * @bytes_transferred: receives: bytes received; 0 for other requests (the
+ *                    NDK_RESULT rule)
  * @type:             NDK_OPERATION_TYPE_*
- * @provider_error_code: the verbs work completion status (enum ib_wc_status)
+ * @provider_error_code: the device's vendor error of a failed request
+ *                    (ib_wc.vendor_err; 0 on rxe)
  * @type_specific:    NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE: the token
  *                    the peer invalidated; 0 otherwise
  */

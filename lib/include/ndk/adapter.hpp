@@ -34,9 +34,20 @@
 
 namespace ndk {
 
+class ProtectionDomain;
+
 namespace detail {
 struct AdapterState;
 struct PdState;
+// A PD's /dev/ndk descriptor and handle for code of the library that
+// issues its own commands on them (the registration cache's kernel
+// backend); `keep` keeps the file and the PD open.
+struct PdAccess {
+    std::shared_ptr<const void> keep;
+    int fd = -1;
+    std::uint32_t handle = 0;
+};
+PdAccess AccessPd(const ProtectionDomain& pd) noexcept;
 }  // namespace detail
 
 // NDK_ADAPTER_INFO (ndkinfo.h), every field.
@@ -145,6 +156,7 @@ class [[nodiscard]] ProtectionDomain {
     friend class QueuePair;
     friend class MemoryRegion;
     friend class MemoryWindow;
+    friend detail::PdAccess detail::AccessPd(const ProtectionDomain& pd) noexcept;
     explicit ProtectionDomain(std::shared_ptr<detail::PdState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::PdState> s_;
 };

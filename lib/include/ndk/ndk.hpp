@@ -10,6 +10,7 @@
 #include "ndk/event.hpp"
 #include "ndk/memory.hpp"
 #include "ndk/queue_pair.hpp"
+#include "ndk/registration_cache.hpp"
 #include "ndk/result.hpp"
 #include "ndk/sockaddr.hpp"
 #include "ndk/status.hpp"

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: the kernel half of the user-space registration cache.
+ *
+ * A registration cache keeps WSPRegisterMemory registrations alive after
+ * their users are done, and hands them out again for the same buffer
+ * without a system call.  It is only correct if it learns when the
+ * buffer's virtual addresses stop meaning the pages the registration
+ * pinned (munmap, mremap, madvise(MADV_DONTNEED), a new mmap(MAP_FIXED)
+ * over it...).  User-space hooks on munmap() miss too much (direct system
+ * calls, brk, other libraries); the kernel sees every such change through
+ * an MMU notifier.
+ *
+ * Each open file has a generation array of NDK_U_CACHE_SLOTS u64s, in
+ * memory from vmalloc_user() that the opener maps read-only (mmap() at
+ * NDK_U_MMAP_CACHE).  Every registration gets a free slot (or none, when
+ * all are in use) and an mmu_interval_notifier over its page-aligned
+ * range.  The notifier bumps the slot's generation; so does the
+ * registration's release.  MEM_REGISTER returns the slot and the
+ * generation the registration was made under, so user space checks a
+ * cached registration with one load: valid while the slot still holds
+ * that generation.  Generations only grow and are never reset while the
+ * file is open, so a reused slot cannot bring an old value back.
+ *
+ * Events that do not bump: MMU_NOTIFY_PROTECTION_PAGE (fork write-protects
+ * the parent's copy-on-write PTEs; 6.1 copies pages that may be DMA-pinned
+ * into the child at fork instead, page_needs_cow_for_dma(), so the
+ * parent's PTEs keep mapping the pinned pages, writable) and
+ * MMU_NOTIFY_SOFT_DIRTY (clear_refs write-protects PTEs for soft-dirty
+ * tracking; the next write fault reuses the same exclusive page).  In both
+ * cases the addresses keep mapping the pinned pages.  Everything else
+ * (UNMAP, CLEAR, PROTECTION_VMA, RELEASE, MIGRATE, EXCLUSIVE) bumps:
+ * a spurious bump only costs user space a new registration.
+ *
+ * Registration against concurrent invalidation (the interval notifier's
+ * collision-retry scheme, as ODP uses it): the notifier is inserted before
+ * the pages are pinned; mmu_interval_read_begin() waits out an
+ * invalidation in progress; after pinning, mmu_interval_read_retry() under
+ * ndk_ucache.lock (the lock the callback holds around
+ * mmu_interval_set_seq()) says whether an invalidation ran meanwhile.  If
+ * none did, the pinned pages are the ones mapped now and the generation
+ * read under the same lock is the one to return; if one did (often the
+ * pin's own copy-on-write break of a page mapped read-only), the pages
+ * are unpinned and pinned again, a few times at most.  After the last try
+ * the registration is returned with the generation before the pin, which
+ * user space then sees as stale: never a stale registration that looks
+ * valid.
+ *
+ * Locking: ndk_file.lock (held by every caller but the mmap handler and
+ * the notifier) serialises slot allocation.  ndk_ucache.lock, a spinlock,
+ * protects the generations' writes and the notifiers' sequence numbers;
+ * the notifier callback takes only that lock and never sleeps.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/debugfs.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/overflow.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "ndk_core.h"
+
+/* Bytes of the generation array, and of its mapping. */
+#define NDK_UCACHE_BYTES	(NDK_U_CACHE_SLOTS * sizeof(u64))
+#define NDK_UCACHE_MAP_BYTES	PAGE_ALIGN(NDK_UCACHE_BYTES)
+
+/* Pin attempts while invalidations keep colliding with the pin. */
+#define NDK_UCACHE_PIN_TRIES	3
+
+static_assert(NDK_U_MMAP_CACHE % PAGE_SIZE == 0);
+
+/* Generation bumps from MMU notifiers: debugfs ndk/ucache_invalidations. */
+static atomic64_t ndk_ucache_invalidations = ATOMIC64_INIT(0);
+
+/**
+ * ndk_ucache_init() - initialise the cache state of a new file
+ * @uc: zeroed
+ *
+ * The generation array is allocated on first use.
+ *
+ * Context: any.
+ */
+void ndk_ucache_init(struct ndk_ucache *uc)
+{
+	spin_lock_init(&uc->lock);
+}
+
+/**
+ * ndk_ucache_release() - free the generation array of a released file
+ * @uc: no registration tracked any more, no mapping left (the mappings
+ *      hold the file, so the release comes after the last munmap)
+ *
+ * Context: process context.
+ */
+void ndk_ucache_release(struct ndk_ucache *uc)
+{
+	WARN_ON(!bitmap_empty(uc->slots, NDK_U_CACHE_SLOTS));
+	vfree(uc->gens);
+	uc->gens = NULL;
+}
+
+/* The generation array, allocated on first use; NULL without memory. */
+static u64 *ndk_ucache_gens(struct ndk_ucache *uc)
+{
+	u64 *old, *gens;
+
+	/* Pairs with the cmpxchg() below: the array is zeroed before use. */
+	gens = smp_load_acquire(&uc->gens);
+	if (gens)
+		return gens;
+	gens = vmalloc_user(NDK_UCACHE_MAP_BYTES);
+	if (!gens)
+		return NULL;
+	/* The mmap handler may race with a registration: first one wins. */
+	old = cmpxchg(&uc->gens, NULL, gens);
+	if (old) {
+		vfree(gens);
+		return old;
+	}
+	return gens;
+}
+
+/* Under ndk_ucache.lock: the registration's generation moves on. */
+static void ndk_ucache_bump(struct ndk_ucache_reg *r)
+{
+	lockdep_assert_held(&r->uc->lock);
+	WRITE_ONCE(*r->gen, *r->gen + 1);
+}
+
+static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
+				  const struct mmu_notifier_range *range,
+				  unsigned long cur_seq)
+{
+	struct ndk_ucache_reg *r = container_of(mni, struct ndk_ucache_reg,
+						notifier);
+
+	spin_lock(&r->uc->lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	/* See the top of this file for why these two leave it valid. */
+	if (range->event != MMU_NOTIFY_PROTECTION_PAGE &&
+	    range->event != MMU_NOTIFY_SOFT_DIRTY) {
+		ndk_ucache_bump(r);
+		atomic64_inc(&ndk_ucache_invalidations);
+	}
+	spin_unlock(&r->uc->lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops ndk_ucache_ops = {
+	.invalidate = ndk_ucache_invalidate,
+};
+
+/*
+ * Pin while no invalidation of the range collides with it; the generation
+ * the pages were pinned under goes to r->registered.
+ */
+static int ndk_ucache_pin_current(struct ndk_ucache_reg *r,
+				  struct ndk_umem *um, struct mm_struct *mm,
+				  u64 address, u64 length, bool write)
+{
+	unsigned long seq;
+	u64 before;
+	bool retry;
+	int tries, ret;
+
+	for (tries = 1; ; tries++) {
+		seq = mmu_interval_read_begin(&r->notifier);
+		before = READ_ONCE(*r->gen);
+		ret = ndk_umem_pin(um, mm, address, length, write);
+		if (ret)
+			return ret;
+		spin_lock(&r->uc->lock);
+		retry = mmu_interval_read_retry(&r->notifier, seq);
+		r->registered = retry ? before : *r->gen;
+		spin_unlock(&r->uc->lock);
+		if (!retry || tries == NDK_UCACHE_PIN_TRIES)
+			return 0;
+		ndk_umem_unpin(um);
+	}
+}
+
+/**
+ * ndk_ucache_pin() - pin user memory for a registration the cache tracks
+ * @uc:      the file's cache state
+ * @r:       zeroed; receives the slot and the MMU notifier
+ * @um:      zeroed; receives the pinned range (ndk_umem_pin())
+ * @mm:      the calling process's mm (current->mm), the file's opener
+ * @address: user address of the first byte
+ * @length:  bytes, > 0; @address + @length does not wrap
+ * @write:   the device may write the memory (MEM_WRITE)
+ *
+ * Takes a free slot (NDK_U_CACHE_SLOT_NONE when there is none: the
+ * registration is still tracked, with a private generation), inserts an
+ * MMU notifier over the page-aligned range, then pins it (see the top of
+ * this file for the retry against concurrent invalidations).
+ * ndk_ucache_untrack() and ndk_umem_unpin() undo it.
+ *
+ * Context: process context of the owner of @mm, may sleep; the file's
+ * lock held.
+ * Return: 0; %-ENOMEM (no memory for the generation array); what
+ * mmu_interval_notifier_insert() or ndk_umem_pin() return.
+ */
+int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
+		   struct ndk_umem *um, struct mm_struct *mm, u64 address,
+		   u64 length, bool write)
+{
+	unsigned long start, end;
+	u64 *gens, last;
+	u32 slot;
+	int ret;
+
+	if (!length || check_add_overflow(address, length, &last) ||
+	    !access_ok(u64_to_user_ptr(address), length))
+		return -EFAULT;
+	start = address & PAGE_MASK;
+	end = PAGE_ALIGN(last);
+
+	gens = ndk_ucache_gens(uc);
+	if (!gens)
+		return -ENOMEM;
+	r->uc = uc;
+	slot = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
+	if (slot < NDK_U_CACHE_SLOTS) {
+		__set_bit(slot, uc->slots);
+		r->slot = slot;
+		r->gen = &gens[slot];
+	} else {
+		r->slot = NDK_U_CACHE_SLOT_NONE;
+		r->gen = &r->own;
+	}
+
+	ret = mmu_interval_notifier_insert(&r->notifier, mm, start,
+					   end - start, &ndk_ucache_ops);
+	if (ret)
+		goto err_free_slot;
+	ret = ndk_ucache_pin_current(r, um, mm, address, length, write);
+	if (ret)
+		goto err_untrack;
+	return 0;
+
+err_untrack:
+	ndk_ucache_untrack(r);
+	return ret;
+err_free_slot:
+	if (r->slot != NDK_U_CACHE_SLOT_NONE)
+		__clear_bit(r->slot, uc->slots);
+	r->uc = NULL;
+	return ret;
+}
+
+/**
+ * ndk_ucache_untrack() - the registration goes: stop tracking its range
+ * @r: tracked by ndk_ucache_pin()
+ *
+ * Removes the notifier (waiting for a callback in progress), then moves
+ * the slot's generation on, so every cached copy of the registration is
+ * stale, and frees the slot.  The pages stay pinned: the caller unpins
+ * them once the device can no longer reach them.  Once untracked, @r is
+ * left alone by further calls.
+ *
+ * Context: process context, may sleep; the file's lock held.
+ */
+void ndk_ucache_untrack(struct ndk_ucache_reg *r)
+{
+	if (!r->uc)
+		return;
+	mmu_interval_notifier_remove(&r->notifier);
+	spin_lock(&r->uc->lock);
+	ndk_ucache_bump(r);
+	spin_unlock(&r->uc->lock);
+	if (r->slot != NDK_U_CACHE_SLOT_NONE)
+		__clear_bit(r->slot, r->uc->slots);
+	r->slot = NDK_U_CACHE_SLOT_NONE;
+	r->uc = NULL;
+}
+
+/**
+ * ndk_ucache_current() - does the registration still map its range?
+ * @r: tracked by ndk_ucache_pin()
+ *
+ * Context: any.
+ * Return: false once the range was unmapped, remapped or otherwise
+ * invalidated since the registration.
+ */
+bool ndk_ucache_current(const struct ndk_ucache_reg *r)
+{
+	return READ_ONCE(*r->gen) == r->registered;
+}
+
+/**
+ * ndk_ucache_result() - the cache fields of MEM_REGISTER's answer
+ * @r:          tracked by ndk_ucache_pin()
+ * @slot:       out: the slot, or NDK_U_CACHE_SLOT_NONE
+ * @generation: out: the generation the registration was made under
+ *              (0 without a slot)
+ *
+ * Context: any.
+ */
+void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,
+		       u64 *generation)
+{
+	*slot = r->slot;
+	*generation = r->slot == NDK_U_CACHE_SLOT_NONE ? 0 : r->registered;
+}
+
+/**
+ * ndk_ucache_mmap() - map the generation array read-only
+ * @uc:  the file's cache state
+ * @vma: the caller's new mapping: MAP_SHARED, PROT_READ, at offset
+ *       NDK_U_MMAP_CACHE, at most the array's size (rounded to pages)
+ *
+ * The mapping can never become writable or executable (VM_MAYWRITE and
+ * VM_MAYEXEC are cleared).  The caller checked that the calling process
+ * opened the file.
+ *
+ * Context: process context, mmap lock held for writing.
+ * Return: 0; %-EINVAL (another offset, larger than the array, not
+ * MAP_SHARED); %-EPERM (PROT_WRITE or PROT_EXEC); %-ENOMEM.
+ */
+int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+	u64 *gens;
+
+	if (vma->vm_pgoff != NDK_U_MMAP_CACHE >> PAGE_SHIFT ||
+	    size > NDK_UCACHE_MAP_BYTES || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	gens = ndk_ucache_gens(uc);
+	if (!gens)
+		return -ENOMEM;
+	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+	return remap_vmalloc_range(vma, gens, 0);
+}
+
+static int ndk_ucache_invalidations_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&ndk_ucache_invalidations);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ndk_ucache_invalidations_fops,
+			 ndk_ucache_invalidations_get, NULL, "%llu\n");
+
+/**
+ * ndk_ucache_debugfs_init() - debugfs counter of the registration cache
+ * @dir: ndk.ko's debugfs directory
+ *
+ * ndk/ucache_invalidations: generation bumps made by MMU notifiers since
+ * the module was loaded (releases of registrations are not counted).
+ *
+ * Context: module init.
+ */
+void ndk_ucache_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file_unsafe("ucache_invalidations", 0444, dir, NULL,
+				   &ndk_ucache_invalidations_fops);
+}
