@@ -241,6 +241,7 @@ int main(int argc, char** argv) {
         rdma_ack_cm_event(ev);
         goto out;
     }
+    printf("private data %u bytes\n", ev->param.conn.private_data_len);
     memcpy(desc, ev->param.conn.private_data, sizeof(desc));
     rdma_ack_cm_event(ev);
     uint64_t waddr = get_le(desc, 8);
