@@ -288,8 +288,7 @@ void scenario(bool kill_midway) {
     f.request_context = 0xf1;
     T_CHECK(post(&f) == 0);
     std::uint32_t ftoken = f.token;
-    T_CHECK(wait_result(scq, &r) && r.status == 0 &&
-            r.type == NDK_U_OPERATION_FAST_REGISTER);
+    T_CHECK(wait_result(scq, &r) && r.status == 0 && r.type == NDK_U_OPERATION_FAST_REGISTER);
     T_CHECK(ftoken != 0 && ftoken != wtoken);
     if (kill_midway) kill(getpid(), SIGKILL);
 
