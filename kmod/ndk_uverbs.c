@@ -48,6 +48,9 @@ static void *ndk_uv_ptr(u64 v)
 	return (void *)(uintptr_t)v;
 }
 
+static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
+			 const void *arg, u32 *handle);
+
 /**
  * ndk_uverbs_destroy() - release the object of a CQ, QP, MW, connector or
  * listener entry
@@ -106,48 +109,11 @@ static void ndk_uv_cq_notify(void *context, s32 status)
 int ndk_uv_cq_create(struct file *file, void *arg)
 {
 	struct ndk_u_cq_create *c = arg;
-	struct ndk_uobj *adapter, *u;
-	struct ndk_file *nf;
-	s32 status;
-	int ret;
 
 	if (c->flags || c->handle)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
-	if (IS_ERR(adapter)) {
-		ret = PTR_ERR(adapter);
-		goto out_unlock;
-	}
-	u = ndk_uobj_alloc(nf, NDK_UOBJ_CQ, adapter);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	status = ndk_create_cq(adapter->adapter, c->depth, ndk_uv_cq_notify, u,
-			       NULL, NULL, NULL, &u->cq.cq);
-	if (status) {
-		ret = ndk_errno_from_status(status);
-		goto err_free_uobj;
-	}
-	ret = ndk_uobj_publish(nf, u);
-	if (ret)
-		goto err_close_cq;
-	ndk_uevent_init(&u->cq.notify, nf, NDK_U_EVENT_CQ, u->handle,
-			c->context);
-	c->handle = u->handle;
-	mutex_unlock(&nf->lock);
-	return 0;
-
-err_close_cq:
-	ndk_close_cq(u->cq.cq, NULL, NULL);
-err_free_uobj:
-	kfree(u);
-out_unlock:
-	mutex_unlock(&nf->lock);
-	return ret;
+	return ndk_uv_create(file, c->adapter_handle, NDK_UOBJ_CQ, c,
+			     &c->handle);
 }
 
 /**
@@ -312,6 +278,18 @@ out_unlock:
 	return ret;
 }
 
+/* The SGE list of @p, copied from user space into @usge. */
+static int ndk_uv_copy_sges(const struct ndk_u_qp_post *p,
+			    struct ndk_u_sge *usge)
+{
+	if (p->nsge > NDK_U_SGE_MAX)
+		return -EINVAL;
+	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
+			   p->nsge * sizeof(*usge)))
+		return -EFAULT;
+	return 0;
+}
+
 /*
  * Copy and check the SGEs of @p for @qp: each must name, by its current
  * local token, a registration of the QP's PD on this file, and lie inside
@@ -324,12 +302,11 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 	struct ndk_uobj *m;
 	u64 end;
 	u32 i;
+	int ret;
 
-	if (p->nsge > NDK_U_SGE_MAX)
-		return -EINVAL;
-	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
-			   p->nsge * sizeof(*usge)))
-		return -EFAULT;
+	ret = ndk_uv_copy_sges(p, usge);
+	if (ret)
+		return ret;
 	for (i = 0; i < p->nsge; i++) {
 		m = xa_load(&qp->parent->keys, usge[i].token >> 8);
 		if (!m || ndk_get_local_token_from_mr(m->mem.mr) !=
@@ -359,12 +336,11 @@ static int ndk_uv_inline(const struct ndk_u_qp_post *p, struct ndk_sge *sgl,
 	struct ndk_u_sge usge[NDK_U_SGE_MAX];
 	u32 i, total = 0;
 	u8 *data;
+	int ret;
 
-	if (p->nsge > NDK_U_SGE_MAX)
-		return -EINVAL;
-	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
-			   p->nsge * sizeof(*usge)))
-		return -EFAULT;
+	ret = ndk_uv_copy_sges(p, usge);
+	if (ret)
+		return ret;
 	for (i = 0; i < p->nsge; i++) {
 		if (usge[i].length > NDK_UV_INLINE_MAX - total)
 			return -EINVAL;
@@ -592,58 +568,6 @@ out_unlock:
 
 /* ---- MR, MW, tokens --------------------------------------------------------- */
 
-/* Create an MR or MW entry of PD @pd_handle. */
-static int ndk_uv_pd_child(struct file *file, u32 pd_handle, u8 type,
-			   bool fast_register, u32 *handle)
-{
-	struct ndk_uobj *pd, *u;
-	struct ndk_file *nf;
-	s32 status;
-	int ret;
-
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	pd = ndk_uobj_find(nf, pd_handle, NDK_UOBJ_PD);
-	if (IS_ERR(pd)) {
-		ret = PTR_ERR(pd);
-		goto out_unlock;
-	}
-	u = ndk_uobj_alloc(nf, type, pd);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	if (type == NDK_UOBJ_MR) {
-		u->mem.key = -1;
-		status = ndk_create_mr(pd->pd, fast_register, NULL, NULL,
-				       &u->mem.mr);
-	} else {
-		status = ndk_create_mw(pd->pd, NULL, NULL, &u->mw);
-	}
-	if (status) {
-		ret = ndk_errno_from_status(status);
-		goto err_free_uobj;
-	}
-	ret = ndk_uobj_publish(nf, u);
-	if (ret)
-		goto err_close;
-	*handle = u->handle;
-	mutex_unlock(&nf->lock);
-	return 0;
-
-err_close:
-	if (type == NDK_UOBJ_MR)
-		ndk_close_mr(u->mem.mr, NULL, NULL);
-	else
-		ndk_close_mw(u->mw, NULL, NULL);
-err_free_uobj:
-	kfree(u);
-out_unlock:
-	mutex_unlock(&nf->lock);
-	return ret;
-}
-
 /**
  * ndk_uv_mr_create() - NDK_IOCTL_MR_CREATE
  * @file: the file
@@ -659,9 +583,7 @@ int ndk_uv_mr_create(struct file *file, void *arg)
 	if ((c->flags & ~NDK_U_MR_CREATE_F_FAST_REGISTER) || c->handle ||
 	    c->reserved)
 		return -EINVAL;
-	return ndk_uv_pd_child(file, c->pd_handle, NDK_UOBJ_MR,
-			       c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
-			       &c->handle);
+	return ndk_uv_create(file, c->pd_handle, NDK_UOBJ_MR, c, &c->handle);
 }
 
 /**
@@ -678,8 +600,7 @@ int ndk_uv_mw_create(struct file *file, void *arg)
 
 	if (c->flags || c->handle || c->reserved)
 		return -EINVAL;
-	return ndk_uv_pd_child(file, c->pd_handle, NDK_UOBJ_MW, false,
-			       &c->handle);
+	return ndk_uv_create(file, c->pd_handle, NDK_UOBJ_MW, c, &c->handle);
 }
 
 #define NDK_UV_MR_FLAGS (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
@@ -956,47 +877,11 @@ static void ndk_uv_connector_init(struct ndk_uobj *u, u64 context)
 int ndk_uv_connector_create(struct file *file, void *arg)
 {
 	struct ndk_u_connector_create *c = arg;
-	struct ndk_uobj *adapter, *u;
-	struct ndk_file *nf;
-	s32 status;
-	int ret;
 
 	if (c->flags || c->handle || c->reserved)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
-	if (IS_ERR(adapter)) {
-		ret = PTR_ERR(adapter);
-		goto out_unlock;
-	}
-	u = ndk_uobj_alloc(nf, NDK_UOBJ_CONNECTOR, adapter);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	status = ndk_create_connector(adapter->adapter, NULL, NULL,
-				      &u->conn.conn);
-	if (status) {
-		ret = ndk_errno_from_status(status);
-		goto err_free_uobj;
-	}
-	ret = ndk_uobj_publish(nf, u);
-	if (ret)
-		goto err_close_connector;
-	ndk_uv_connector_init(u, c->context);
-	c->handle = u->handle;
-	mutex_unlock(&nf->lock);
-	return 0;
-
-err_close_connector:
-	ndk_close_connector(u->conn.conn, NULL, NULL);
-err_free_uobj:
-	kfree(u);
-out_unlock:
-	mutex_unlock(&nf->lock);
-	return ret;
+	return ndk_uv_create(file, c->adapter_handle, NDK_UOBJ_CONNECTOR, c,
+			     &c->handle);
 }
 
 /**
@@ -1369,48 +1254,11 @@ err_close_connector:
 int ndk_uv_listener_create(struct file *file, void *arg)
 {
 	struct ndk_u_listener_create *c = arg;
-	struct ndk_uobj *adapter, *u;
-	struct ndk_file *nf;
-	s32 status;
-	int ret;
 
 	if (c->flags || c->handle || c->reserved)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	adapter = ndk_uobj_find(nf, c->adapter_handle, NDK_UOBJ_ADAPTER);
-	if (IS_ERR(adapter)) {
-		ret = PTR_ERR(adapter);
-		goto out_unlock;
-	}
-	u = ndk_uobj_alloc(nf, NDK_UOBJ_LISTENER, adapter);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	u->listener.context = c->context;
-	/* No connection request arrives before LISTEN, after publishing. */
-	status = ndk_create_listener(adapter->adapter, ndk_uv_connect_event,
-				     u, NULL, NULL, &u->listener.listener);
-	if (status) {
-		ret = ndk_errno_from_status(status);
-		goto err_free_uobj;
-	}
-	ret = ndk_uobj_publish(nf, u);
-	if (ret)
-		goto err_close_listener;
-	c->handle = u->handle;
-	mutex_unlock(&nf->lock);
-	return 0;
-
-err_close_listener:
-	ndk_close_listener(u->listener.listener, NULL, NULL);
-err_free_uobj:
-	kfree(u);
-out_unlock:
-	mutex_unlock(&nf->lock);
-	return ret;
+	return ndk_uv_create(file, c->adapter_handle, NDK_UOBJ_LISTENER, c,
+			     &c->handle);
 }
 
 /**
@@ -1452,6 +1300,112 @@ int ndk_uv_listen(struct file *file, void *arg)
 		ndk_uv_sockaddr_out(l->address, &ss, len);
 	}
 	ret = ndk_errno_from_status(status);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* ---- Creating adapter and PD children ------------------------------------- */
+
+/*
+ * Create the object of the new entry @u from its parent's, with the
+ * arguments of its create command @arg.  Its event is set up before the
+ * object can raise it; the handle in the event is filled in once known.
+ */
+static s32 ndk_uv_open_object(struct ndk_uobj *u, const void *arg)
+{
+	struct ndk_uobj *parent = u->parent;
+
+	switch (u->type) {
+	case NDK_UOBJ_CQ: {
+		const struct ndk_u_cq_create *c = arg;
+
+		ndk_uevent_init(&u->cq.notify, u->nf, NDK_U_EVENT_CQ, 0,
+				c->context);
+		return ndk_create_cq(parent->adapter, c->depth,
+				     ndk_uv_cq_notify, u, NULL, NULL, NULL,
+				     &u->cq.cq);
+	}
+	case NDK_UOBJ_CONNECTOR: {
+		const struct ndk_u_connector_create *c = arg;
+
+		ndk_uv_connector_init(u, c->context);
+		return ndk_create_connector(parent->adapter, NULL, NULL,
+					    &u->conn.conn);
+	}
+	case NDK_UOBJ_LISTENER: {
+		const struct ndk_u_listener_create *c = arg;
+
+		/* No connection request arrives before LISTEN. */
+		u->listener.context = c->context;
+		return ndk_create_listener(parent->adapter,
+					   ndk_uv_connect_event, u, NULL, NULL,
+					   &u->listener.listener);
+	}
+	case NDK_UOBJ_MR: {
+		const struct ndk_u_mr_create *c = arg;
+
+		u->mem.key = -1;
+		return ndk_create_mr(parent->pd,
+				     c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
+				     NULL, NULL, &u->mem.mr);
+	}
+	default:
+		return ndk_create_mw(parent->pd, NULL, NULL, &u->mw);
+	}
+}
+
+/*
+ * The create commands of CQs, connectors and listeners (children of an
+ * adapter) and of MRs and MWs (children of a PD): @arg is the command's
+ * struct, checked by the caller; *@handle receives the new handle.
+ */
+static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
+			 const void *arg, u32 *handle)
+{
+	u8 parent_type = type == NDK_UOBJ_MR || type == NDK_UOBJ_MW ?
+			 NDK_UOBJ_PD : NDK_UOBJ_ADAPTER;
+	struct ndk_uobj *parent, *u;
+	struct ndk_file *nf;
+	s32 status;
+	int ret;
+
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	parent = ndk_uobj_find(nf, parent_handle, parent_type);
+	if (IS_ERR(parent)) {
+		ret = PTR_ERR(parent);
+		goto out_unlock;
+	}
+	u = ndk_uobj_alloc(nf, type, parent);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_uv_open_object(u, arg);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_object;
+	if (type == NDK_UOBJ_CQ)
+		u->cq.notify.ev.handle = u->handle;
+	else if (type == NDK_UOBJ_CONNECTOR)
+		u->conn.disconnected.ev.handle = u->handle;
+	*handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_object:
+	if (type == NDK_UOBJ_MR)
+		ndk_close_mr(u->mem.mr, NULL, NULL);
+	else
+		ndk_uverbs_destroy(u);
+err_free_uobj:
+	kfree(u);
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
