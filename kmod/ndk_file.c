@@ -421,7 +421,8 @@ s32 ndk_mem_release(struct ndk_uobj *u)
 }
 
 /*
- * Remove @u from the table and release its object.  It has no children;
+ * Remove @u, not an adapter (ndk_uobj_adapter_detach()), from the table
+ * and release its object.  It has no children;
  * a registration has no users (ndk_mem_release() succeeded or cannot fail
  * any more).
  */
@@ -445,10 +446,6 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 		WARN_ON(!xa_empty(&u->keys));
 		xa_destroy(&u->keys);
 		ndk_close_pd(u->pd, NULL, NULL);
-		break;
-	case NDK_UOBJ_ADAPTER:
-		/* ndk_file_release() and the removal close it, unlocked. */
-		ndk_uevent_unqueue(&u->removed);
 		break;
 	default:
 		ndk_uverbs_destroy(u);
@@ -508,6 +505,26 @@ static void ndk_uobj_destroy_below(struct ndk_file *nf,
 }
 
 /*
+ * Take adapter entry @u out of the table; ndk_uobj_adapter_close() ends
+ * it without ndk_file.lock, since a removal callback may wait for the lock.
+ */
+static void ndk_uobj_adapter_detach(struct ndk_file *nf, struct ndk_uobj *u)
+{
+	lockdep_assert_held(&nf->lock);
+	xa_erase(&nf->handles, u->handle);
+	ndk_uevent_unqueue(&u->removed);
+}
+
+/* Close a detached adapter entry's adapter, if its device left any. */
+static void ndk_uobj_adapter_close(struct ndk_uobj *u)
+{
+	if (u->adapter)
+		ndk_close_adapter(u->adapter);
+	atomic_dec(&ndk_uobj_count);
+	kfree(u);
+}
+
+/*
  * The adapter's device is going away: release everything of the adapter
  * now (pinned pages come back), close it, and tell user space.  The
  * handle stays, failing with -ENODEV, until HANDLE_CLOSE.  ndk_close_adapter()
@@ -557,8 +574,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	mutex_lock(&nf->lock);
 	ndk_uobj_destroy_below(nf, NULL);
 	xa_for_each(&nf->handles, index, u) {
-		xa_erase(&nf->handles, index);
-		ndk_uevent_unqueue(&u->removed);
+		ndk_uobj_adapter_detach(nf, u);
 		list_add_tail(&u->removed.entry, &adapters);
 	}
 	mutex_unlock(&nf->lock);
@@ -566,10 +582,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	while (!list_empty(&adapters)) {
 		u = list_first_entry(&adapters, struct ndk_uobj, removed.entry);
 		list_del(&u->removed.entry);
-		if (u->adapter)
-			ndk_close_adapter(u->adapter);
-		atomic_dec(&ndk_uobj_count);
-		kfree(u);
+		ndk_uobj_adapter_close(u);
 	}
 	/* What is left: owned events nobody took (request completions). */
 	while ((e = ndk_uevent_take(nf)))
@@ -1043,7 +1056,6 @@ int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m)
  */
 int ndk_file_handle_close(struct file *file, u32 handle)
 {
-	struct ndk_adapter *adapter;
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
 
@@ -1061,18 +1073,14 @@ int ndk_file_handle_close(struct file *file, u32 handle)
 		mutex_unlock(&nf->lock);
 		return -EBUSY;
 	}
-	adapter = u->type == NDK_UOBJ_ADAPTER ? u->adapter : NULL;
-	if (!adapter) {
+	if (u->type != NDK_UOBJ_ADAPTER) {
 		ndk_uobj_destroy(nf, u);
 		mutex_unlock(&nf->lock);
 		return 0;
 	}
-	xa_erase(&nf->handles, u->handle);
-	ndk_uevent_unqueue(&u->removed);
+	ndk_uobj_adapter_detach(nf, u);
 	mutex_unlock(&nf->lock);
-	ndk_close_adapter(adapter);
-	atomic_dec(&ndk_uobj_count);
-	kfree(u);
+	ndk_uobj_adapter_close(u);
 	return 0;
 }
 
