@@ -19,6 +19,8 @@ packages=(
 	build-essential cmake googletest libgtest-dev pkg-config
 	# checkpatch.pl and the debug-kernel source, plots
 	linux-source-6.1 gnuplot-nox
+	# building the debug guest kernel (scripts/debug-kernel.sh)
+	bc flex bison libelf-dev libssl-dev dwarves rsync xz-utils
 	# the vm tests that read JSON (ndkinfo --json)
 	python3
 )

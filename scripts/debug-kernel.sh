@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (once) the debug guest kernel of the reliability tier from Debian's
+# linux-source-6.1: x86_64_defconfig + kvm_guest.config + the trimmed
+# fragment scripts/debug-kernel.config (KASAN, lockdep, kmemleak, UBSAN,
+# KFENCE, fault injection, hung-task detection, rxe, 9p).  The result is
+# cached outside the work tree, keyed by a hash of the fragment, the build
+# recipe's version (bump $recipe when the steps below change what is
+# built), the source package version and the compiler:
+#
+#   $NDK_CACHE_DIR/debug-kernel/<key>/      (default /var/cache/ndk-linux)
+#       linux-*/            the configured and built tree (KDIR for modules)
+#       modules/lib/modules/<release>/      stripped modules_install
+#       bzImage, release    the image and its `uname -r`
+#       complete            written last: the cache entry is usable
+#
+#   debug-kernel.sh           build when not cached, print the entry's path
+#   debug-kernel.sh --path    print the path only if the entry is complete
+#
+# Progress goes to stderr every 30 s (objects compiled, elapsed time); the
+# full build log is <entry>/build.log.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+fragment=$src/scripts/debug-kernel.config
+tarball=/usr/src/linux-source-6.1.tar.xz
+cache_root=${NDK_CACHE_DIR:-/var/cache/ndk-linux}/debug-kernel
+say() { echo "debug-kernel: $*" >&2; }
+
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
+	{ say "linux-source-6.1 is not installed (scripts/deps.sh)"; exit 1; }
+recipe=1
+key=$( { cat "$fragment"; echo "recipe $recipe $srcver"; gcc --version | head -n 1; } |
+	sha256sum | cut -c1-16)
+entry=$cache_root/$key
+
+if [[ "${1:-}" == --path ]]; then
+	[[ -e "$entry/complete" ]] || exit 1
+	echo "$entry"
+	exit 0
+fi
+if [[ -e "$entry/complete" ]]; then
+	say "cached: $(cat "$entry/release") in $entry"
+	echo "$entry"
+	exit 0
+fi
+
+mkdir -p "$cache_root"
+exec 9> "$cache_root/.lock"
+say "waiting for the cache lock" && flock 9
+if [[ -e "$entry/complete" ]]; then
+	echo "$entry"
+	exit 0
+fi
+rm -rf "$entry"
+mkdir -p "$entry"
+log=$entry/build.log
+start=$SECONDS
+say "building a new entry $key (source $srcver); log: $log"
+
+say "unpacking $tarball"
+tar -C "$entry" -xJf "$tarball"
+tree=$(find "$entry" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -n 1)
+[[ -n "$tree" ]] || { say "no source tree in $tarball"; exit 1; }
+
+say "configuring"
+{
+	make -C "$tree" -s x86_64_defconfig &&
+		(cd "$tree" && scripts/kconfig/merge_config.sh -m .config \
+			kernel/configs/kvm_guest.config "$fragment") &&
+		make -C "$tree" -s olddefconfig
+} >> "$log" 2>&1 || { say "configuration failed; last lines of $log:"; tail -n 5 "$log" >&2; exit 1; }
+
+# Every option the fragment asks for must have survived olddefconfig: a
+# dependency that is not met would silently drop, say, KASAN.
+bad=0
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=*)
+		opt=${line%%=*}
+		got=$(grep -E "^$opt=" "$tree/.config" || echo "$opt unset")
+		[[ "$got" == "$line" ]] || { say "config: wanted $line, got $got"; bad=1; }
+		;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }
+		opt=${opt%% *}
+		if grep -qE "^$opt=" "$tree/.config"; then
+			say "config: wanted $opt off, got $(grep -E "^$opt=" "$tree/.config")"
+			bad=1
+		fi
+		;;
+	esac
+done < "$fragment"
+((bad == 0)) || { say "the fragment does not apply to this source; see above"; exit 1; }
+
+jobs=$(nproc)
+say "compiling with $jobs jobs (about 20 min on 2 cores)"
+(
+	while sleep 30; do
+		n=$(grep -cE '^  (CC|AS|LD)' "$log" || true)
+		say "... $n objects, $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+	done
+) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null' EXIT
+make -C "$tree" -j"$jobs" bzImage modules >> "$log" 2>&1 ||
+	{ say "build failed; last lines of $log:"; tail -n 30 "$log" >&2; exit 1; }
+make -C "$tree" -s INSTALL_MOD_PATH="$entry/modules" INSTALL_MOD_STRIP=1 \
+	modules_install >> "$log" 2>&1
+kill $ticker 2>/dev/null || true
+
+cp "$tree/arch/x86/boot/bzImage" "$entry/bzImage"
+make -C "$tree" -s kernelrelease > "$entry/release"
+ln -sfn "$(basename "$tree")" "$entry/build"
+echo "built in $((SECONDS - start)) s" > "$entry/complete"
+say "done: $(cat "$entry/release") in $((SECONDS - start)) s"
+echo "$entry"
