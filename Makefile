@@ -8,6 +8,9 @@
 #   make check      install what is missing, build, run every test
 #   make unit       host tests only (label unit)
 #   make vm-check   guest tests only (label vm)
+#   make check-debug  the vm tests again on the debug kernel (KASAN, lockdep,
+#                   kmemleak, fault injection), built once and cached
+#                   (scripts/debug-kernel.sh, Documentation/reliability.md)
 #   make install    install libndk, its headers, pkg-config and CMake
 #                   package files and the tools (PREFIX, DESTDIR)
 #   make kmod | lib | deps | checkpatch | format | clean
@@ -53,6 +56,17 @@ unit: lib
 vm-check: kmod lib
 	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
 
+# The debug tier: build (or reuse) the debug guest kernel, rebuild the
+# modules for it in $(BUILD)/debug-src, run every vm test on it.  Tests
+# scale their iteration counts by NDK_STRESS_SCALE and their timeouts by
+# NDK_VM_TIMEOUT_SCALE: KASAN and lockdep under TCG are ~10x slower.
+NDK_DEBUG_ENV = NDK_GUEST=debug NDK_KO_TREE=$(BUILD)/debug-src NDK_STRESS_SCALE=0.2 \
+	NDK_VM_TIMEOUT_SCALE=6 NDK_VM_TIMEOUT=4200
+check-debug: kmod lib
+	$(call phase,debug guest kernel,scripts/debug-kernel.sh > /dev/null)
+	$(call phase,modules for the debug kernel,scripts/debug-modules.sh $(BUILD)/debug-src)
+	$(call phase,vm tests on the debug kernel,$(NDK_DEBUG_ENV) ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
+
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
@@ -71,4 +85,4 @@ clean:
 	-$(MAKE) -C samples/ndk_sample clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod lib check unit vm-check demo install checkpatch format clean
+.PHONY: all deps kmod lib check unit vm-check check-debug demo install checkpatch format clean

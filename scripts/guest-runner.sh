@@ -17,7 +17,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export NDK_RESULTS=$R HOME=/root LANG=C
 # shellcheck source=/dev/null
 . "$R/config.sh"
-export NDK_SRC NDK_KO NDK_BUILD
+export NDK_SRC NDK_KO NDK_BUILD NDK_GUEST NDK_STRESS_SCALE
 
 say() { echo "guest: $*"; }
 kmsg() { echo "ndk-testbed: $*" > /dev/kmsg; }
@@ -36,6 +36,23 @@ mount -t debugfs debugfs /sys/kernel/debug
 hostname ndk-guest
 ulimit -c 0
 say "kernel $(uname -r), $(nproc) cpus, up $(cut -d' ' -f1 /proc/uptime) s"
+
+# --- the debug kernel (NDK_GUEST=debug): its own modules, and this tree's
+#     modules rebuilt for it mounted over the stock builds, so every test
+#     finds them at the paths it always uses ---
+if [[ -n "${NDK_GUEST_MODULES:-}" ]]; then
+	mkdir -p "/lib/modules/$(uname -r)"
+	mount --bind "$NDK_GUEST_MODULES" "/lib/modules/$(uname -r)" ||
+		say "cannot mount the debug kernel's modules"
+fi
+if [[ -n "${NDK_KO_TREE:-}" ]]; then
+	while IFS= read -r ko; do
+		target=$NDK_SRC/${ko#"$NDK_KO_TREE"/}
+		[[ -e "$target" ]] || { mkdir -p "$(dirname "$target")" && : > "$target"; }
+		mount --bind "$ko" "$target" || say "cannot mount $ko over $target"
+	done < <(find "$NDK_KO_TREE" -name '*.ko' -not -path '*/.*')
+	say "modules of $NDK_KO_TREE mounted over $NDK_SRC"
+fi
 kmsg "setup begin"
 
 # --- rxe over a veth pair (Documentation/testing.md) ---
@@ -77,6 +94,7 @@ while IFS=$'\t' read -r name tmo cmd; do
 		continue
 	fi
 	log="$R/$name.log"
+	tmo=$(awk -v t="$tmo" -v s="${NDK_VM_TIMEOUT_SCALE:-1}" 'BEGIN { printf "%d", t * s }')
 	kmsg "begin $name"
 	start=$(date +%s.%N)
 	(cd /tmp && timeout -k 5 "$tmo" bash -c "$cmd") > "$log" 2>&1 < /dev/null
@@ -122,6 +140,15 @@ if [[ -w /sys/kernel/debug/kmemleak ]]; then
 		cat /sys/kernel/debug/kmemleak >> "$R/dmesg-clean.log"
 		rc=1
 	fi
+	say "kmemleak: scanned twice at the end of the run"
+fi
+# lockdep turns itself off after its first report: it must still be on.
+if [[ -r /proc/lockdep_stats ]]; then
+	if ! grep -qE '^ *debug_locks: +1$' /proc/lockdep_stats; then
+		echo "lockdep: debug_locks is off at the end of the run" >> "$R/dmesg-clean.log"
+		rc=1
+	fi
+	say "lockdep: $(grep -E 'debug_locks|lock-classes' /proc/lockdep_stats | tr -s ' ' | paste -sd, -)"
 fi
 echo "$rc" > "$R/dmesg-clean.rc"
 ((rc == 0)) && say "kernel log: clean" || { say "kernel log: PROBLEMS"; cat "$R/dmesg-clean.log"; }

@@ -4,6 +4,10 @@
 # Boot the installed Debian guest kernel under QEMU (TCG), run a list of vm
 # tests in it with scripts/guest-runner.sh, and leave one <name>.rc and
 # <name>.log per test in the results directory.  One boot serves the list.
+# With NDK_GUEST=debug the guest runs the debug kernel of
+# scripts/debug-kernel.sh instead (KASAN, lockdep, kmemleak, fault
+# injection; `make check-debug`), with its own modules, and the modules of
+# this tree rebuilt for it (NDK_KO_TREE) mounted over the stock ones.
 #
 #   vm-run.sh --list FILE --results DIR --ko PATH [--build DIR]
 #
@@ -11,8 +15,12 @@
 # their .rc files), 1 when the guest hung, crashed or never got going (the
 # console tail is printed), 77 when QEMU or a guest kernel is missing and
 # CI is not "true" (with CI=true that is 1: the vm tier must really run).
-# Environment: NDK_VM_TIMEOUT (s, default 900), NDK_VM_MEM (MiB, 2048),
-# NDK_VM_SMP (2), NDK_VM_ONLY (regex of test names), NDK_GUEST_KVER.
+# Environment: NDK_VM_TIMEOUT (s, default NDK_VM_TIMEOUT_DEFAULT or 900),
+# NDK_VM_MEM (MiB, 2048; debug 3072), NDK_VM_SMP (2), NDK_VM_ONLY (regex of
+# test names), NDK_GUEST_KVER; NDK_GUEST (stock|debug), NDK_KO_TREE (a
+# mirror of this tree whose *.ko replace ours in the guest),
+# NDK_VM_TIMEOUT_SCALE (per-test timeouts x this) and NDK_STRESS_SCALE
+# (iteration counts x this) for slower kernels.
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,8 +54,27 @@ unavailable() {
 }
 
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
-kver=$("$src/scripts/guest-kernel.sh") || unavailable "no guest kernel installed"
-kernel=/boot/vmlinuz-$kver
+guest=${NDK_GUEST:-stock}
+case $guest in
+stock)
+	kver=$("$src/scripts/guest-kernel.sh") || unavailable "no guest kernel installed"
+	kernel=/boot/vmlinuz-$kver
+	moddir=""
+	append=""
+	mem=${NDK_VM_MEM:-2048}
+	;;
+debug)
+	# Not "unavailable": a missing debug kernel is a failure, never a skip.
+	entry=$("$src/scripts/debug-kernel.sh" --path) ||
+		{ echo "vm-run: no debug kernel built (scripts/debug-kernel.sh)" | tee "$results/boot.status"; exit 1; }
+	kver=$(cat "$entry/release")
+	kernel=$entry/bzImage
+	moddir=$entry/modules/lib/modules/$kver
+	append=" kmemleak=on kasan_multi_shot"
+	mem=${NDK_VM_MEM:-3072}
+	;;
+*) echo "vm-run: NDK_GUEST must be stock or debug" >&2; exit 2 ;;
+esac
 [[ -r "$kernel" ]] || unavailable "$kernel not readable"
 [[ -r "$ko" ]] || { echo "vm-run: $ko missing (make kmod)" | tee "$results/boot.status"; exit 1; }
 busybox=$(command -v busybox) || unavailable "busybox not installed"
@@ -60,9 +87,13 @@ mkdir -p "$stage"/{bin,proc,sys,dev,modules}
 cp "$busybox" "$stage/bin/busybox"
 ln -s busybox "$stage/bin/sh"
 cp "$src/scripts/vm-init.sh" "$stage/init"
-modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
+: > "$stage/modlist"
+# The debug kernel has virtio, 9p and overlay built in.
+[[ $guest == debug ]] ||
+	modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
 	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' > "$stage/modlist" ||
 	unavailable "cannot resolve the guest's 9p modules"
+: > "$stage/modules/order"
 while read -r m; do
 	cp "$m" "$stage/modules/"
 	basename "$m" >> "$stage/modules/order"
@@ -76,16 +107,21 @@ NDK_KO='$ko'
 NDK_LIST='$list'
 NDK_BUILD='${build:-$src}'
 NDK_VM_ONLY='${NDK_VM_ONLY:-}'
+NDK_GUEST='$guest'
+NDK_GUEST_MODULES='$moddir'
+NDK_KO_TREE='${NDK_KO_TREE:+$(realpath "${NDK_KO_TREE}")}'
+NDK_VM_TIMEOUT_SCALE='${NDK_VM_TIMEOUT_SCALE:-1}'
+NDK_STRESS_SCALE='${NDK_STRESS_SCALE:-1}'
 CFG
 
-timeout_s=${NDK_VM_TIMEOUT:-900}
-echo "vm-run: booting $kver under TCG ($(grep -c . "$list") tests, timeout ${timeout_s} s)"
+timeout_s=${NDK_VM_TIMEOUT:-${NDK_VM_TIMEOUT_DEFAULT:-900}}
+echo "vm-run: booting $kver ($guest) under TCG ($(grep -c . "$list") tests, timeout ${timeout_s} s)"
 start=$SECONDS
 timeout -k 10 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "${NDK_VM_MEM:-2048}" \
+	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem" \
 	-display none -monitor none -serial stdio -no-reboot -nic none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" \
 	< /dev/null 2>&1 | tee "$results/console.log" | grep --line-buffered -E '^(guest|vm-init):'
