@@ -11,6 +11,9 @@
 //   - closing every handle afterwards works and leaves no user object,
 // then adds rxe0 back.  A last round after the last re-add runs the smoke
 // test once more.  Rounds: 20 x NDK_STRESS_SCALE (at least 2).
+//   vm-unplug-stress [ROUNDS REMOVE-COMMAND ADD-COMMAND]
+// The same with another way to remove the device (plan row L3: `modprobe -r
+// rdma_rxe`, then `modprobe rdma_rxe && rdma link add ...` to add it).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -173,6 +176,9 @@ void Writer(Setup& s, const std::atomic<bool>& stop, WriterResult& out) {
     out.stop = "stopped";
 }
 
+const char* g_remove = "rdma link delete rxe0";
+const char* g_add = "rdma link add rxe0 type rxe netdev v0";
+
 bool Round(int round, bool remove) {
     auto t0 = Clock::now();
     Setup s;
@@ -196,7 +202,7 @@ bool Round(int round, bool remove) {
     std::thread writer(Writer, std::ref(s), std::cref(stop), std::ref(wr));
     std::this_thread::sleep_for(300ms);  // traffic is running
     auto d0 = Clock::now();
-    int rc = std::system("timeout 120 rdma link delete rxe0");
+    int rc = std::system((std::string("timeout 120 ") + g_remove).c_str());
     double del_s = std::chrono::duration<double>(Clock::now() - d0).count();
     T_CHECK(rc == 0);
     auto ev = s.adapter->WaitEvent(
@@ -212,25 +218,34 @@ bool Round(int round, bool remove) {
     auto pd2 = s.adapter->CreateProtectionDomain();
     T_CHECK(!pd2);
     std::printf(
-        "round %d: %d MRs + %d windows + connection in %.1f s, %ld KiB pinned; delete "
+        "round %d: %d MRs + %d windows + connection in %.1f s, %ld KiB pinned; \"%s\" "
         "returned %d after %.2f s with %ld writes done; writer ended with \"%s\"\n",
-        round, kMrs, kWindows, build_s, pinned, rc, del_s, wr.writes, wr.stop.c_str());
+        round, kMrs, kWindows, build_s, pinned, g_remove, rc, del_s, wr.writes, wr.stop.c_str());
     return rc == 0;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     const char* env = std::getenv("NDK_STRESS_SCALE");
     double scale = env ? std::atof(env) : 1.0;
-    int rounds = std::max(2, static_cast<int>(std::lround(20 * scale)));
+    int base = 20;
+    if (argc == 4) {
+        base = std::atoi(argv[1]);
+        g_remove = argv[2];
+        g_add = argv[3];
+    } else if (argc != 1) {
+        std::fprintf(stderr, "usage: vm-unplug-stress [ROUNDS REMOVE-COMMAND ADD-COMMAND]\n");
+        return 2;
+    }
+    int rounds = std::max(2, static_cast<int>(std::lround(base * scale)));
     long objects0 = t_ndk_counter("user_objects");
     int done = 0;
     for (int r = 0; r < rounds; ++r) {
         bool ok = Round(r, true);
         // Every handle is closed now (Setup's destructors ran).
         T_CHECK(t_ndk_counter("user_objects") == objects0);
-        T_CHECK(std::system("rdma link add rxe0 type rxe netdev v0") == 0);
+        T_CHECK(std::system(g_add) == 0);
         if (!ok) {
             ++t_failures;
             break;
@@ -240,7 +255,7 @@ int main() {
     T_CHECK(Round(rounds, false));
     T_CHECK(t_ndk_counter("user_objects") == objects0);
     T_CHECK(t_vmpin_kb() == 0);
-    std::printf("%d of %d delete rounds with %d MRs, %d windows and traffic; smoke after\n", done,
-                rounds, kMrs, kWindows);
+    std::printf("%d of %d rounds of \"%s\" with %d MRs, %d windows and traffic; smoke after\n",
+                done, rounds, g_remove, kMrs, kWindows);
     return t_result("unplug-stress");
 }
