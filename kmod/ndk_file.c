@@ -855,8 +855,8 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
  * cache: a slot and an MMU notifier (ndk_ucache_pin()).
  *
  * Context: process context of the file's opener, may sleep.
- * Return: 0; %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory or
- * RLIMIT_MEMLOCK); %-EMSGSIZE (longer than MaxRegistrationSize);
+ * Return: 0; %-EFAULT (see ndk_umem_pin()); %-EPERM (RLIMIT_MEMLOCK 0);
+ * %-ENOMEM (memory or RLIMIT_MEMLOCK); %-EMSGSIZE (longer than MaxRegistrationSize);
  * %-EOPNOTSUPP (MaxRegistrationSize 0); %-EINVAL; %-ENODEV; %-EINTR.
  */
 int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
@@ -942,8 +942,9 @@ static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
  *        caller: flags one of NDK_U_MEM_*, length > 0); out: the rest
  *
  * Context: process context, may sleep.
- * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (not a PD); %-EFAULT (see
- * ndk_umem_pin()); %-ENOMEM (memory or RLIMIT_MEMLOCK); %-EMSGSIZE
+ * Return: 0; %-EPERM (not the opener, or RLIMIT_MEMLOCK 0); %-ENOENT;
+ * %-EINVAL (not a PD); %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory
+ * or RLIMIT_MEMLOCK); %-EMSGSIZE
  * (longer than MaxRegistrationSize); %-EOPNOTSUPP (the adapter cannot
  * register, MaxRegistrationSize 0); %-EOVERFLOW (reference count);
  * %-ENODEV; %-ENOBUFS (no handle left); %-EINTR.

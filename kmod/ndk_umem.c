@@ -157,8 +157,9 @@ static int ndk_umem_build_mdl(struct ndk_umem *um)
  * Context: process context of the owner of @mm, may sleep.
  * Return: 0; %-EFAULT when the range wraps, reaches the kernel half, or
  * is not wholly mapped readable (and writable for @write) by ordinary
- * pages; %-ENOMEM when the pages would exceed RLIMIT_MEMLOCK (without
- * CAP_IPC_LOCK) or memory runs out; %-EINTR on a fatal signal; another
+ * pages; %-EPERM when RLIMIT_MEMLOCK is 0 (without CAP_IPC_LOCK), as
+ * ib_umem_get(); %-ENOMEM when the pages would exceed RLIMIT_MEMLOCK
+ * (without CAP_IPC_LOCK) or memory runs out; %-EINTR on a fatal signal; another
  * negative errno from pin_user_pages_fast().
  */
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
@@ -176,6 +177,9 @@ int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 	end = PAGE_ALIGN(last);
 	npages = (end - start) >> PAGE_SHIFT;
 
+	/* No memlock allowance at all: ib_umem_get() refuses with -EPERM. */
+	if (!can_do_mlock())
+		return -EPERM;
 	lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	if (atomic64_add_return(npages, &mm->pinned_vm) > lock_limit &&
 	    !capable(CAP_IPC_LOCK)) {

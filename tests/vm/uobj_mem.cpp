@@ -9,11 +9,19 @@
 // same handle; deregister twice frees; a third time ENOENT), overlapping
 // registrations, VmPin charged and given back, and everything released
 // by close() and by kill -9 (VmPin and debugfs counters back to zero).
+// The boundary table (reliability plan R2): lengths 1, PAGE_SIZE +- 1 at
+// offsets 0, 1, 4095, wrapping ranges, PROT_NONE and PROT_EXEC, read-only
+// and file-backed MAP_SHARED mappings, each with its errno and the VmPin
+// it charged; again as nobody under `ulimit -l 64` (above the limit
+// ENOMEM, RLIMIT_MEMLOCK 0 EPERM).
 #include <grp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+
+#include <string>
+#include <vector>
 
 #include <ndk/ndk.hpp>
 
@@ -248,9 +256,159 @@ void Release() {
     munmap(buf, 16 * kPage);
 }
 
+const std::uint64_t kP = static_cast<std::uint64_t>(kPage);
+
+// The registration boundary table (reliability plan R2): each row's
+// errno, and VmPin charged by exactly the pages spanned on success
+// (then given back by the deregistration) and unchanged on failure.
+struct Row {
+    std::string name;
+    std::uint64_t addr, len;
+    std::uint32_t flags;
+    int want;
+};
+
+const char* FlagName(std::uint32_t f) {
+    return f == NDK_U_MEM_READ ? "READ" : f == NDK_U_MEM_WRITE ? "WRITE" : "READWRITE";
+}
+
+int RunRows(int fd, std::uint32_t pd, const std::vector<Row>& rows, const char* who) {
+    int bad = 0;
+    for (const Row& r : rows) {
+        long pin0 = t_vmpin_kb();
+        ndk_u_mem_register m{};
+        errno = 0;
+        int rc = t_mem_register_raw(fd, pd, r.addr, r.len, r.flags) == 0 ? 0 : errno;
+        if (rc == 0) {
+            // Again with the result, for the handle (the same, counted twice).
+            t_mem_register(fd, pd, reinterpret_cast<void*>(r.addr), r.len, r.flags, &m);
+        }
+        long charged = t_vmpin_kb() - pin0;
+        std::uint64_t first = r.addr & ~static_cast<std::uint64_t>(kP - 1);
+        std::uint64_t end = (r.addr + r.len + kP - 1) & ~static_cast<std::uint64_t>(kP - 1);
+        long want_kb = r.want ? 0 : static_cast<long>((end - first) / 1024);
+        bool ok = rc == r.want && charged == want_kb;
+        if (rc == 0) {
+            ok = ok && m.references == 2 && t_mem_deregister(fd, m.handle) == 0 &&
+                 t_mem_deregister(fd, m.handle) == 0 && t_vmpin_kb() == pin0;
+        }
+        std::printf("| %-9s | %-44s | %-9s | %-6s | %-6s | %+5ld kB | %s\n", who, r.name.c_str(),
+                    FlagName(r.flags), r.want ? strerrorname_np(r.want) : "0",
+                    rc ? strerrorname_np(rc) : "0", charged, ok ? "ok" : "MISMATCH");
+        bad += !ok;
+    }
+    return bad;
+}
+
+// A file of @pages pages in /tmp, opened @mode, mapped MAP_SHARED with @prot.
+void* FileMap(std::size_t pages, int mode, int prot) {
+    char path[] = "/tmp/uobj-mem-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return nullptr;
+    bool sized = ftruncate(fd, static_cast<off_t>(pages * kP)) == 0;
+    int use = mode == O_RDWR ? fd : open(path, mode);
+    unlink(path);
+    void* p = sized && use >= 0 ? mmap(nullptr, pages * kP, prot, MAP_SHARED, use, 0) : MAP_FAILED;
+    if (use != fd && use >= 0) close(use);
+    close(fd);
+    return p == MAP_FAILED ? nullptr : p;
+}
+
+std::vector<Row> BoundaryRows() {
+    std::vector<Row> rows;
+    char* buf = static_cast<char*>(Map(8));
+    std::memset(buf, 7, 8 * kP);
+    auto a = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    for (std::uint64_t off : {0, 1, 4095})
+        for (std::uint64_t len : {1, 4095, 4096, 4097})
+            rows.push_back({"offset " + std::to_string(off) + ", length " + std::to_string(len),
+                            a(buf) + kP + off, len, NDK_U_MEM_READWRITE, 0});
+    rows.push_back({"address 0, length 1", 0, 1, NDK_U_MEM_READ, EFAULT});
+    rows.push_back({"address ~0, length 1 (wraps)", ~0ull, 1, NDK_U_MEM_READ, EFAULT});
+    rows.push_back(
+        {"address + length = 2^64 exactly", a(buf), 0ull - a(buf), NDK_U_MEM_READ, EFAULT});
+    rows.push_back({"page-aligned end wraps (0xff..f001 + 0xffe)", 0xfffffffffffff001ull, 0xffe,
+                    NDK_U_MEM_READ, EFAULT});
+    void* none = Map(1, PROT_NONE);
+    rows.push_back({"PROT_NONE", a(none), 16, NDK_U_MEM_READ, EFAULT});
+    void* exec = Map(1, PROT_EXEC);
+    rows.push_back({"PROT_EXEC only (no VM_READ)", a(exec), 16, NDK_U_MEM_READ, EFAULT});
+    void* ro = Map(1, PROT_READ);
+    rows.push_back({"read-only anonymous", a(ro), kP, NDK_U_MEM_WRITE, EFAULT});
+    rows.push_back({"read-only anonymous", a(ro), kP, NDK_U_MEM_READ, 0});
+    void* shared = FileMap(2, O_RDWR, PROT_READ | PROT_WRITE);
+    if (shared) std::memset(shared, 1, 2 * kP);
+    rows.push_back({"file-backed MAP_SHARED, read-write file", a(shared), 2 * kP,
+                    NDK_U_MEM_READWRITE, shared ? 0 : EFAULT});
+    void* rofile = FileMap(2, O_RDONLY, PROT_READ);
+    rows.push_back(
+        {"file-backed MAP_SHARED, O_RDONLY file", a(rofile), 2 * kP, NDK_U_MEM_WRITE, EFAULT});
+    rows.push_back({"file-backed MAP_SHARED, O_RDONLY file", a(rofile), 2 * kP, NDK_U_MEM_READ,
+                    rofile ? 0 : EFAULT});
+    void* sanon = mmap(nullptr, kP, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    rows.push_back({"anonymous MAP_SHARED", a(sanon), kP, NDK_U_MEM_READWRITE, 0});
+    return rows;  // the mappings stay for the process's life
+}
+
+// Run as nobody with `ulimit -l 64` (16 pages): the table, the limit,
+// then RLIMIT_MEMLOCK 0.
+int Unprivileged() {
+    Objects o;
+    if (getuid() == 0 || !Setup(o)) return 10;
+    rlimit rl{};
+    getrlimit(RLIMIT_MEMLOCK, &rl);
+    if (rl.rlim_cur != 64 * 1024) return 11;
+    int bad = RunRows(o.fd, o.pd, BoundaryRows(), "nobody");
+    char* big = static_cast<char*>(Map(32));
+    std::memset(big, 3, 32 * kP);
+    auto a = reinterpret_cast<std::uintptr_t>(big);
+    bad += RunRows(o.fd, o.pd,
+                   {{"17 pages, above ulimit -l 64", a, 17 * kP, NDK_U_MEM_READWRITE, ENOMEM},
+                    {"16 pages, at ulimit -l 64", a, 16 * kP, NDK_U_MEM_READWRITE, 0}},
+                   "nobody");
+    ndk_u_mem_register m{};
+    bad += t_mem_register(o.fd, o.pd, big, 16 * kP, NDK_U_MEM_READ, &m) != 0;
+    bad += RunRows(
+        o.fd, o.pd,
+        {{"1 byte more while 16 pages are pinned", a + 20 * kP, 1, NDK_U_MEM_READWRITE, ENOMEM}},
+        "nobody");
+    bad += t_mem_deregister(o.fd, m.handle) != 0;
+    rl.rlim_cur = 0;
+    bad += setrlimit(RLIMIT_MEMLOCK, &rl) != 0;
+    bad += RunRows(o.fd, o.pd, {{"RLIMIT_MEMLOCK 0", a, 1, NDK_U_MEM_READ, EPERM}}, "nobody");
+    close(o.fd);
+    return bad ? 1 : 0;
+}
+
+void Boundaries(const Objects& o) {
+    std::printf(
+        "| user      | case                                         | flags     | want   | got    "
+        "| VmPin    |\n");
+    T_CHECK(RunRows(o.fd, o.pd, BoundaryRows(), "root") == 0);
+    // The same as nobody under `ulimit -l 64` (setpriv, as a shell would).
+    char self[4096] = {};
+    T_CHECK(readlink("/proc/self/exe", self, sizeof(self) - 1) > 0);
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/bash", "bash", "-c",
+              "ulimit -l 64 && exec setpriv --reuid=65534 --regid=65534 --clear-groups "
+              "\"$0\" --unprivileged",
+              self, static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int st = 0;
+    T_CHECK(waitpid(pid, &st, 0) == pid);
+    T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st))
+        std::fprintf(stderr, "unprivileged boundary table failed: status %#x\n", st);
+    T_CHECK(t_ndk_counter("user_pinned_pages") == 0);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--unprivileged") == 0) return Unprivileged();
     Objects o;
     if (!Setup(o)) {
         std::fprintf(stderr, "setup failed: %s\n", strerror(errno));
@@ -264,6 +422,7 @@ int main() {
     LibraryErrors();
     RefcountAndPinning(o);
     MemlockLimit();
+    Boundaries(o);
     close(o.fd);
     Release();
     T_CHECK(t_ndk_counter("user_objects") == 0);
