@@ -17,6 +17,7 @@
 #
 #   debug-kernel.sh           build when not cached, print the entry's path
 #   debug-kernel.sh --path    print the path only if the entry is complete
+#   debug-kernel.sh --key     print the cache key
 #
 # Progress goes to stderr every 30 s (objects compiled, elapsed time); the
 # full build log is <entry>/build.log.
@@ -35,6 +36,10 @@ key=$( { cat "$fragment"; echo "recipe $recipe $srcver"; gcc --version | head -n
 	sha256sum | cut -c1-16)
 entry=$cache_root/$key
 
+if [[ "${1:-}" == --key ]]; then
+	echo "$key"
+	exit 0
+fi
 if [[ "${1:-}" == --path ]]; then
 	[[ -e "$entry/complete" ]] || exit 1
 	echo "$entry"
@@ -53,14 +58,20 @@ if [[ -e "$entry/complete" ]]; then
 	echo "$entry"
 	exit 0
 fi
-rm -rf "$entry"
 mkdir -p "$entry"
 log=$entry/build.log
 start=$SECONDS
-say "building a new entry $key (source $srcver); log: $log"
-
-say "unpacking $tarball"
-tar -C "$entry" -xJf "$tarball"
+# An entry left incomplete (an interrupted build) is resumed in place:
+# make is incremental.  Only the unpacking starts over when it did not end.
+if [[ -e "$entry/unpacked" ]]; then
+	say "resuming the build of entry $key (source $srcver); log: $log"
+else
+	say "building a new entry $key (source $srcver); log: $log"
+	find "$entry" -mindepth 1 -delete
+	say "unpacking $tarball"
+	tar -C "$entry" -xJf "$tarball"
+	: > "$entry/unpacked"
+fi
 tree=$(find "$entry" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -n 1)
 [[ -n "$tree" ]] || { say "no source tree in $tarball"; exit 1; }
 
