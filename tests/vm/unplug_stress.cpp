@@ -14,8 +14,6 @@
 //   vm-unplug-stress [ROUNDS REMOVE-COMMAND ADD-COMMAND]
 // The same with another way to remove the device (plan row L3: `modprobe -r
 // rdma_rxe`, then `modprobe rdma_rxe && rdma link add ...` to add it).
-#include <sys/mman.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -27,6 +25,7 @@
 #include <vector>
 
 #include "ndk/ndk.hpp"
+#include "loopback.hpp"
 #include "uobj_common.hpp"
 
 using namespace std::chrono_literals;
@@ -34,56 +33,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t kPage = 4096;
+using namespace ndk_t;
+
 constexpr int kMrs = 1000;
 constexpr int kWindows = 100;
 
-struct Failure {
-    std::string what;
-};
-
-template <typename T>
-T Must(ndk::Result<T> r, const char* what) {
-    if (!r) throw Failure{std::string(what) + ": " + r.error().Message()};
-    return std::move(*r);
-}
-
-void Must(ndk::Result<void> r, const char* what) {
-    if (!r) throw Failure{std::string(what) + ": " + r.error().Message()};
-}
-
-void WaitOk(const ndk::CompletionQueue& cq, const char* what) {
-    ndk::CompletionResult r[1];
-    auto n = cq.PollUntil(r, 1, 10s);
-    if (!n || *n != 1 || !ndk::NtSuccess(r[0].status))
-        throw Failure{std::string(what) + ": no successful completion"};
-}
-
-// Page-aligned anonymous memory, unmapped at the end of the round.
-struct Pages {
-    explicit Pages(std::size_t n) : len(n * kPage) {
-        void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw Failure{"mmap"};
-        base = static_cast<char*>(p);
-        std::memset(base, 0, len);
-    }
-    ~Pages() { munmap(base, len); }
-    Pages(const Pages&) = delete;
-    Pages& operator=(const Pages&) = delete;
-    char* base = nullptr;
-    std::size_t len;
-};
-
 // One round's objects, in construction order (destroyed in reverse).
-struct Setup {
+struct Setup : Loopback {
     Pages mr_pages{kMrs};
     Pages win_pages{kWindows};
-    std::optional<ndk::Adapter> adapter;
-    std::optional<ndk::ProtectionDomain> pd;
-    std::optional<ndk::CompletionQueue> cq;
-    std::optional<ndk::QueuePair> client, server;
-    std::optional<ndk::Listener> listener;
-    std::optional<ndk::Connector> active, passive;
     std::vector<ndk::MemoryRegion> mrs;
     std::optional<ndk::MemoryRegion> win_mr;
     std::vector<ndk::MemoryWindow> windows;
@@ -91,22 +49,8 @@ struct Setup {
 };
 
 void Build(Setup& s) {
-    s.adapter.emplace(Must(ndk::Adapter::OpenByName("rxe0"), "open adapter rxe0"));
-    s.pd.emplace(Must(s.adapter->CreateProtectionDomain(), "create PD"));
-    s.cq.emplace(Must(ndk::CompletionQueue::Create(*s.adapter, 64), "create CQ"));
-    ndk::QueuePairParams params;
-    s.client.emplace(Must(ndk::QueuePair::Create(*s.pd, *s.cq, *s.cq, params), "create QP"));
-    s.server.emplace(Must(ndk::QueuePair::Create(*s.pd, *s.cq, *s.cq, params), "create QP"));
-    s.listener.emplace(Must(ndk::Listener::Create(*s.adapter), "create listener"));
-    auto bound = Must(s.listener->Listen(ndk::SockAddr::Parse("10.99.0.1").value()), "listen");
-    s.active.emplace(Must(ndk::Connector::Create(*s.adapter), "create connector"));
-    Must(s.active->Connect(*s.client, bound), "connect");
-    s.passive.emplace(Must(s.listener->GetConnectionRequest(10s), "connection request"));
-    Must(s.passive->Accept(*s.server), "accept");
-    Must(s.active->WaitFor(ndk::RequestKind::kConnect, 10s), "connect completion");
-    Must(s.active->CompleteConnect(), "complete connect");
-    Must(s.active->WaitFor(ndk::RequestKind::kCompleteConnect, 10s), "complete-connect completion");
-    Must(s.passive->WaitFor(ndk::RequestKind::kAccept, 10s), "accept completion");
+    s.Open();
+    s.Connect();
 
     // 1000 NDK MRs of one page each (the first is the writer's source).
     s.mrs.reserve(kMrs);
