@@ -8,6 +8,7 @@
 #   make check      install what is missing, build, run every test
 #   make unit       host tests only (label unit)
 #   make vm-check   guest tests only (label vm)
+#   make check-all  what CI runs: make check, then make check-debug
 #   make check-debug  the vm tests again on the debug kernel (KASAN, lockdep,
 #                   kmemleak, fault injection), built once and cached
 #                   (scripts/debug-kernel.sh, Documentation/reliability.md)
@@ -67,6 +68,8 @@ check-debug: kmod lib
 	$(call phase,modules for the debug kernel,scripts/debug-modules.sh $(BUILD)/debug-src)
 	$(call phase,vm tests on the debug kernel,$(NDK_DEBUG_ENV) ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
 
+check-all: check check-debug
+
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
@@ -85,4 +88,4 @@ clean:
 	-$(MAKE) -C samples/ndk_sample clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod lib check unit vm-check check-debug demo install checkpatch format clean
+.PHONY: all deps kmod lib check unit vm-check check-debug check-all demo install checkpatch format clean
