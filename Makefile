@@ -61,7 +61,7 @@ vm-check: kmod lib
 # modules for it in $(BUILD)/debug-src, run every vm test on it.  Tests
 # scale their iteration counts by NDK_STRESS_SCALE and their timeouts by
 # NDK_VM_TIMEOUT_SCALE: KASAN and lockdep under TCG are ~10x slower.
-NDK_DEBUG_ENV = NDK_GUEST=debug NDK_KO_TREE=$(BUILD)/debug-src NDK_STRESS_SCALE=0.2 \
+NDK_DEBUG_ENV = NDK_GUEST=debug NDK_KO_TREE=$(abspath $(BUILD))/debug-src NDK_STRESS_SCALE=0.2 \
 	NDK_VM_TIMEOUT_SCALE=6 NDK_VM_TIMEOUT=4200
 check-debug: kmod lib
 	$(call phase,debug guest kernel,scripts/debug-kernel.sh > /dev/null)
