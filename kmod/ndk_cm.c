@@ -828,6 +828,7 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	ndk_conn_save_data(c, p->private_data, p->private_data_len,
 			   ndk_cm_info(&c->obj)->max_caller_data, p);
 	id->context = &c->obj;	/* under the new id's handler mutex */
+	ndk_obj_count(&c->obj);
 
 	spin_lock_irqsave(&l->lock, flags);
 	list_add_tail(&c->entry, &l->queue);
