@@ -5,7 +5,7 @@
 #   include/ndk/*.hpp and include/ndk/ndk_ioctl.h (the uapi header)
 #   lib/pkgconfig/libndk.pc             pkg-config --cflags --libs libndk
 #   lib/cmake/ndk/ndkConfig*.cmake      find_package(ndk) -> ndk::ndk
-#   bin/ndkinfo, ndk-demo, ndk-target   (RUNPATH $ORIGIN/../lib)
+#   bin/ndkinfo, ndk, ndk-demo, ndk-target (RUNPATH $ORIGIN/../lib)
 # The pkg-config and CMake files find the prefix relative to where they
 # are installed, so a tree installed with DESTDIR or moved elsewhere works
 # as it is (tests/install/install-test.sh checks both ways).
@@ -20,11 +20,11 @@ install(TARGETS ndk EXPORT ndkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
 install(DIRECTORY include/ndk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
   FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_ioctl.h
+install(FILES ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_ioctl.h ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_netlink.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndk COMPONENT dev)
 
 set(ndk_tools)
-foreach(t ndkinfo ndk-demo ndk-target)
+foreach(t ndkinfo ndk-tool ndk-demo ndk-target)
   if(TARGET ${t})
     list(APPEND ndk_tools ${t})
   endif()
