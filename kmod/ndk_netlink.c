@@ -65,10 +65,26 @@ static u64 ndk_cache_misses_closed;
 
 enum { NDK_NL_GRP_ADAPTER, NDK_NL_GRP_MEM };
 
+/*
+ * "mem" needs a kernel that checks a group's capability at bind time
+ * (GENL_MCAST_CAP_NET_ADMIN: upstream 6.7, Debian's 6.1 has it).  Where it
+ * is missing the group is not offered: anyone could join it, and its
+ * events name other processes' addresses.  The tracepoint stays.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+#define NDK_NL_MCGRPS		2
+#define NDK_NL_MEM_EVENTS	true
+#else
+#define NDK_NL_MCGRPS		1
+#define NDK_NL_MEM_EVENTS	false
+#endif
+
 static const struct genl_multicast_group ndk_nl_mcgrps[] = {
 	[NDK_NL_GRP_ADAPTER] = { .name = NDK_GENL_MCGRP_ADAPTER },
+#ifdef GENL_MCAST_CAP_NET_ADMIN
 	[NDK_NL_GRP_MEM] = { .name = NDK_GENL_MCGRP_MEM,
-			     .flags = GENL_UNS_ADMIN_PERM },
+			     .flags = GENL_MCAST_CAP_NET_ADMIN },
+#endif
 };
 
 static const struct nla_policy ndk_nl_policy[NDK_NL_ATTR_MAX + 1] = {
@@ -561,8 +577,11 @@ static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_unicast(genl_info_net(info), msg, info->snd_portid);
 }
 
-/* The PID filter of a dump, or NULL; ERR_PTR when the pid is unknown. */
-static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb)
+/*
+ * The PID filter of a dump, or NULL; ERR_PTR(-ESRCH) when the pid is
+ * unknown, ERR_PTR(-EPERM) for another process without @admin.
+ */
+static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb, bool admin)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct pid *pid;
@@ -570,7 +589,13 @@ static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb)
 	if (!info->attrs[NDK_NL_ATTR_PID])
 		return NULL;
 	pid = find_get_pid(nla_get_u32(info->attrs[NDK_NL_ATTR_PID]));
-	return pid ? pid : ERR_PTR(-ESRCH);
+	if (!pid)
+		return ERR_PTR(-ESRCH);
+	if (!admin && pid != task_tgid(current)) {
+		put_pid(pid);
+		return ERR_PTR(-EPERM);
+	}
+	return pid;
 }
 
 static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -581,7 +606,7 @@ static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct pid *pid;
 	int ret = 0;
 
-	pid = ndk_nl_dump_pid(cb);
+	pid = ndk_nl_dump_pid(cb, admin);
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
 	mutex_lock(&ndk_files_lock);
@@ -654,7 +679,7 @@ static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	if (!info->attrs[NDK_NL_ATTR_RES_TYPE])
 		return -EINVAL;
 	type = nla_get_u32(info->attrs[NDK_NL_ATTR_RES_TYPE]);
-	pid = ndk_nl_dump_pid(cb);
+	pid = ndk_nl_dump_pid(cb, admin);
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
 	mutex_lock(&ndk_files_lock);
@@ -717,7 +742,7 @@ static struct genl_family ndk_nl_family __ro_after_init = {
 	.n_ops = ARRAY_SIZE(ndk_nl_ops),
 	.resv_start_op = NDK_NL_CMD_MAX + 1,
 	.mcgrps = ndk_nl_mcgrps,
-	.n_mcgrps = ARRAY_SIZE(ndk_nl_mcgrps),
+	.n_mcgrps = NDK_NL_MCGRPS,
 };
 
 /**
@@ -810,7 +835,7 @@ void ndk_nl_mem_invalidated(u32 file_id, pid_t tgid, u32 handle, u64 address,
 	struct ndk_nl_event *e;
 
 	trace_ndk_mem_invalidated(file_id, tgid, handle, address, length);
-	if (!READ_ONCE(ndk_nl_ready) ||
+	if (!NDK_NL_MEM_EVENTS || !READ_ONCE(ndk_nl_ready) ||
 	    !genl_has_listeners(&ndk_nl_family, &init_net, NDK_NL_GRP_MEM))
 		return;
 	if (atomic_inc_return(&ndk_nl_events_pending) > NDK_NL_EVENTS_MAX)

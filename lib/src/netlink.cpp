@@ -436,6 +436,10 @@ Result<Event> Client::NextEvent(int timeout_ms) {
             return NL_OK;
         },
         &out);
+    // Events carry sequence number 0: no sequence check here.
+    nl_cb_set(
+        cb.get(), NL_CB_SEQ_CHECK, NL_CB_CUSTOM, [](nl_msg*, void*) -> int { return NL_OK; },
+        nullptr);
     while (!out) {
         pollfd p{nl_socket_get_fd(impl_->events.get()), POLLIN, 0};
         const int n = poll(&p, 1, timeout_ms);

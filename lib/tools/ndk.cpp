@@ -112,8 +112,11 @@ int Stat(ndk::nl::Client& nl, const Command& c) {
 int Monitor(ndk::nl::Client& nl, const Command& c) {
     ndk::nl::Groups groups = c.groups;
     auto r = nl.Subscribe(groups);
-    if (!r && r.error().errnum == EPERM && groups.adapter && groups.mem) {
-        std::fprintf(stderr, "ndk: mem events need CAP_NET_ADMIN; adapter events only\n");
+    if (!r && (r.error().errnum == EPERM || r.error().errnum == ENOENT) && groups.adapter &&
+        groups.mem) {
+        std::fprintf(stderr, "ndk: %s; adapter events only\n",
+                     r.error().errnum == EPERM ? "mem events need CAP_NET_ADMIN"
+                                               : "this kernel offers no mem events");
         groups.mem = false;
         r = nl.Subscribe(groups);
     }

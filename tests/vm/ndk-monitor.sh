@@ -24,16 +24,17 @@ grep -q "listening for adapter mem events" "$err" || { cat "$err"; fail "monitor
 timeout 60 rdma link delete rxe0 || fail "rdma link delete rxe0 (rc $?)"
 rdma link add rxe0 type rxe netdev v0 || fail "rdma link add rxe0"
 reg=$("$helper" unmap 12288) || fail "helper unmap failed: $reg"
-echo "helper: $reg (pid $!)"
+echo "helper: $reg"
 wait "$mon"; rc=$?
 echo "--- monitor output"; cat "$out"; cat "$err"
 [[ $rc -eq 0 ]] || fail "monitor exit $rc (124: it did not see 3 events in time)"
 
-address=$(awk '{print $5}' <<<"$reg")
-python3 - "$out" "$id1" "$address" <<'PY' || exit 1
+read -r _ _ _ _ address _ handle _ hpid <<<"$reg"
+python3 - "$out" "$id1" "$address" "$handle" "$hpid" <<'PY' || exit 1
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 id1, address = int(sys.argv[2]), int(sys.argv[3], 16)
+handle, pid = int(sys.argv[4]), int(sys.argv[5])
 kinds = [e["event"] for e in events]
 if kinds != ["adapter-removed", "adapter-added", "mem-invalidated"]:
     sys.exit("FAIL: events %s" % kinds)
@@ -42,8 +43,9 @@ if rm["name"] != "rxe0" or rm["id"] != id1:
     sys.exit("FAIL: removal %s, expected rxe0 id %d" % (rm, id1))
 if add["name"] != "rxe0" or add["id"] <= id1:
     sys.exit("FAIL: addition %s, expected rxe0 with an id above %d" % (add, id1))
-if inv["address"] != address or inv["length"] != 12288 or inv["handle"] == 0:
-    sys.exit("FAIL: invalidation %s, expected address %#x length 12288" % (inv, address))
+if (inv["address"], inv["length"], inv["handle"], inv["pid"]) != (address, 12288, handle, pid):
+    sys.exit("FAIL: invalidation %s, expected address %#x length 12288 handle %d pid %d"
+             % (inv, address, handle, pid))
 print("events: rxe0 id %d removed, id %d added, %#x+12288 invalidated (pid %d)"
       % (id1, add["id"], address, inv["pid"]))
 PY

@@ -385,7 +385,8 @@ int Helper(int argc, char** argv) {
         {
             auto l = cache->Acquire(buf, len, ndk::kMemReadWrite);
             if (!l) return kTestFail;
-            std::printf("registered %zu bytes at %p handle %u\n", len, buf, l->handle());
+            std::printf("registered %zu bytes at %p handle %u pid %d\n", len, buf, l->handle(),
+                        getpid());
         }
         return munmap(buf, len) == 0 ? kTestPass : kTestFail;
     }
