@@ -2,11 +2,11 @@
 // ndk::nl::Client over libnl-3 / libnl-genl-3 (Documentation/netlink.md).
 #include "ndk/netlink.hpp"
 
+#include <ndk/ndk_netlink.h>
 #include <netlink/errno.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
-#include <ndk/ndk_netlink.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -26,67 +26,116 @@ const char* const kObjectNames[kObjectTypes] = {
 // enum ndk_nl_info: NDK_ADAPTER_INFO field names as ndkinfo prints them.
 const char* InfoName(int attr) noexcept {
     switch (attr) {
-        case NDK_NL_INFO_VERSION: return "version";
-        case NDK_NL_INFO_VENDOR_ID: return "vendor_id";
-        case NDK_NL_INFO_DEVICE_ID: return "device_id";
-        case NDK_NL_INFO_MAX_REGISTRATION_SIZE: return "max_registration_size";
-        case NDK_NL_INFO_MAX_WINDOW_SIZE: return "max_window_size";
-        case NDK_NL_INFO_FRMR_PAGE_COUNT: return "frmr_page_count";
-        case NDK_NL_INFO_MAX_INITIATOR_REQUEST_SGE: return "max_initiator_request_sge";
-        case NDK_NL_INFO_MAX_RECEIVE_REQUEST_SGE: return "max_receive_request_sge";
-        case NDK_NL_INFO_MAX_READ_REQUEST_SGE: return "max_read_request_sge";
-        case NDK_NL_INFO_MAX_TRANSFER_LENGTH: return "max_transfer_length";
-        case NDK_NL_INFO_MAX_INLINE_DATA_SIZE: return "max_inline_data_size";
-        case NDK_NL_INFO_MAX_INBOUND_READ_LIMIT: return "max_inbound_read_limit";
-        case NDK_NL_INFO_MAX_OUTBOUND_READ_LIMIT: return "max_outbound_read_limit";
-        case NDK_NL_INFO_MAX_RECEIVE_QUEUE_DEPTH: return "max_receive_queue_depth";
-        case NDK_NL_INFO_MAX_INITIATOR_QUEUE_DEPTH: return "max_initiator_queue_depth";
-        case NDK_NL_INFO_MAX_SRQ_DEPTH: return "max_srq_depth";
-        case NDK_NL_INFO_MAX_CQ_DEPTH: return "max_cq_depth";
-        case NDK_NL_INFO_LARGE_REQUEST_THRESHOLD: return "large_request_threshold";
-        case NDK_NL_INFO_MAX_CALLER_DATA: return "max_caller_data";
-        case NDK_NL_INFO_MAX_CALLEE_DATA: return "max_callee_data";
-        case NDK_NL_INFO_ADAPTER_FLAGS: return "adapter_flags";
-        case NDK_NL_INFO_RDMA_TECHNOLOGY: return "rdma_technology";
-        default: return nullptr;
+        case NDK_NL_INFO_VERSION:
+            return "version";
+        case NDK_NL_INFO_VENDOR_ID:
+            return "vendor_id";
+        case NDK_NL_INFO_DEVICE_ID:
+            return "device_id";
+        case NDK_NL_INFO_MAX_REGISTRATION_SIZE:
+            return "max_registration_size";
+        case NDK_NL_INFO_MAX_WINDOW_SIZE:
+            return "max_window_size";
+        case NDK_NL_INFO_FRMR_PAGE_COUNT:
+            return "frmr_page_count";
+        case NDK_NL_INFO_MAX_INITIATOR_REQUEST_SGE:
+            return "max_initiator_request_sge";
+        case NDK_NL_INFO_MAX_RECEIVE_REQUEST_SGE:
+            return "max_receive_request_sge";
+        case NDK_NL_INFO_MAX_READ_REQUEST_SGE:
+            return "max_read_request_sge";
+        case NDK_NL_INFO_MAX_TRANSFER_LENGTH:
+            return "max_transfer_length";
+        case NDK_NL_INFO_MAX_INLINE_DATA_SIZE:
+            return "max_inline_data_size";
+        case NDK_NL_INFO_MAX_INBOUND_READ_LIMIT:
+            return "max_inbound_read_limit";
+        case NDK_NL_INFO_MAX_OUTBOUND_READ_LIMIT:
+            return "max_outbound_read_limit";
+        case NDK_NL_INFO_MAX_RECEIVE_QUEUE_DEPTH:
+            return "max_receive_queue_depth";
+        case NDK_NL_INFO_MAX_INITIATOR_QUEUE_DEPTH:
+            return "max_initiator_queue_depth";
+        case NDK_NL_INFO_MAX_SRQ_DEPTH:
+            return "max_srq_depth";
+        case NDK_NL_INFO_MAX_CQ_DEPTH:
+            return "max_cq_depth";
+        case NDK_NL_INFO_LARGE_REQUEST_THRESHOLD:
+            return "large_request_threshold";
+        case NDK_NL_INFO_MAX_CALLER_DATA:
+            return "max_caller_data";
+        case NDK_NL_INFO_MAX_CALLEE_DATA:
+            return "max_callee_data";
+        case NDK_NL_INFO_ADAPTER_FLAGS:
+            return "adapter_flags";
+        case NDK_NL_INFO_RDMA_TECHNOLOGY:
+            return "rdma_technology";
+        default:
+            return nullptr;
     }
 }
 
 // enum ndk_nl_stat.
 const char* StatName(int attr) noexcept {
     switch (attr) {
-        case NDK_NL_STAT_REGISTRATIONS: return "registrations";
-        case NDK_NL_STAT_DEREGISTRATIONS: return "deregistrations";
-        case NDK_NL_STAT_REGISTERED_BYTES: return "registered_bytes";
-        case NDK_NL_STAT_PINNED_PAGES: return "pinned_pages";
-        case NDK_NL_STAT_FAST_REGISTERS: return "fast_registers";
-        case NDK_NL_STAT_BINDS: return "binds";
-        case NDK_NL_STAT_INVALIDATES: return "invalidates";
-        case NDK_NL_STAT_CACHE_HITS: return "cache_hits";
-        case NDK_NL_STAT_CACHE_MISSES: return "cache_misses";
-        case NDK_NL_STAT_CACHE_INVALIDATIONS: return "cache_invalidations";
-        case NDK_NL_STAT_ERRORS: return "errors";
-        case NDK_NL_STAT_EVENTS_DROPPED: return "events_dropped";
-        default: return nullptr;
+        case NDK_NL_STAT_REGISTRATIONS:
+            return "registrations";
+        case NDK_NL_STAT_DEREGISTRATIONS:
+            return "deregistrations";
+        case NDK_NL_STAT_REGISTERED_BYTES:
+            return "registered_bytes";
+        case NDK_NL_STAT_PINNED_PAGES:
+            return "pinned_pages";
+        case NDK_NL_STAT_FAST_REGISTERS:
+            return "fast_registers";
+        case NDK_NL_STAT_BINDS:
+            return "binds";
+        case NDK_NL_STAT_INVALIDATES:
+            return "invalidates";
+        case NDK_NL_STAT_CACHE_HITS:
+            return "cache_hits";
+        case NDK_NL_STAT_CACHE_MISSES:
+            return "cache_misses";
+        case NDK_NL_STAT_CACHE_INVALIDATIONS:
+            return "cache_invalidations";
+        case NDK_NL_STAT_ERRORS:
+            return "errors";
+        case NDK_NL_STAT_EVENTS_DROPPED:
+            return "events_dropped";
+        default:
+            return nullptr;
     }
 }
 
 // A libnl error code as an errno.
 int ErrnoFromNl(int err) noexcept {
     switch (err < 0 ? -err : err) {
-        case NLE_PERM: return EPERM;
-        case NLE_NOACCESS: return EACCES;
-        case NLE_OBJ_NOTFOUND: return ENOENT;
-        case NLE_NODEV: return ENODEV;
-        case NLE_INTR: return EINTR;
-        case NLE_NOMEM: return ENOMEM;
-        case NLE_INVAL: return EINVAL;
-        case NLE_AGAIN: return EAGAIN;
-        case NLE_RANGE: return ERANGE;
-        case NLE_MSGSIZE: return EMSGSIZE;
-        case NLE_OPNOTSUPP: return EOPNOTSUPP;
-        case NLE_BUSY: return EBUSY;
-        default: return EIO;
+        case NLE_PERM:
+            return EPERM;
+        case NLE_NOACCESS:
+            return EACCES;
+        case NLE_OBJ_NOTFOUND:
+            return ENOENT;
+        case NLE_NODEV:
+            return ENODEV;
+        case NLE_INTR:
+            return EINTR;
+        case NLE_NOMEM:
+            return ENOMEM;
+        case NLE_INVAL:
+            return EINVAL;
+        case NLE_AGAIN:
+            return EAGAIN;
+        case NLE_RANGE:
+            return ERANGE;
+        case NLE_MSGSIZE:
+            return EMSGSIZE;
+        case NLE_OPNOTSUPP:
+            return EOPNOTSUPP;
+        case NLE_BUSY:
+            return EBUSY;
+        default:
+            return EIO;
     }
 }
 
@@ -182,9 +231,12 @@ std::uint32_t ObjectTypeFromName(std::string_view name) noexcept {
 
 const char* EventName(Event::Kind kind) noexcept {
     switch (kind) {
-        case Event::Kind::kAdapterAdded: return "adapter-added";
-        case Event::Kind::kAdapterRemoved: return "adapter-removed";
-        case Event::Kind::kMemInvalidated: return "mem-invalidated";
+        case Event::Kind::kAdapterAdded:
+            return "adapter-added";
+        case Event::Kind::kAdapterRemoved:
+            return "adapter-removed";
+        case Event::Kind::kMemInvalidated:
+            return "mem-invalidated";
     }
     return "unknown";
 }
@@ -418,10 +470,17 @@ Result<Event> Client::NextEvent(int timeout_ms) {
             if (!Parse(m, tb)) return NL_OK;
             Event e;
             switch (static_cast<genlmsghdr*>(nlmsg_data(nlmsg_hdr(m)))->cmd) {
-                case NDK_NL_CMD_ADAPTER_ADDED: e.kind = Event::Kind::kAdapterAdded; break;
-                case NDK_NL_CMD_ADAPTER_REMOVED: e.kind = Event::Kind::kAdapterRemoved; break;
-                case NDK_NL_CMD_MEM_INVALIDATED: e.kind = Event::Kind::kMemInvalidated; break;
-                default: return NL_OK;  // a newer event: ignored
+                case NDK_NL_CMD_ADAPTER_ADDED:
+                    e.kind = Event::Kind::kAdapterAdded;
+                    break;
+                case NDK_NL_CMD_ADAPTER_REMOVED:
+                    e.kind = Event::Kind::kAdapterRemoved;
+                    break;
+                case NDK_NL_CMD_MEM_INVALIDATED:
+                    e.kind = Event::Kind::kMemInvalidated;
+                    break;
+                default:
+                    return NL_OK;  // a newer event: ignored
             }
             e.adapter_id = U32(tb, NDK_NL_ATTR_ADAPTER_ID);
             e.adapter = Str(tb, NDK_NL_ATTR_ADAPTER_NAME);

@@ -132,11 +132,11 @@ Result<std::unique_ptr<CacheBackend>> MakeKernelCacheBackend(const ProtectionDom
     if (p == MAP_FAILED) return Error::FromErrno(errno);
     // The counters are advisory: a module without the page (EINVAL) only
     // means `ndk stat` shows no hits and misses for this process.
-    void* c = mmap(nullptr, KernelCacheBackend::kCountersBytes, PROT_READ | PROT_WRITE,
-                   MAP_SHARED, access.fd, NDK_U_MMAP_CACHE_COUNTERS);
-    return std::unique_ptr<CacheBackend>(new KernelCacheBackend(
-        std::move(access), static_cast<const std::uint64_t*>(p),
-        c == MAP_FAILED ? nullptr : static_cast<ndk_u_cache_counters*>(c)));
+    void* c = mmap(nullptr, KernelCacheBackend::kCountersBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   access.fd, NDK_U_MMAP_CACHE_COUNTERS);
+    return std::unique_ptr<CacheBackend>(
+        new KernelCacheBackend(std::move(access), static_cast<const std::uint64_t*>(p),
+                               c == MAP_FAILED ? nullptr : static_cast<ndk_u_cache_counters*>(c)));
 }
 
 namespace detail {

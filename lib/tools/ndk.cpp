@@ -173,10 +173,15 @@ int main(int argc, char** argv) {
         return Fail("netlink", nl.error());
     }
     switch (c.verb) {
-        case Verb::kAdapterShow: return AdapterShow(*nl, c);
-        case Verb::kResourceShow: return ResourceShow(*nl, c);
-        case Verb::kStat: return Stat(*nl, c);
-        case Verb::kMonitor: return Monitor(*nl, c);
-        default: return kExitUsage;
+        case Verb::kAdapterShow:
+            return AdapterShow(*nl, c);
+        case Verb::kResourceShow:
+            return ResourceShow(*nl, c);
+        case Verb::kStat:
+            return Stat(*nl, c);
+        case Verb::kMonitor:
+            return Monitor(*nl, c);
+        default:
+            return kExitUsage;
     }
 }

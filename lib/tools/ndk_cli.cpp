@@ -169,11 +169,21 @@ std::string JsonEscape(const std::string& s) {
     std::string out;
     for (unsigned char ch : s) {
         switch (ch) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
             default:
                 if (ch < 0x20) {
                     char buf[8];
@@ -256,7 +266,8 @@ bool HexField(const std::string& name) {
 
 Json CountsJson(const nl::Counts& c) {
     Json::Object o;
-    for (std::uint32_t t = 1; t < nl::kObjectTypes; ++t) o.emplace_back(nl::ObjectTypeName(t), c[t]);
+    for (std::uint32_t t = 1; t < nl::kObjectTypes; ++t)
+        o.emplace_back(nl::ObjectTypeName(t), c[t]);
     return o;
 }
 
@@ -316,10 +327,8 @@ std::string AdapterText(const nl::Adapter& a) {
 
 Json ResourceJson(const nl::Resource& r) {
     Json::Object o{
-        {"pid", r.pid},
-        {"comm", r.comm},
-        {"file", r.file_id},
-        {"type", nl::ObjectTypeName(r.type)},
+        {"pid", r.pid},       {"comm", r.comm},
+        {"file", r.file_id},  {"type", nl::ObjectTypeName(r.type)},
         {"handle", r.handle},
     };
     if (r.parent) o.emplace_back("parent", *r.parent);
@@ -335,8 +344,8 @@ Json ResourceJson(const nl::Resource& r) {
 
 std::string ResourceText(const nl::Resource& r) {
     std::string s = "pid " + std::to_string(r.pid) + " comm " + r.comm + " file " +
-                    std::to_string(r.file_id) + " type " + nl::ObjectTypeName(r.type) +
-                    " handle " + std::to_string(r.handle);
+                    std::to_string(r.file_id) + " type " + nl::ObjectTypeName(r.type) + " handle " +
+                    std::to_string(r.handle);
     if (r.parent) s += " parent " + std::to_string(*r.parent);
     if (!r.adapter.empty()) s += " adapter " + r.adapter;
     if (r.address) s += " address " + Hex(*r.address);
@@ -368,8 +377,8 @@ std::string ProcessText(const nl::Process& p) {
 Json StatsJson(const nl::Stats& s) {
     Json::Array errors;
     for (const auto& [status, count] : s.errors)
-        errors.push_back(Json::Object{
-            {"status", Hex(status)}, {"name", StatusText(status)}, {"count", count}});
+        errors.push_back(
+            Json::Object{{"status", Hex(status)}, {"name", StatusText(status)}, {"count", count}});
     return Json::Object{
         {"version", s.version},
         {"stats", FieldsJson(s.counters)},
@@ -378,8 +387,8 @@ Json StatsJson(const nl::Stats& s) {
 }
 
 std::string StatsText(const nl::Stats& s) {
-    std::string out = "registration statistics (netlink family ndk version " +
-                      std::to_string(s.version) + "):\n";
+    std::string out =
+        "registration statistics (netlink family ndk version " + std::to_string(s.version) + "):\n";
     for (const auto& [k, v] : s.counters) {
         char line[96];
         std::snprintf(line, sizeof(line), "    %-22s %" PRIu64 "\n", k.c_str(), v);
@@ -419,8 +428,8 @@ std::string EventText(const nl::Event& e) {
     if (e.kind == nl::Event::Kind::kMemInvalidated)
         return s + "pid " + std::to_string(e.pid) + " file " + std::to_string(e.file_id) +
                " handle " + std::to_string(e.handle) + " address " + Hex(e.address) + " length " +
-               std::to_string(e.length) + (e.dropped ? " dropped " + std::to_string(e.dropped) : "") +
-               "\n";
+               std::to_string(e.length) +
+               (e.dropped ? " dropped " + std::to_string(e.dropped) : "") + "\n";
     return s + std::to_string(e.adapter_id) + ": " + e.adapter + " node_guid " + Guid(e.node_guid) +
            "\n";
 }

@@ -33,11 +33,11 @@ struct Command {
     Verb verb = Verb::kHelp;
     bool json = false;
     bool pretty = false;
-    std::string adapter;                  // kAdapterShow: one name, or all
-    std::vector<std::uint32_t> types;     // kResourceShow: none = summary
-    std::optional<std::uint32_t> pid;     // kResourceShow, kStat
-    nl::Groups groups;                    // kMonitor
-    std::optional<unsigned> count;        // kMonitor: exit after N events
+    std::string adapter;               // kAdapterShow: one name, or all
+    std::vector<std::uint32_t> types;  // kResourceShow: none = summary
+    std::optional<std::uint32_t> pid;  // kResourceShow, kStat
+    nl::Groups groups;                 // kMonitor
+    std::optional<unsigned> count;     // kMonitor: exit after N events
 };
 
 // A command line, or the usage error to print (exit kExitUsage).
@@ -54,24 +54,24 @@ class Json {
     using Object = std::vector<std::pair<std::string, Json>>;
     using Array = std::vector<Json>;
 
-    Json() = default;  // null
-    Json(bool b) : v_(b) {}                             // NOLINT
-    Json(std::uint64_t u) : v_(u) {}                    // NOLINT
-    Json(std::uint32_t u) : v_(std::uint64_t{u}) {}     // NOLINT
-    Json(std::int64_t i) : v_(i) {}                     // NOLINT
-    Json(int i) : v_(std::int64_t{i}) {}                // NOLINT
-    Json(std::string s) : v_(std::move(s)) {}           // NOLINT
-    Json(const char* s) : v_(std::string(s)) {}         // NOLINT
-    Json(Array a) : v_(std::move(a)) {}                 // NOLINT
-    Json(Object o) : v_(std::move(o)) {}                // NOLINT
+    Json() = default;                                // null
+    Json(bool b) : v_(b) {}                          // NOLINT
+    Json(std::uint64_t u) : v_(u) {}                 // NOLINT
+    Json(std::uint32_t u) : v_(std::uint64_t{u}) {}  // NOLINT
+    Json(std::int64_t i) : v_(i) {}                  // NOLINT
+    Json(int i) : v_(std::int64_t{i}) {}             // NOLINT
+    Json(std::string s) : v_(std::move(s)) {}        // NOLINT
+    Json(const char* s) : v_(std::string(s)) {}      // NOLINT
+    Json(Array a) : v_(std::move(a)) {}              // NOLINT
+    Json(Object o) : v_(std::move(o)) {}             // NOLINT
 
     // Compact, or indented by 2 with one member per line when pretty.
     std::string Dump(bool pretty) const;
 
   private:
     void DumpTo(std::string& out, bool pretty, int depth) const;
-    std::variant<std::nullptr_t, bool, std::uint64_t, std::int64_t, std::string, Array, Object>
-        v_{nullptr};
+    std::variant<std::nullptr_t, bool, std::uint64_t, std::int64_t, std::string, Array, Object> v_{
+        nullptr};
 };
 std::string JsonEscape(const std::string& s);
 

@@ -249,7 +249,8 @@ void CheckCacheAndInvalidation(ndk::nl::Client& nl) {
     }
     auto mid = nl.GetStats();
     if (before && mid) {
-        T_CHECK(Counter(mid->counters, "cache_hits") >= Counter(before->counters, "cache_hits") + 1);
+        T_CHECK(Counter(mid->counters, "cache_hits") >=
+                Counter(before->counters, "cache_hits") + 1);
         T_CHECK(Counter(mid->counters, "cache_misses") >=
                 Counter(before->counters, "cache_misses") + 1);
     }

@@ -40,7 +40,7 @@ struct Adapter {
     std::uint64_t node_guid = 0;
     std::uint32_t ib_index = 0;
     std::uint32_t port_count = 0;
-    Fields info;    // NDK_ADAPTER_INFO, as ndkinfo names the fields
+    Fields info;  // NDK_ADAPTER_INFO, as ndkinfo names the fields
     Counts objects{};
 };
 
@@ -83,12 +83,12 @@ struct Event {
     std::uint32_t adapter_id = 0;  // adapter events
     std::string adapter;
     std::uint64_t node_guid = 0;
-    std::uint32_t file_id = 0;     // kMemInvalidated
+    std::uint32_t file_id = 0;  // kMemInvalidated
     std::uint32_t pid = 0;
     std::uint32_t handle = 0;
     std::uint64_t address = 0;
     std::uint64_t length = 0;
-    std::uint64_t dropped = 0;     // "mem" events lost so far
+    std::uint64_t dropped = 0;  // "mem" events lost so far
 };
 const char* EventName(Event::Kind kind) noexcept;
 
