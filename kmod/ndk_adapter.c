@@ -387,6 +387,8 @@ static s32 ndk_adapter_open(const char *name, u32 id,
 	}
 	a->dev = found;
 	*adapter = a;
+	pr_debug("ndk: adapter %p opened on %s (adapter %u)\n", a, found->name,
+		 found->id);
 	return STATUS_SUCCESS;
 }
 
@@ -447,6 +449,7 @@ void ndk_close_adapter(struct ndk_adapter *adapter)
 	bool in_removal;
 
 	might_sleep();
+	pr_debug("ndk: adapter %p closing (adapter %u)\n", adapter, dev->id);
 	/*
 	 * From inside its own removal callback: ndk_ib_remove() holds a
 	 * reference for the call, which would keep the close below from

@@ -722,6 +722,8 @@ static void ndk_conn_disconnected(struct ndk_connector *c)
 
 static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_event *ev)
 {
+	pr_debug("ndk: connector %p: %s (status %d)\n", c,
+		 rdma_event_msg(ev->event), ev->status);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ndk_conn_addr_resolved(c);

@@ -139,6 +139,8 @@ int ndk_file_open(struct inode *inode, struct file *file)
 		nf->mm = current->mm;
 	}
 	file->private_data = nf;
+	pr_debug("ndk: file %u opened by pid %d (%s)\n", nf->id,
+		 nf->ucache.tgid, nf->comm);
 	return nonseekable_open(inode, file);
 
 err_free_nf:
@@ -623,6 +625,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 
 	/* Not under nf->lock: netlink takes ndk_files_lock before it. */
 	ndk_nl_file_del(nf);
+	pr_debug("ndk: file %u released\n", nf->id);
 	mutex_lock(&nf->lock);
 	ndk_uobj_destroy_below(nf, NULL);
 	xa_for_each(&nf->handles, index, u) {

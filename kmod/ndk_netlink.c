@@ -855,6 +855,8 @@ void ndk_nl_mem_invalidated(u32 file_id, pid_t tgid, u32 handle, u64 address,
 err_dropped:
 	atomic_dec(&ndk_nl_events_pending);
 	atomic64_inc(&ndk_stats.events_dropped);
+	pr_debug("ndk: MEM_INVALIDATED of pid %d handle %u dropped\n", tgid,
+		 handle);
 }
 
 /**

@@ -188,6 +188,8 @@ static int ndk_ucache_pin_current(struct ndk_ucache_reg *r,
 		spin_unlock(&r->uc->lock);
 		if (!retry || tries == NDK_UCACHE_PIN_TRIES)
 			return 0;
+		pr_debug("ndk: pin of 0x%llx+%llu raced an invalidation (try %d)\n",
+			 address, length, tries);
 		ndk_umem_unpin(um);
 	}
 }

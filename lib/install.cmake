@@ -51,3 +51,15 @@ string(REGEX REPLACE "/$" "" ndk_pc_to_prefix "${ndk_pc_to_prefix}")
 configure_file(libndk.pc.in ${CMAKE_CURRENT_BINARY_DIR}/libndk.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/libndk.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# Manual pages, and the udev rule for /dev/ndk (group rdma, 0660).  udev
+# reads /usr/lib/udev/rules.d and /etc/udev/rules.d only: with another
+# prefix, point NDK_UDEV_RULES_DIR at one (an absolute path is taken as
+# is, a relative one is under the prefix).
+install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndk.8
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndkinfo.1
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+set(NDK_UDEV_RULES_DIR "lib/udev/rules.d" CACHE STRING "Where 60-ndk.rules is installed")
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/60-ndk.rules
+  DESTINATION ${NDK_UDEV_RULES_DIR} COMPONENT runtime)

@@ -21,6 +21,8 @@ packages=(
 	linux-source-6.1 gnuplot-nox
 	# the vm tests that read JSON (ndkinfo --json)
 	python3
+	# make install registers ndk.ko with DKMS; install.dkms builds with it
+	dkms
 )
 
 missing=()
