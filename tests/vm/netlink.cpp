@@ -18,6 +18,7 @@
 #include <cinttypes>
 #include <map>
 
+#include <ndk/ndk_ioctl.h>
 #include <ndk/ndk_netlink.h>
 
 #include "ndk/ndk.hpp"
@@ -63,6 +64,7 @@ void CheckAdapters(ndk::nl::Client& nl) {
     auto dev = ndk::Device::Open();
     T_CHECK(dev.ok());
     if (!dev) return;
+    T_CHECK(dev->info().features & NDK_U_FEATURE_NETLINK);
     auto ref = dev->ListAdapters();
     T_CHECK(ref.ok());
     if (!ref) return;
