@@ -29,7 +29,7 @@
  * no system call); the kernel only reads them, for NDK_NL_CMD_PROC_GET
  * and NDK_NL_CMD_STAT_GET.  Advisory: the process may write anything.
  */
-#define NDK_U_MMAP_CACHE_COUNTERS 0x100000ULL
+#define NDK_U_MMAP_CACHE_COUNTERS 0x100000 /* bytes; C90: no ULL */
 
 struct ndk_u_cache_counters {
 	__u64 hits;
