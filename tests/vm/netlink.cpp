@@ -279,6 +279,48 @@ void CheckCacheAndInvalidation(ndk::nl::Client& nl) {
                 Counter(before->counters, "cache_invalidations"));
 }
 
+std::uint64_t ErrorCount(const ndk::nl::Stats& s, std::uint32_t status) {
+    for (const auto& [st, n] : s.errors)
+        if (st == status) return n;
+    return 0;
+}
+
+// A refused NdkFastRegister (the QP is not connected) is counted under its
+// status in the errors by status, and in the errors total.
+void CheckErrors(ndk::nl::Client& nl) {
+    auto adapter = ndk::Adapter::OpenByName(kDev);
+    T_CHECK(adapter.ok());
+    if (!adapter) return;
+    auto pd = adapter->CreateProtectionDomain();
+    auto cq = ndk::CompletionQueue::Create(*adapter, 16);
+    T_CHECK(pd.ok() && cq.ok());
+    if (!pd || !cq) return;
+    auto qp = ndk::QueuePair::Create(*pd, *cq, *cq, ndk::QueuePairParams{});
+    auto fr = ndk::MemoryRegion::Create(*pd, /*fast_register=*/true);
+    T_CHECK(qp.ok() && fr.ok());
+    if (!qp || !fr) return;
+    T_CHECK(fr->InitializeFastRegister(2, /*remote_access=*/true).ok());
+    static char buf[4096] __attribute__((aligned(4096)));
+    auto reg = pd->RegisterMemory(buf, sizeof(buf), ndk::kMemReadWrite);
+    T_CHECK(reg.ok());
+    if (!reg) return;
+    auto before = nl.GetStats();
+    T_CHECK(before.ok());
+    if (!before) return;
+    auto token = qp->FastRegister(1, *fr, *reg, buf, 1024, ndk::op_flag::kAllowRemoteWrite);
+    T_CHECK(!token.ok());
+    if (token) return;
+    const auto status = static_cast<std::uint32_t>(token.error().status);
+    std::printf("unconnected fast register: %s\n", token.error().Message().c_str());
+    auto after = nl.GetStats();
+    T_CHECK(after.ok());
+    if (!after) return;
+    T_CHECK(ErrorCount(*after, status) == ErrorCount(*before, status) + 1);
+    T_CHECK(Counter(after->counters, "errors") == Counter(before->counters, "errors") + 1);
+    T_CHECK(Counter(after->counters, "fast_registers") ==
+            Counter(before->counters, "fast_registers"));
+}
+
 // As nobody: own file only.  Returns the child's verdict.
 int Unprivileged(pid_t parent, int ready_fd, int done_fd) {
     if (setgid(65534) != 0 || setuid(65534) != 0) {
@@ -409,6 +451,7 @@ int main(int argc, char** argv) {
     CheckAdapters(*nl);
     CheckCounts(*nl);
     CheckCacheAndInvalidation(*nl);
+    CheckErrors(*nl);
     CheckPrivilege(*nl);
     return t_result("netlink");
 }
