@@ -13,7 +13,9 @@
 #                   kmemleak, fault injection), built once and cached
 #                   (scripts/debug-kernel.sh, Documentation/reliability.md)
 #   make install    install libndk, its headers, pkg-config and CMake
-#                   package files and the tools (PREFIX, DESTDIR)
+#                   package files, the tools, man pages, the udev rule
+#                   (install-lib) and the module: source for DKMS, consumer
+#                   header and Module.symvers (install-kmod); PREFIX, DESTDIR
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
@@ -28,6 +30,7 @@ DESTDIR ?=
 NDK_VM_INJECT ?=
 CTEST_ARGS ?=
 JOBS ?= $(shell nproc)
+NDK_VERSION := $(shell grep -o 'ndk-linux VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
 
 # Each phase prints its wall time (.ci/run and the README rely on it).
 phase = @echo "==> $(1)"; start=$$(date +%s); $(2) && echo "==> $(1): done in $$(( $$(date +%s) - start )) s"
@@ -73,8 +76,14 @@ check-all: check check-debug
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
-install: lib
+install: install-lib install-kmod
+
+install-lib: lib
 	$(call phase,install into $(DESTDIR)$(PREFIX),DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)")
+
+# Documentation/install.md: DKMS source tree, consumer header, Module.symvers.
+install-kmod: kmod
+	$(call phase,install the module,scripts/install-kmod.sh $(CURDIR) $(NDK_VERSION) "$(PREFIX)" "$(DESTDIR)")
 
 checkpatch:
 	scripts/checkpatch.sh
@@ -88,4 +97,4 @@ clean:
 	-$(MAKE) -C samples/ndk_sample clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod lib check unit vm-check check-debug check-all demo install checkpatch format clean
+.PHONY: all deps kmod lib check unit vm-check check-debug check-all demo install install-lib install-kmod checkpatch format clean

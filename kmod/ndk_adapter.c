@@ -29,6 +29,8 @@
 #include <rdma/ib_cm.h>
 
 #include "ndk_core.h"
+#include "ndk_netlink.h"
+#include "ndk_trace.h"
 
 static DEFINE_MUTEX(ndk_devices_lock);
 static DEFINE_XARRAY_ALLOC(ndk_devices);
@@ -190,6 +192,7 @@ static int ndk_ib_add(struct ib_device *ibdev)
 
 	ib_set_client_data(ibdev, &ndk_ib_client, dev);
 	dev_info(&ibdev->dev, "ndk: adapter %u added\n", dev->id);
+	ndk_nl_adapter_event(dev, NDK_NL_CMD_ADAPTER_ADDED);
 	return 0;
 
 err_free_dev:
@@ -205,6 +208,8 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&ndk_devices_lock);
 	xa_erase(&ndk_devices, dev->id);
 	mutex_unlock(&ndk_devices_lock);
+	trace_ndk_device_remove(dev->id, dev->name, ndk_device_adapters(dev));
+	ndk_nl_adapter_event(dev, NDK_NL_CMD_ADAPTER_REMOVED);
 
 	/*
 	 * No adapter can open from here on.  Tell every consumer; their
@@ -382,6 +387,8 @@ static s32 ndk_adapter_open(const char *name, u32 id,
 	}
 	a->dev = found;
 	*adapter = a;
+	pr_debug("ndk: adapter %p opened on %s (adapter %u)\n", a, found->name,
+		 found->id);
 	return STATUS_SUCCESS;
 }
 
@@ -442,6 +449,7 @@ void ndk_close_adapter(struct ndk_adapter *adapter)
 	bool in_removal;
 
 	might_sleep();
+	pr_debug("ndk: adapter %p closing (adapter %u)\n", adapter, dev->id);
 	/*
 	 * From inside its own removal callback: ndk_ib_remove() holds a
 	 * reference for the call, which would keep the close below from
@@ -539,6 +547,65 @@ int ndk_adapter_query(struct ndk_u_adapter_query *q)
 out_unlock:
 	mutex_unlock(&ndk_devices_lock);
 	return ret;
+}
+
+/**
+ * ndk_device_get() - call a function on one device, under the table lock
+ * @id:   in: the id to look up (with @next: the lowest id >= it); out: the
+ *        id of the device found
+ * @name: look the device up by this name instead of @id, or NULL
+ * @next: find the first device at or after @id (for dumps)
+ * @fn:   called with the device; must not open adapters or sleep long
+ * @arg:  passed to @fn
+ *
+ * Context: process context, may sleep.
+ * Return: what @fn returned, or %-ENODEV when there is no such device.
+ */
+int ndk_device_get(u32 *id, const char *name, bool next,
+		   int (*fn)(struct ndk_device *dev, void *arg), void *arg)
+{
+	struct ndk_device *dev = NULL, *d;
+	unsigned long index = *id;
+	int ret = -ENODEV;
+
+	mutex_lock(&ndk_devices_lock);
+	if (name) {
+		xa_for_each(&ndk_devices, index, d) {
+			if (strcmp(d->name, name) == 0) {
+				dev = d;
+				break;
+			}
+		}
+	} else if (next) {
+		dev = xa_find(&ndk_devices, &index, U32_MAX, XA_PRESENT);
+	} else {
+		dev = xa_load(&ndk_devices, index);
+	}
+	if (dev) {
+		*id = dev->id;
+		ret = fn(dev, arg);
+	}
+	mutex_unlock(&ndk_devices_lock);
+	return ret;
+}
+
+/**
+ * ndk_device_adapters() - adapters open on a device now
+ * @dev: the device
+ *
+ * Context: process context, may sleep.
+ * Return: the count.
+ */
+u32 ndk_device_adapters(struct ndk_device *dev)
+{
+	struct ndk_adapter *adapter;
+	u32 n = 0;
+
+	mutex_lock(&dev->lock);
+	list_for_each_entry(adapter, &dev->adapters, dev_entry)
+		n++;
+	mutex_unlock(&dev->lock);
+	return n;
 }
 
 /**

@@ -722,6 +722,8 @@ static void ndk_conn_disconnected(struct ndk_connector *c)
 
 static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_event *ev)
 {
+	pr_debug("ndk: connector %p: %s (status %d)\n", c,
+		 rdma_event_msg(ev->event), ev->status);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ndk_conn_addr_resolved(c);
@@ -828,6 +830,7 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	ndk_conn_save_data(c, p->private_data, p->private_data_len,
 			   ndk_cm_info(&c->obj)->max_caller_data, p);
 	id->context = &c->obj;	/* under the new id's handler mutex */
+	ndk_obj_count(&c->obj);
 
 	spin_lock_irqsave(&l->lock, flags);
 	list_add_tail(&c->entry, &l->queue);

@@ -32,6 +32,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <ndk/ndk_ioctl.h>
+#include <ndk/ndk_netlink.h>
 #include <ndk/ndkpi.h>
 
 extern struct workqueue_struct *ndk_wq;
@@ -53,6 +54,8 @@ extern struct workqueue_struct *ndk_wq;
  * @removal_adapter: the adapter whose removal callback is running, while
  *            remove() holds a reference on it for the call
  * @removal_task:    the thread running that callback
+ * @objects:  live objects of the device by enum ndk_nl_obj (adapters are
+ *            counted as the length of @adapters), for netlink
  */
 struct ndk_device {
 	struct ib_device *ibdev;
@@ -66,6 +69,7 @@ struct ndk_device {
 	struct completion idle;
 	struct ndk_adapter *removal_adapter;
 	struct task_struct *removal_task;
+	atomic_t objects[__NDK_NL_OBJ_MAX];
 };
 
 /* Antecedents other than the parent an object can hold (QP: two CQs). */
@@ -87,6 +91,7 @@ struct ndk_device {
  * @work:      runs creation (async create) or teardown (last reference)
  * @antecedents: other objects this one holds besides its parent (a QP's
  *             CQs, see ndk_obj_hold()); released with the parent
+ * @counted:   counted in its device's objects (ndk_obj_count())
  */
 struct ndk_obj {
 	struct ndk_object_header hdr;
@@ -102,6 +107,7 @@ struct ndk_obj {
 	bool closing;
 	struct work_struct work;
 	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
+	bool counted;
 };
 
 /**
@@ -170,17 +176,26 @@ struct ndk_umem {
  * @gens:  NDK_U_CACHE_SLOTS generations from vmalloc_user(), mapped
  *         read-only by the opener; NULL until first needed
  * @slots: slots in use (the file's lock)
+ * @file_id: the file's netlink id, for invalidation events
+ * @tgid:  the opener's thread group id, for invalidation events
+ * @invalidations: bumps made by the MMU notifier, for netlink
  */
 struct ndk_ucache {
 	spinlock_t lock; /* generations and notifier sequence numbers */
 	u64 *gens;
 	DECLARE_BITMAP(slots, NDK_U_CACHE_SLOTS);
+	u32 file_id;
+	pid_t tgid;
+	atomic64_t invalidations;
 };
 
 /**
  * struct ndk_ucache_reg - a registration as the cache tracks it
  * @notifier:   MMU interval notifier over the registration's pages
  * @uc:         its file's cache state
+ * @handle:     the registration's handle once published (for events)
+ * @address:    user address of the registration's first byte
+ * @length:     its bytes
  * @gen:        the generation it bumps: its slot in @uc->gens, or @own
  * @own:        the generation of a registration without a slot
  * @registered: the generation the pages were pinned under
@@ -189,6 +204,9 @@ struct ndk_ucache {
 struct ndk_ucache_reg {
 	struct mmu_interval_notifier notifier;
 	struct ndk_ucache *uc;
+	u32 handle;
+	u64 address;
+	u64 length;
 	u64 *gen;
 	u64 own;
 	u64 registered;
@@ -216,6 +234,7 @@ s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
 		   void *request_context, void **out);
 s32 ndk_obj_close(struct ndk_obj *obj, ndk_fn_close_completion completion,
 		  void *request_context);
+void ndk_obj_count(struct ndk_obj *obj);
 gfp_t ndk_gfp(const void *completion);
 s32 ndk_status_from_errno(int err);
 
@@ -229,6 +248,9 @@ u32 ndk_adapter_count(void);
 int ndk_adapter_query(struct ndk_u_adapter_query *q);
 s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
 			void *removal_context, struct ndk_adapter **adapter);
+int ndk_device_get(u32 *id, const char *name, bool next,
+		   int (*fn)(struct ndk_device *dev, void *arg), void *arg);
+u32 ndk_device_adapters(struct ndk_device *dev);
 
 /* ndk_umem.c */
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
@@ -249,6 +271,7 @@ void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,
 		       u64 *generation);
 int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma);
 void ndk_ucache_debugfs_init(struct dentry *dir);
+u64 ndk_ucache_invalidations_total(void);
 
 /* ndk_file.c */
 struct dentry;

@@ -40,8 +40,10 @@
 #include <linux/xarray.h>
 
 #include <linux/poll.h>
+#include <linux/vmalloc.h>
 
 #include "ndk_file.h"
+#include "ndk_netlink.h"
 
 /* Live entries of every file: debugfs ndk/user_objects. */
 static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
@@ -110,11 +112,12 @@ int ndk_errno_from_status(s32 status)
  * @file:  the new file
  *
  * Context: process context.
- * Return: 0 or %-ENOMEM.
+ * Return: 0, %-ENOMEM or %-EBUSY (no netlink id left).
  */
 int ndk_file_open(struct inode *inode, struct file *file)
 {
 	struct ndk_file *nf;
+	int ret;
 
 	nf = kzalloc(sizeof(*nf), GFP_KERNEL);
 	if (!nf)
@@ -125,21 +128,68 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&nf->events);
 	init_waitqueue_head(&nf->wait);
 	ndk_ucache_init(&nf->ucache);
+	nf->tgid = get_pid(task_tgid(current));
+	nf->ucache.tgid = task_tgid_nr(current);
+	get_task_comm(nf->comm, current);
+	ret = ndk_nl_file_add(nf);
+	if (ret)
+		goto err_free_nf;
 	if (current->mm) {
 		mmgrab(current->mm);
 		nf->mm = current->mm;
 	}
 	file->private_data = nf;
+	pr_debug("ndk: file %u opened by pid %d (%s)\n", nf->id,
+		 nf->ucache.tgid, nf->comm);
 	return nonseekable_open(inode, file);
+
+err_free_nf:
+	put_pid(nf->tgid);
+	kfree(nf);
+	return ret;
+}
+
+/*
+ * mmap at NDK_U_MMAP_CACHE_COUNTERS: one page of struct
+ * ndk_u_cache_counters that user space writes (MAP_SHARED, read-write,
+ * never executable) and the kernel only reads for netlink.
+ */
+static int ndk_file_counters_mmap(struct ndk_file *nf,
+				  struct vm_area_struct *vma)
+{
+	void *page, *old;
+
+	if (vma->vm_end - vma->vm_start > PAGE_SIZE ||
+	    !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/* Pairs with the cmpxchg() below: the page is zeroed before use. */
+	page = smp_load_acquire(&nf->counters);
+	if (!page) {
+		page = vmalloc_user(PAGE_SIZE);
+		if (!page)
+			return -ENOMEM;
+		/* Two mappings may race: the first page stays. */
+		old = cmpxchg(&nf->counters, NULL, page);
+		if (old) {
+			vfree(page);
+			page = old;
+		}
+	}
+	vma->vm_flags &= ~VM_MAYEXEC;
+	return remap_vmalloc_range(vma, page, 0);
 }
 
 /**
- * ndk_file_mmap() - mmap of /dev/ndk: the registration cache generations
+ * ndk_file_mmap() - mmap of /dev/ndk
  * @file: the file
- * @vma:  the new mapping (ndk_ucache_mmap() checks it)
+ * @vma:  the new mapping: the registration cache generations
+ *        (ndk_ucache_mmap() checks it) or the cache counters page
  *
  * Context: process context, mmap lock held for writing.
- * Return: 0; %-EPERM (not the opener); see ndk_ucache_mmap().
+ * Return: 0; %-EPERM (not the opener, PROT_EXEC); %-EINVAL (a size or
+ * offset of neither); see ndk_ucache_mmap().
  */
 int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -147,6 +197,8 @@ int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!nf->mm || current->mm != nf->mm)
 		return -EPERM;
+	if (vma->vm_pgoff == NDK_U_MMAP_CACHE_COUNTERS >> PAGE_SHIFT)
+		return ndk_file_counters_mmap(nf, vma);
 	return ndk_ucache_mmap(&nf->ucache, vma);
 }
 
@@ -571,6 +623,9 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	unsigned long index;
 	LIST_HEAD(adapters);
 
+	/* Not under nf->lock: netlink takes ndk_files_lock before it. */
+	ndk_nl_file_del(nf);
+	pr_debug("ndk: file %u released\n", nf->id);
 	mutex_lock(&nf->lock);
 	ndk_uobj_destroy_below(nf, NULL);
 	xa_for_each(&nf->handles, index, u) {
@@ -590,6 +645,8 @@ int ndk_file_release(struct inode *inode, struct file *file)
 			kfree(e);
 	xa_destroy(&nf->handles);
 	ndk_ucache_release(&nf->ucache);
+	vfree(nf->counters);
+	put_pid(nf->tgid);
 	if (nf->mm)
 		mmdrop(nf->mm);
 	mutex_destroy(&nf->lock);
@@ -994,6 +1051,7 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	if (ret)
 		goto err_release_mem;
 	list_add_tail(&u->mem.entry, &pd->mems);
+	WRITE_ONCE(u->mem.cache.handle, u->handle);
 	ndk_mem_result(u, m);
 	mutex_unlock(&nf->lock);
 	return 0;

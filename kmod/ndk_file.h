@@ -10,6 +10,8 @@
 #define NDK_FILE_H
 
 #include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
@@ -39,6 +41,11 @@ enum ndk_uobj_type {
  * @events:   queued struct ndk_uevent, oldest first
  * @wait:     poll() waits here for @events
  * @ucache:   registration cache slots and generations (ndk_ucache.c)
+ * @id:       netlink id of the file (ndk_netlink.c)
+ * @tgid:     the opener's thread group (a reference)
+ * @comm:     the opener's comm at open
+ * @counters: the self-reported cache counters page, NULL until mapped
+ *            (ndk_file_counters_mmap()); user space writes it
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -49,6 +56,10 @@ struct ndk_file {
 	struct list_head events;
 	wait_queue_head_t wait;
 	struct ndk_ucache ucache;
+	u32 id;
+	struct pid *tgid;
+	char comm[TASK_COMM_LEN];
+	struct ndk_u_cache_counters *counters;
 };
 
 struct ndk_uobj;

@@ -46,6 +46,8 @@
 
 #include "ndk_mr.h"
 #include "ndk_qp.h"
+#include "ndk_netlink.h"
+#include "ndk_trace.h"
 
 /* The remote bits of NdkFastRegister flags (0x30 includes local write). */
 #define NDK_FR_REMOTE_FLAGS	(NDK_OP_FLAG_ALLOW_REMOTE_READ | \
@@ -182,6 +184,8 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
 	struct ndk_mr *parent = NULL;
 	unsigned long flags;
 
+	if (status != STATUS_SUCCESS)
+		ndk_stat_error(status);
 	spin_lock_irqsave(&fr->lock, flags);
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
 		if (fr->state == NDK_FR_INVALIDATING) {
@@ -372,6 +376,60 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 	return ndk_qp_refuse(qp, status);
 }
 
+/*
+ * Count and trace a fast-register, bind or invalidate request as it
+ * returns to the consumer; @status is what it returns.
+ */
+static s32 ndk_fr_traced(u16 type, struct ndk_qp *qp, const void *obj,
+			 u64 address, u64 length, u32 flags, s32 status)
+{
+	if (status != STATUS_SUCCESS)
+		ndk_stat_error(status);
+	switch (type) {
+	case NDK_OPERATION_TYPE_FAST_REGISTER:
+		if (status == STATUS_SUCCESS)
+			atomic64_inc(&ndk_stats.fast_registers);
+		trace_ndk_fast_register(qp, obj, address, length, flags,
+					status);
+		break;
+	case NDK_OPERATION_TYPE_BIND:
+		if (status == STATUS_SUCCESS)
+			atomic64_inc(&ndk_stats.binds);
+		trace_ndk_bind(qp, obj, address, length, flags, status);
+		break;
+	default:
+		if (status == STATUS_SUCCESS)
+			atomic64_inc(&ndk_stats.invalidates);
+		trace_ndk_invalidate(qp, obj, address, length, flags, status);
+		break;
+	}
+	return status;
+}
+
+/* ndk_fast_register() without its accounting and tracing. */
+static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
+				  struct ndk_mr *mr, u32 adapter_page_count,
+				  const u64 *adapter_page_array, u32 fbo,
+				  size_t length, void *base_virtual_address,
+				  u32 flags)
+{
+	u64 base = (uintptr_t)base_virtual_address, end;
+	u32 i;
+
+	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
+	    !length ||
+	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
+	    (base & ~PAGE_MASK) != fbo ||
+	    check_add_overflow(base, (u64)length, &end))
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	for (i = 0; i < adapter_page_count; i++)
+		if (adapter_page_array[i] & ~PAGE_MASK)
+			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	return ndk_fr_register(qp, request_context, mr, NULL,
+			       adapter_page_array, adapter_page_count, fbo,
+			       base, length, flags);
+}
+
 /**
  * ndk_fast_register() - NdkFastRegister
  * @qp:                   the QP, connected, of the MR's PD
@@ -406,23 +464,45 @@ s32 ndk_fast_register(struct ndk_qp *qp, void *request_context,
 		      const u64 *adapter_page_array, u32 fbo, size_t length,
 		      void *base_virtual_address, u32 flags)
 {
-	u64 base = (uintptr_t)base_virtual_address, end;
-	u32 i;
+	s32 status;
 
-	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
-	    !length ||
-	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
-	    (base & ~PAGE_MASK) != fbo ||
-	    check_add_overflow(base, (u64)length, &end))
-		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	for (i = 0; i < adapter_page_count; i++)
-		if (adapter_page_array[i] & ~PAGE_MASK)
-			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	return ndk_fr_register(qp, request_context, mr, NULL,
-			       adapter_page_array, adapter_page_count, fbo,
-			       base, length, flags);
+	status = ndk_fast_register_post(qp, request_context, mr,
+					adapter_page_count, adapter_page_array,
+					fbo, length, base_virtual_address,
+					flags);
+	return ndk_fr_traced(NDK_OPERATION_TYPE_FAST_REGISTER, qp, mr,
+			     (uintptr_t)base_virtual_address, length, flags,
+			     status);
 }
 EXPORT_SYMBOL_GPL(ndk_fast_register);
+
+/* ndk_fast_register_mr() without its accounting and tracing. */
+static s32 ndk_fast_register_mr_post(struct ndk_qp *qp,
+				     void *request_context, struct ndk_mr *mr,
+				     struct ndk_mr *src, u64 address,
+				     u64 length, u64 base, u32 flags)
+{
+	u32 write = flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
+			     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+	u64 end, off;
+	u32 first;
+	s32 status;
+
+	if (src->fast_register || src->pd != qp->pd || !length ||
+	    ((base ^ address) & ~PAGE_MASK) ||
+	    check_add_overflow(address, length, &end) ||
+	    check_add_overflow(base, length, &off))
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	status = ndk_mr_window_bind(src, address, end, write);
+	if (status)
+		return ndk_qp_refuse(qp, status);
+	off = address - src->base_va + (src->base_va & ~PAGE_MASK);
+	first = off >> PAGE_SHIFT;
+	return ndk_fr_register(qp, request_context, mr, src,
+			       src->dma_pages + first,
+			       ((off + length - 1) >> PAGE_SHIFT) - first + 1,
+			       off & ~PAGE_MASK, base, length, flags);
+}
 
 /**
  * ndk_fast_register_mr() - NdkFastRegister over the pages of another MR
@@ -451,58 +531,18 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,
 			 u64 length, u64 base, u32 flags)
 {
-	u32 write = flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
-			     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-	u64 end, off;
-	u32 first;
 	s32 status;
 
-	if (src->fast_register || src->pd != qp->pd || !length ||
-	    ((base ^ address) & ~PAGE_MASK) ||
-	    check_add_overflow(address, length, &end) ||
-	    check_add_overflow(base, length, &off))
-		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	status = ndk_mr_window_bind(src, address, end, write);
-	if (status)
-		return ndk_qp_refuse(qp, status);
-	off = address - src->base_va + (src->base_va & ~PAGE_MASK);
-	first = off >> PAGE_SHIFT;
-	return ndk_fr_register(qp, request_context, mr, src,
-			       src->dma_pages + first,
-			       ((off + length - 1) >> PAGE_SHIFT) - first + 1,
-			       off & ~PAGE_MASK, base, length, flags);
+	status = ndk_fast_register_mr_post(qp, request_context, mr, src,
+					   address, length, base, flags);
+	return ndk_fr_traced(NDK_OPERATION_TYPE_FAST_REGISTER, qp, mr, base,
+			     length, flags, status);
 }
 
-/**
- * ndk_bind() - NdkBind
- * @qp:              the QP, connected, of the MR's and window's PD
- * @request_context: reported in the request's result
- * @mr:              an MR registered by ndk_register_mr()
- * @mw:              the window, not bound
- * @virtual_address: start of the window, inside the MR (an index)
- * @length:          bytes; the window must end inside the MR
- * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE,
- *                   _ALLOW_REMOTE_READ, _ALLOW_REMOTE_WRITE, _DEFER
- *
- * The window's rights are its own: remote read needs nothing of the MR,
- * remote write needs an MR registered with NDK_MR_FLAG_ALLOW_LOCAL_WRITE.
- * ndk_get_remote_token_from_mw() gives the window's token when the call
- * returns.  The MR cannot be deregistered while the window is bound.
- *
- * Context: any; the consumer serializes the QP's initiator requests.
- * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_BIND follows
- * unless silent and successful), or with no result:
- * STATUS_INVALID_PARAMETER (flags, a fast-register MR, another PD, an
- * empty window, one not inside the MR or beyond MaxWindowSize),
- * STATUS_ACCESS_VIOLATION (remote write on an MR without local write),
- * STATUS_INVALID_DEVICE_REQUEST (MR not registered, window bound),
- * STATUS_DEVICE_BUSY (the window's invalidation has not completed),
- * STATUS_DEVICE_REMOVED, STATUS_CONNECTION_INVALID,
- * STATUS_INSUFFICIENT_RESOURCES (queue full).
- */
-s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
-	     struct ndk_mw *mw, void *virtual_address, size_t length,
-	     u32 flags)
+/* ndk_bind() without its accounting and tracing. */
+static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
+			 struct ndk_mr *mr, struct ndk_mw *mw,
+			 void *virtual_address, size_t length, u32 flags)
 {
 	u32 write = flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
 	u64 start = (uintptr_t)virtual_address, end, off;
@@ -554,28 +594,51 @@ s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
 		ndk_fr_abort(&mw->fr);
 	return ndk_qp_refuse(qp, status);
 }
-EXPORT_SYMBOL_GPL(ndk_bind);
 
 /**
- * ndk_invalidate() - NdkInvalidate
- * @qp:              the QP, connected, of the MR's or window's PD
+ * ndk_bind() - NdkBind
+ * @qp:              the QP, connected, of the MR's and window's PD
  * @request_context: reported in the request's result
- * @mr_or_mw:        a fast-registered MR or a bound window (its header)
- * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE, _DEFER
+ * @mr:              an MR registered by ndk_register_mr()
+ * @mw:              the window, not bound
+ * @virtual_address: start of the window, inside the MR (an index)
+ * @length:          bytes; the window must end inside the MR
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE,
+ *                   _ALLOW_REMOTE_READ, _ALLOW_REMOTE_WRITE, _DEFER
  *
- * The MR or window can be registered again once the result is polled.
+ * The window's rights are its own: remote read needs nothing of the MR,
+ * remote write needs an MR registered with NDK_MR_FLAG_ALLOW_LOCAL_WRITE.
+ * ndk_get_remote_token_from_mw() gives the window's token when the call
+ * returns.  The MR cannot be deregistered while the window is bound.
  *
  * Context: any; the consumer serializes the QP's initiator requests.
- * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_INVALIDATE
- * follows unless silent and successful), or with no result:
- * STATUS_INVALID_PARAMETER (flags, an MR of ndk_register_mr(), another
- * object type, another PD), STATUS_INVALID_DEVICE_REQUEST (not registered
- * or bound, or invalidated already: on hardware a completion error, here
- * refused before it can break the QP), STATUS_DEVICE_REMOVED,
- * STATUS_CONNECTION_INVALID, STATUS_INSUFFICIENT_RESOURCES (queue full).
+ * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_BIND follows
+ * unless silent and successful), or with no result:
+ * STATUS_INVALID_PARAMETER (flags, a fast-register MR, another PD, an
+ * empty window, one not inside the MR or beyond MaxWindowSize),
+ * STATUS_ACCESS_VIOLATION (remote write on an MR without local write),
+ * STATUS_INVALID_DEVICE_REQUEST (MR not registered, window bound),
+ * STATUS_DEVICE_BUSY (the window's invalidation has not completed),
+ * STATUS_DEVICE_REMOVED, STATUS_CONNECTION_INVALID,
+ * STATUS_INSUFFICIENT_RESOURCES (queue full).
  */
-s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
-		   struct ndk_object_header *mr_or_mw, u32 flags)
+s32 ndk_bind(struct ndk_qp *qp, void *request_context, struct ndk_mr *mr,
+	     struct ndk_mw *mw, void *virtual_address, size_t length,
+	     u32 flags)
+{
+	s32 status;
+
+	status = ndk_bind_post(qp, request_context, mr, mw, virtual_address,
+			       length, flags);
+	return ndk_fr_traced(NDK_OPERATION_TYPE_BIND, qp, mw,
+			     (uintptr_t)virtual_address, length, flags,
+			     status);
+}
+EXPORT_SYMBOL_GPL(ndk_bind);
+
+/* ndk_invalidate() without its accounting and tracing. */
+static s32 ndk_invalidate_post(struct ndk_qp *qp, void *request_context,
+			       struct ndk_object_header *mr_or_mw, u32 flags)
 {
 	struct ndk_sreq req = {
 		.request_context = request_context,
@@ -631,5 +694,33 @@ s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
 		spin_unlock_irqrestore(&fr->lock, irqflags);
 	}
 	return ndk_qp_refuse(qp, status);
+}
+
+/**
+ * ndk_invalidate() - NdkInvalidate
+ * @qp:              the QP, connected, of the MR's or window's PD
+ * @request_context: reported in the request's result
+ * @mr_or_mw:        a fast-registered MR or a bound window (its header)
+ * @flags:           NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE, _DEFER
+ *
+ * The MR or window can be registered again once the result is polled.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_INVALIDATE
+ * follows unless silent and successful), or with no result:
+ * STATUS_INVALID_PARAMETER (flags, an MR of ndk_register_mr(), another
+ * object type, another PD), STATUS_INVALID_DEVICE_REQUEST (not registered
+ * or bound, or invalidated already: on hardware a completion error, here
+ * refused before it can break the QP), STATUS_DEVICE_REMOVED,
+ * STATUS_CONNECTION_INVALID, STATUS_INSUFFICIENT_RESOURCES (queue full).
+ */
+s32 ndk_invalidate(struct ndk_qp *qp, void *request_context,
+		   struct ndk_object_header *mr_or_mw, u32 flags)
+{
+	s32 status;
+
+	status = ndk_invalidate_post(qp, request_context, mr_or_mw, flags);
+	return ndk_fr_traced(NDK_OPERATION_TYPE_INVALIDATE, qp, mr_or_mw, 0,
+			     0, flags, status);
 }
 EXPORT_SYMBOL_GPL(ndk_invalidate);

@@ -39,7 +39,8 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 		return -EINVAL;
 	info->abi_version = NDK_U_ABI_VERSION;
 	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS |
-			 NDK_U_FEATURE_VERBS | NDK_U_FEATURE_CACHE;
+			 NDK_U_FEATURE_VERBS | NDK_U_FEATURE_CACHE |
+			 NDK_U_FEATURE_NETLINK;
 	info->adapter_count = ndk_adapter_count();
 	return 0;
 }

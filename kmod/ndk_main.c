@@ -2,7 +2,8 @@
 /*
  * ndk-linux: NDKPI-style memory registration on ib_core.
  *
- * Module entry points.  Load order: the ib_client first (so adapters exist
+ * Module entry points.  Load order: the netlink family (so the ib_client's
+ * adapter events have somewhere to go), the ib_client (so adapters exist
  * before user space can ask for them), then /dev/ndk, then debugfs.
  * Unload runs in reverse; misc_deregister() guarantees no new open, and the
  * module reference every open file holds keeps rmmod out while one exists.
@@ -15,6 +16,11 @@
 #include <linux/module.h>
 
 #include "ndk_file.h"
+#include "ndk_netlink.h"
+
+/* The one place the tracepoints of ndk_trace.h are defined. */
+#define CREATE_TRACE_POINTS
+#include "ndk_trace.h"
 
 static const struct file_operations ndk_fops = {
 	.owner = THIS_MODULE,
@@ -99,9 +105,13 @@ static int __init ndk_init(void)
 	if (!ndk_wq)
 		return -ENOMEM;
 
-	ret = ndk_adapter_init();
+	ret = ndk_netlink_init();
 	if (ret)
 		goto err_destroy_wq;
+
+	ret = ndk_adapter_init();
+	if (ret)
+		goto err_netlink_exit;
 
 	ret = misc_register(&ndk_miscdev);
 	if (ret)
@@ -119,6 +129,8 @@ static int __init ndk_init(void)
 
 err_adapter_exit:
 	ndk_adapter_exit();
+err_netlink_exit:
+	ndk_netlink_exit();
 err_destroy_wq:
 	destroy_workqueue(ndk_wq);
 	return ret;
@@ -129,6 +141,7 @@ static void __exit ndk_exit(void)
 	debugfs_remove(ndk_debugfs);
 	misc_deregister(&ndk_miscdev);
 	ndk_adapter_exit();
+	ndk_netlink_exit();
 	destroy_workqueue(ndk_wq);
 	pr_info("ndk: unloaded\n");
 }

@@ -26,6 +26,8 @@
 #include <ndk/ndk_mdl.h>
 
 #include "ndk_mr.h"
+#include "ndk_netlink.h"
+#include "ndk_trace.h"
 
 #define NDK_MR_FLAGS_VALID (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
 			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
@@ -282,6 +284,10 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->length = req->length;
 	mr->flags = req->flags;
 	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
+	atomic64_inc(&ndk_stats.registrations);
+	atomic64_add(mr->length, &ndk_stats.registered_bytes);
+	trace_ndk_mr_register(mr, mr->base_va, mr->length, mr->flags,
+			      ibmr->rkey, STATUS_SUCCESS);
 	return 0;
 
 err_unmap:
@@ -290,6 +296,13 @@ err_put_ibmr:
 	ndk_reg_mr_put(reg, ibmr, class);
 err_idle:
 	ndk_mr_set_state(mr, NDK_MR_IDLE);
+	/* An inline failure is counted by ndk_register_mr(). */
+	if (req->completion) {
+		ndk_stat_error(ndk_status_from_errno(ret));
+		trace_ndk_mr_register(mr, ndk_mdl_virtual_address(req->mdl),
+				      req->length, req->flags, 0,
+				      ndk_status_from_errno(ret));
+	}
 	return ret;
 }
 
@@ -301,6 +314,9 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	struct ndk_reg *reg;
 	int ret = -ENODEV;
 
+	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
+	atomic64_inc(&ndk_stats.deregistrations);
+	atomic64_sub(mr->length, &ndk_stats.registered_bytes);
 	reg = ndk_reg_get(mr->pd);
 	if (!IS_ERR(reg)) {
 		wr.opcode = IB_WR_LOCAL_INV;
@@ -407,30 +423,11 @@ s32 ndk_close_mr(struct ndk_mr *mr, ndk_fn_close_completion close_completion,
 }
 EXPORT_SYMBOL_GPL(ndk_close_mr);
 
-/**
- * ndk_register_mr() - NdkRegisterMr
- * @mr:                 an MR created with FastRegister = FALSE, idle
- * @mdl:                the MDL chain; its first @length bytes must be
- *                      virtually contiguous; untouched until completion
- * @length:             bytes to register from the chain's virtual address
- * @flags:              NDK_MR_FLAG_*; RDMA_READ_SINK is always accepted
- * @request_completion: NULL for a blocking call
- * @request_context:    passed to @request_completion
- *
- * The region's base address is ndk_mdl_virtual_address(@mdl): an index
- * for tokens and remote addresses, never dereferenced, never zero.
- *
- * Context: any with a completion; process context without.
- * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
- * non-contiguous chain, a length of 0 or beyond the chain or beyond
- * MaxRegistrationSize, an unknown flag, a zero-based address or a
- * fast-register MR; STATUS_INVALID_DEVICE_REQUEST when the MR is already
- * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
- * the completion); STATUS_DEVICE_REMOVED.
- */
-s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
-		    u32 flags, ndk_fn_request_completion request_completion,
-		    void *request_context)
+/* ndk_register_mr() without its error accounting. */
+static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
+				 size_t length, u32 flags,
+				 ndk_fn_request_completion request_completion,
+				 void *request_context)
 {
 	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
 	struct ndk_mr_req req = {
@@ -469,6 +466,43 @@ s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 
 	return ndk_mr_request(&req);
+}
+
+/**
+ * ndk_register_mr() - NdkRegisterMr
+ * @mr:                 an MR created with FastRegister = FALSE, idle
+ * @mdl:                the MDL chain; its first @length bytes must be
+ *                      virtually contiguous; untouched until completion
+ * @length:             bytes to register from the chain's virtual address
+ * @flags:              NDK_MR_FLAG_*; RDMA_READ_SINK is always accepted
+ * @request_completion: NULL for a blocking call
+ * @request_context:    passed to @request_completion
+ *
+ * The region's base address is ndk_mdl_virtual_address(@mdl): an index
+ * for tokens and remote addresses, never dereferenced, never zero.
+ *
+ * Context: any with a completion; process context without.
+ * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
+ * non-contiguous chain, a length of 0 or beyond the chain or beyond
+ * MaxRegistrationSize, an unknown flag, a zero-based address or a
+ * fast-register MR; STATUS_INVALID_DEVICE_REQUEST when the MR is already
+ * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
+ * the completion); STATUS_DEVICE_REMOVED.
+ */
+s32 ndk_register_mr(struct ndk_mr *mr, struct ndk_mdl *mdl, size_t length,
+		    u32 flags, ndk_fn_request_completion request_completion,
+		    void *request_context)
+{
+	s32 status;
+
+	status = ndk_mr_start_register(mr, mdl, length, flags,
+				       request_completion, request_context);
+	if (status != STATUS_SUCCESS && status != STATUS_PENDING) {
+		ndk_stat_error(status);
+		trace_ndk_mr_register(mr, mdl ? ndk_mdl_virtual_address(mdl) : 0,
+				      length, flags, 0, status);
+	}
+	return status;
 }
 EXPORT_SYMBOL_GPL(ndk_register_mr);
 

@@ -44,6 +44,7 @@
 
 #include "ndk_mr.h"
 #include "ndk_qp.h"
+#include "ndk_trace.h"
 
 /* How long a close waits for the device to flush a QP's requests. */
 #define NDK_QP_DRAIN_TIMEOUT	(10 * HZ)
@@ -160,6 +161,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 							  wc->ex.invalidate_rkey);
 			}
 		}
+		if (res->status)
+			trace_ndk_completion_error(qp, res->type, wc->byte_len,
+						   res->status, wc->vendor_err);
 		ndk_rq_release(qp, r);
 		return true;
 	}
@@ -169,6 +173,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	s = &qp->sq[slot];
 	res->request_context = s->request_context;
 	res->type = s->type;
+	if (res->status)
+		trace_ndk_completion_error(qp, res->type, wc->byte_len,
+					   res->status, wc->vendor_err);
 	keep = res->status || !s->silent;
 	ndk_sq_finish(s, res->status);
 	ndk_sq_release(qp, s);

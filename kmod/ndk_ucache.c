@@ -64,6 +64,7 @@
 #include <linux/vmalloc.h>
 
 #include "ndk_core.h"
+#include "ndk_netlink.h"
 
 /* Bytes of the generation array, and of its mapping. */
 #define NDK_UCACHE_BYTES	(NDK_U_CACHE_SLOTS * sizeof(u64))
@@ -138,16 +139,23 @@ static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ndk_ucache_reg *r = container_of(mni, struct ndk_ucache_reg,
 						notifier);
+	bool bump;
 
 	spin_lock(&r->uc->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	/* See the top of this file for why these two leave it valid. */
-	if (range->event != MMU_NOTIFY_PROTECTION_PAGE &&
-	    range->event != MMU_NOTIFY_SOFT_DIRTY) {
+	bump = range->event != MMU_NOTIFY_PROTECTION_PAGE &&
+	       range->event != MMU_NOTIFY_SOFT_DIRTY;
+	if (bump) {
 		ndk_ucache_bump(r);
 		atomic64_inc(&ndk_ucache_invalidations);
+		atomic64_inc(&r->uc->invalidations);
 	}
 	spin_unlock(&r->uc->lock);
+	if (bump)
+		ndk_nl_mem_invalidated(r->uc->file_id, r->uc->tgid,
+				       READ_ONCE(r->handle), r->address,
+				       r->length);
 	return true;
 }
 
@@ -180,6 +188,8 @@ static int ndk_ucache_pin_current(struct ndk_ucache_reg *r,
 		spin_unlock(&r->uc->lock);
 		if (!retry || tries == NDK_UCACHE_PIN_TRIES)
 			return 0;
+		pr_debug("ndk: pin of 0x%llx+%llu raced an invalidation (try %d)\n",
+			 address, length, tries);
 		ndk_umem_unpin(um);
 	}
 }
@@ -224,6 +234,8 @@ int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
 	if (!gens)
 		return -ENOMEM;
 	r->uc = uc;
+	r->address = address;
+	r->length = length;
 	slot = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
 	if (slot < NDK_U_CACHE_SLOTS) {
 		__set_bit(slot, uc->slots);
@@ -339,9 +351,20 @@ int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, gens, 0);
 }
 
+/**
+ * ndk_ucache_invalidations_total() - generation bumps by MMU notifiers
+ *
+ * Context: any.
+ * Return: the count since the module was loaded.
+ */
+u64 ndk_ucache_invalidations_total(void)
+{
+	return atomic64_read(&ndk_ucache_invalidations);
+}
+
 static int ndk_ucache_invalidations_get(void *data, u64 *val)
 {
-	*val = atomic64_read(&ndk_ucache_invalidations);
+	*val = ndk_ucache_invalidations_total();
 	return 0;
 }
 

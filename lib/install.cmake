@@ -5,7 +5,7 @@
 #   include/ndk/*.hpp and include/ndk/ndk_ioctl.h (the uapi header)
 #   lib/pkgconfig/libndk.pc             pkg-config --cflags --libs libndk
 #   lib/cmake/ndk/ndkConfig*.cmake      find_package(ndk) -> ndk::ndk
-#   bin/ndkinfo, ndk-demo, ndk-target   (RUNPATH $ORIGIN/../lib)
+#   bin/ndkinfo, ndk, ndk-demo, ndk-target (RUNPATH $ORIGIN/../lib)
 # The pkg-config and CMake files find the prefix relative to where they
 # are installed, so a tree installed with DESTDIR or moved elsewhere works
 # as it is (tests/install/install-test.sh checks both ways).
@@ -20,11 +20,11 @@ install(TARGETS ndk EXPORT ndkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
 install(DIRECTORY include/ndk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
   FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_ioctl.h
+install(FILES ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_ioctl.h ${PROJECT_SOURCE_DIR}/uapi/ndk/ndk_netlink.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndk COMPONENT dev)
 
 set(ndk_tools)
-foreach(t ndkinfo ndk-demo ndk-target)
+foreach(t ndkinfo ndk-tool ndk-demo ndk-target)
   if(TARGET ${t})
     list(APPEND ndk_tools ${t})
   endif()
@@ -51,3 +51,15 @@ string(REGEX REPLACE "/$" "" ndk_pc_to_prefix "${ndk_pc_to_prefix}")
 configure_file(libndk.pc.in ${CMAKE_CURRENT_BINARY_DIR}/libndk.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/libndk.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# Manual pages, and the udev rule for /dev/ndk (group rdma, 0660).  udev
+# reads /usr/lib/udev/rules.d and /etc/udev/rules.d only: with another
+# prefix, point NDK_UDEV_RULES_DIR at one (an absolute path is taken as
+# is, a relative one is under the prefix).
+install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndk.8
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndkinfo.1
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+set(NDK_UDEV_RULES_DIR "lib/udev/rules.d" CACHE STRING "Where 60-ndk.rules is installed")
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/60-ndk.rules
+  DESTINATION ${NDK_UDEV_RULES_DIR} COMPONENT runtime)

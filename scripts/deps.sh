@@ -23,6 +23,8 @@ packages=(
 	bc flex bison libelf-dev libssl-dev dwarves rsync xz-utils
 	# the vm tests that read JSON (ndkinfo --json)
 	python3
+	# make install registers ndk.ko with DKMS; install.dkms builds with it
+	dkms
 )
 
 missing=()

@@ -2,6 +2,7 @@
 #include "ndk/registration_cache.hpp"
 
 #include <ndk/ndk_ioctl.h>
+#include <ndk/ndk_netlink.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -59,13 +60,18 @@ std::uint64_t DefaultMaxCachedBytes() noexcept {
 
 class KernelCacheBackend final : public CacheBackend {
   public:
-    KernelCacheBackend(detail::PdAccess pd, const std::uint64_t* gens) noexcept
-        : pd_(std::move(pd)), gens_(gens) {}
-    ~KernelCacheBackend() override { munmap(const_cast<std::uint64_t*>(gens_), kMapBytes); }
+    KernelCacheBackend(detail::PdAccess pd, const std::uint64_t* gens,
+                       ndk_u_cache_counters* counters) noexcept
+        : pd_(std::move(pd)), gens_(gens), counters_(counters) {}
+    ~KernelCacheBackend() override {
+        munmap(const_cast<std::uint64_t*>(gens_), kMapBytes);
+        if (counters_) munmap(counters_, kCountersBytes);
+    }
     KernelCacheBackend(const KernelCacheBackend&) = delete;
     KernelCacheBackend& operator=(const KernelCacheBackend&) = delete;
 
     static constexpr std::size_t kMapBytes = NDK_U_CACHE_SLOTS * sizeof(std::uint64_t);
+    static constexpr std::size_t kCountersBytes = 4096;
 
     Result<BackendRegistration> Register(std::uint64_t address, std::uint64_t length,
                                          std::uint32_t flags) noexcept override {
@@ -101,9 +107,16 @@ class KernelCacheBackend final : public CacheBackend {
         return __atomic_load_n(&gens_[slot], __ATOMIC_ACQUIRE);
     }
 
+    void Report(bool hit) noexcept override {
+        if (!counters_) return;
+        // Several caches may share the file: atomic, but only relaxed.
+        __atomic_fetch_add(hit ? &counters_->hits : &counters_->misses, 1, __ATOMIC_RELAXED);
+    }
+
   private:
     detail::PdAccess pd_;
     const std::uint64_t* gens_;
+    ndk_u_cache_counters* counters_;  // null: a module without the page
 };
 
 }  // namespace
@@ -117,8 +130,13 @@ Result<std::unique_ptr<CacheBackend>> MakeKernelCacheBackend(const ProtectionDom
     void* p = mmap(nullptr, KernelCacheBackend::kMapBytes, PROT_READ, MAP_SHARED, access.fd,
                    NDK_U_MMAP_CACHE);
     if (p == MAP_FAILED) return Error::FromErrno(errno);
+    // The counters are advisory: a module without the page (EINVAL) only
+    // means `ndk stat` shows no hits and misses for this process.
+    void* c = mmap(nullptr, KernelCacheBackend::kCountersBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   access.fd, NDK_U_MMAP_CACHE_COUNTERS);
     return std::unique_ptr<CacheBackend>(
-        new KernelCacheBackend(std::move(access), static_cast<const std::uint64_t*>(p)));
+        new KernelCacheBackend(std::move(access), static_cast<const std::uint64_t*>(p),
+                               c == MAP_FAILED ? nullptr : static_cast<ndk_u_cache_counters*>(c)));
 }
 
 namespace detail {
@@ -316,6 +334,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
     if (cached) {
         e = s.Find(start, end, flags);
         if (e) ++s.stats.hits;
+        s.backend->Report(e != nullptr);
     }
     if (!e) {
         const std::uint64_t pinned = PinnedBytes(start, end);

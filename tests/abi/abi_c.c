@@ -6,11 +6,17 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <ndk/ndk_ioctl.h>
+#include <ndk/ndk_netlink.h>
 
 #define ABI_ASSERT(name, cond) typedef char abi_assert_##name[(cond) ? 1 : -1]
 
 ABI_ASSERT(qi_size, sizeof(struct ndk_u_query_info) == 24);
 ABI_ASSERT(qi_features, offsetof(struct ndk_u_query_info, features) == 8);
+ABI_ASSERT(cache_counters, sizeof(struct ndk_u_cache_counters) == 16 &&
+	   offsetof(struct ndk_u_cache_counters, misses) == 8);
+ABI_ASSERT(nl_obj_max, NDK_NL_OBJ_MAX == 9 && NDK_NL_OBJ_MEM == 9);
+ABI_ASSERT(nl_counters_offset, NDK_U_MMAP_CACHE_COUNTERS % 4096 == 0 &&
+	   NDK_U_MMAP_CACHE_COUNTERS >= NDK_U_CACHE_SLOTS * 8);
 ABI_ASSERT(qi_count, offsetof(struct ndk_u_query_info, adapter_count) == 16);
 ABI_ASSERT(aq_size, sizeof(struct ndk_u_adapter_query) == 88);
 ABI_ASSERT(aq_guid, offsetof(struct ndk_u_adapter_query, node_guid) == 8);

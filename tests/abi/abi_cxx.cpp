@@ -2,6 +2,7 @@
 // Description: the uapi header compiles as C++20; every struct is standard
 // layout, a multiple of 8 bytes, and has the offsets kmod/ndk_ioctl.c asserts.
 #include <ndk/ndk_ioctl.h>
+#include <ndk/ndk_netlink.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -18,6 +19,7 @@ constexpr bool kAbiShaped32 = std::is_standard_layout_v<T>&& std::is_trivially_c
                               sizeof(T) % 8 == 0 && alignof(T) == 4;
 
 static_assert(kAbiShaped<ndk_u_adapter_info>);
+static_assert(kAbiShaped<ndk_u_cache_counters>);
 static_assert(kAbiShaped<ndk_u_mem_register>);
 static_assert(kAbiShaped32<ndk_u_adapter_open>);
 static_assert(kAbiShaped32<ndk_u_pd_create>);

@@ -47,16 +47,27 @@ check "cmake --install with DESTDIR" env DESTDIR="$dest" cmake --install "$build
 check "libndk.so.$version installed" has "$prefix/lib/libndk.so.$version"
 check "libndk's SONAME is libndk.so.0" test "$(soname "$prefix/lib/libndk.so.$version")" = libndk.so.0
 check "libndk.so.0 and libndk.so links" test -L "$prefix/lib/libndk.so.0" -a -L "$prefix/lib/libndk.so"
-for h in ndk.hpp adapter.hpp queue_pair.hpp memory.hpp connector.hpp ndk_ioctl.h; do
+for h in ndk.hpp adapter.hpp queue_pair.hpp memory.hpp connector.hpp netlink.hpp ndk_ioctl.h \
+	ndk_netlink.h; do
 	check "header ndk/$h" has "$prefix/include/ndk/$h"
 done
 for f in pkgconfig/libndk.pc cmake/ndk/ndkConfig.cmake cmake/ndk/ndkConfigVersion.cmake \
 	cmake/ndk/ndkTargets.cmake; do
 	check "lib/$f" has "$prefix/lib/$f"
 done
-for t in ndkinfo ndk-target; do
+for t in ndkinfo ndk ndk-target; do
 	check "bin/$t" test -x "$prefix/bin/$t"
 done
+for f in share/man/man8/ndk.8 share/man/man1/ndkinfo.1 lib/udev/rules.d/60-ndk.rules; do
+	check "$f" has "$prefix/$f"
+done
+check "the udev rule gives /dev/ndk to group rdma, 0660" \
+	grep -q 'KERNEL=="ndk", SUBSYSTEM=="misc", GROUP="rdma", MODE="0660"' \
+	"$prefix/lib/udev/rules.d/60-ndk.rules"
+check "ndk.8 renders without warnings" bash -c \
+	"out=\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l '$prefix/share/man/man8/ndk.8' 2>&1 >/dev/null); echo \"\$out\"; test -z \"\$out\""
+check "the installed ndk runs from its RUNPATH (exit 2 for usage)" \
+	bash -c "'$prefix/bin/ndk' bogus 2>/dev/null; test \$? -eq 2"
 check "no path of the build or source tree in the CMake package" \
 	bash -c "! grep -rl -e '$build' -e '$src' '$prefix/lib/cmake' '$prefix/lib/pkgconfig'"
 

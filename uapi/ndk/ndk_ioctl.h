@@ -45,6 +45,12 @@
  * registered range is unmapped or remapped (Documentation/uapi.md).
  */
 #define NDK_U_FEATURE_CACHE 0x8ULL
+/*
+ * Observability: the generic netlink family "ndk" (<ndk/ndk_netlink.h>)
+ * and the self-reported cache counters page mmap()ed at
+ * NDK_U_MMAP_CACHE_COUNTERS (Documentation/netlink.md).
+ */
+#define NDK_U_FEATURE_NETLINK 0x10ULL
 
 #define NDK_U_NAME_MAX 64
 

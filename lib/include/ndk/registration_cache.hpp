@@ -59,6 +59,10 @@ class CacheBackend {
     [[nodiscard]] virtual Result<void> Deregister(std::uint32_t handle) noexcept = 0;
     // The slot's generation now, with acquire ordering; never a system call.
     [[nodiscard]] virtual std::uint64_t Generation(std::uint32_t slot) const noexcept = 0;
+    // A lookup was a hit (true) or a miss: the kernel backend adds it to
+    // the file's self-reported counters page, which ndk.ko reports through
+    // netlink (`ndk stat`, Documentation/netlink.md); never a system call.
+    virtual void Report(bool hit) noexcept { (void)hit; }
 };
 
 // The kernel backend of a PD: MEM_REGISTER and MEM_DEREGISTER on the PD's
