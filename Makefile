@@ -56,6 +56,16 @@ vm-check: kmod lib
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
+# The benchmark suite (Documentation/performance.md): one guest boot,
+# every measure against its baseline, bench-results/ (or
+# $(BUILD)/bench-smoke/ for the short run that only checks each measure
+# produced a number).
+bench: kmod lib
+	$(call phase,benchmarks in the guest,scripts/bench.sh --build $(BUILD))
+
+bench-smoke: kmod lib
+	$(call phase,benchmark smoke run in the guest,scripts/bench.sh --smoke --build $(BUILD))
+
 install: lib
 	$(call phase,install into $(DESTDIR)$(PREFIX),DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)")
 
@@ -73,3 +83,4 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod lib check unit vm-check demo install checkpatch format clean
+.PHONY: bench bench-smoke

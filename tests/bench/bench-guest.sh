@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark suite inside the test-bed guest (one boot): every measure
+# of ndk_bench.ko (kernel) and ndk-ubench (user), and perftest on the
+# same rxe device, each writing its raw output to OUT/<file>.txt for
+# scripts/bench-report.py.  Nothing is judged here except that each
+# measure ran to its end ("ok" line, exit 0).
+#
+#   bench-guest.sh full|smoke OUT UBENCH
+#
+# Exit 0 when every measure ran, 1 otherwise (the failed ones are named).
+set -u
+mode=$1 out=$2 ubench=$3
+dir=$(cd "$(dirname "$0")" && pwd)
+ko=$dir/kmod/ndk_bench.ko
+dbg=/sys/kernel/debug/ndk_bench
+ip=10.99.0.1
+mkdir -p "$out"
+failed=()
+
+case $mode in
+full)
+	R=7
+	F1="rounds=$R iters=512 depth=64 sizes=1,8,64,256,512"
+	R1="rounds=$R iters=20 sizes=1,8,64,256,511"
+	W1="rounds=$R iters=256 depth=64 sizes=1,16,128"
+	D1="rounds=1 iters=512 depth=64 sizes=65536"
+	U1="rounds=$R iters=8 sizes=4096,16384,65536,262144,1048576,2093056"
+	U1BIG="big=8388608,33554432,67108864,268435456"
+	C1="rounds=$R iters=20 sizes=4096,65536,1048576,2093056 count=500"
+	M1="rounds=$R count=2000"
+	S1_COUNTS="1000 10000 100000"
+	S1="rounds=1 iters=100"
+	PT_N=1000
+	;;
+smoke)
+	R=2
+	F1="rounds=$R iters=16 depth=16 sizes=1,64"
+	R1="rounds=$R iters=2 sizes=1,64"
+	W1="rounds=$R iters=16 depth=16 sizes=16"
+	D1="rounds=1 iters=16 depth=16 sizes=65536"
+	U1="rounds=$R iters=2 sizes=4096,262144"
+	U1BIG="big=1048576"
+	C1="rounds=$R iters=3 sizes=4096,65536 count=20"
+	M1="rounds=$R count=50"
+	S1_COUNTS="100"
+	S1="rounds=1 iters=10"
+	PT_N=50
+	;;
+*)
+	echo "usage: bench-guest.sh full|smoke OUT UBENCH" >&2
+	exit 2
+	;;
+esac
+
+step() { echo "bench: $* ($(date +%T))"; }
+
+# Conditions of the run.
+{
+	echo "I kernel $(uname -r)"
+	echo "I cpus $(nproc)"
+	echo "I cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "I mem_kib $(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
+	echo "I thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+	echo "I device rxe0 on veth v0 ($ip)"
+	echo "I mode $mode"
+} > "$out/conditions.txt"
+
+# --- kernel measures (ndk_bench.ko) ---
+kernel() {	# kernel NAME FILE ARGS
+	local name=$1 file=$2
+	shift 2
+	step "kernel $name $*"
+	if ! echo "$name $*" > "$dbg/run"; then
+		echo "E cannot run $name $*" > "$out/$file.txt"
+		failed+=("$file")
+		return
+	fi
+	cat "$dbg/result" > "$out/$file.txt"
+	grep -q "^ok $name\$" "$out/$file.txt" || failed+=("$file")
+}
+
+# --- perftest, loopback on rxe0 with rdma_cm (-R), retried ---
+perftest() {	# perftest TOOL FILE ARGS
+	local tool=$1 file=$2 try srv rc
+	shift 2
+	step "$tool $*"
+	for try in 1 2 3; do
+		timeout 60 "$tool" -d rxe0 -R -F "$@" > "$out/$file.srv" 2>&1 &
+		srv=$!
+		sleep 1
+		timeout 60 "$tool" -d rxe0 -R -F "$@" "$ip" > "$out/$file.txt" 2>&1
+		rc=$?
+		wait "$srv"
+		((rc == 0)) && return
+		echo "bench: $tool failed (try $try, rc $rc)"
+		sleep 1
+	done
+	failed+=("$file")
+}
+
+if ! insmod "$ko"; then
+	echo "bench: insmod $ko failed"
+	exit 1
+fi
+kernel f1 k-f1 $F1
+kernel r1 k-r1 $R1
+kernel w1 k-w1 $W1
+# D1: the NDK kernel path and perftest, round by round.
+for ((r = 0; r < R; r++)); do
+	kernel d1 "k-d1-r$r" $D1
+	perftest ib_write_bw "pt-write-r$r" -s 65536 -n "$PT_N"
+	perftest ib_read_lat "pt-read-r$r" -s 8 -n "$PT_N"
+done
+rmmod ndk_bench || failed+=("rmmod")
+
+# --- user measures (ndk-ubench) ---
+user() {	# user NAME FILE ARGS
+	local name=$1 file=$2
+	shift 2
+	step "user $name $*"
+	"$ubench" "$name" "$@" > "$out/$file.txt" 2>&1 || failed+=("$file")
+}
+user u1 u-u1 $U1 $U1BIG
+user c1 u-c1 $C1
+user m1 u-m1 $M1
+for n in $S1_COUNTS; do
+	user s1 "u-s1-$n" $S1 count="$n"
+done
+
+if ((${#failed[@]})); then
+	echo "bench: incomplete: ${failed[*]}"
+	exit 1
+fi
+step "all measures ran"

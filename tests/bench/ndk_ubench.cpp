@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0
+// ndk-ubench: the user half of the benchmark suite (make bench,
+// Documentation/performance.md).  Every measure runs libndk (/dev/ndk)
+// and its baseline on the same rxe device and the same buffer in one
+// process, interleaved: each round runs every variant, in an order that
+// rotates from operation to operation.  It prints samples, never
+// verdicts; scripts/bench-report.py computes the statistics.
+//
+//   ndk-ubench <measure> [rounds=N] [iters=N] [sizes=a,b,...] [big=a,b,...]
+//              [count=N] [device=rxe0]
+//
+//   u1  registration latency, 4 KiB pages: MEM_REGISTER / MEM_DEREGISTER
+//       (ndk) vs ibv_reg_mr / ibv_dereg_mr (verbs) vs io_uring buffer
+//       registration, which only pins (pin); big= sizes beyond
+//       MaxRegistrationSize run verbs and pin only
+//   c1  ndk::RegistrationCache hit vs miss vs no cache (bypass), and a
+//       munmap/mmap churn counting stale hits
+//   m1  slab bytes per live registration: ndk vs verbs (/proc/slabinfo)
+//   s1  count= live registrations: time per registration as they grow,
+//       slab bytes per registration, repeat-registration lookups
+//
+// Output lines: S <measure> <variant> <param> <round> <total> <ops>
+// (total is ns, bytes for M1 and S1-mem), V <name> <value>,
+// I <key> <value>, E <text>.  Exit 0 when every sample was taken.
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <infiniband/verbs.h>
+#include <ndk/ndk.hpp>
+
+namespace {
+
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+struct Options {
+    std::string measure;
+    std::string device = "rxe0";
+    unsigned rounds = 5;
+    unsigned iters = 20;
+    unsigned count = 1000;
+    std::vector<std::size_t> sizes;
+    std::vector<std::size_t> big;
+};
+
+std::uint64_t Now() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+}
+
+void Sample(const char* measure, const char* variant, std::size_t param, unsigned round,
+            std::uint64_t total, std::uint64_t ops) {
+    std::printf("S %s %s %zu %u %llu %llu\n", measure, variant, param, round,
+                static_cast<unsigned long long>(total), static_cast<unsigned long long>(ops));
+}
+
+bool Fail(const std::string& what) {
+    std::printf("E %s\n", what.c_str());
+    std::fflush(stdout);
+    return false;
+}
+
+std::vector<std::size_t> ParseList(const std::string& v) {
+    std::vector<std::size_t> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(std::strtoull(item.c_str(), nullptr, 0));
+    return out;
+}
+
+std::optional<Options> Parse(int argc, char** argv) {
+    if (argc < 2) return std::nullopt;
+    Options o;
+    o.measure = argv[1];
+    for (int i = 2; i < argc; i++) {
+        std::string a = argv[i];
+        auto eq = a.find('=');
+        if (eq == std::string::npos) return std::nullopt;
+        std::string k = a.substr(0, eq), v = a.substr(eq + 1);
+        if (k == "rounds") {
+            o.rounds = static_cast<unsigned>(std::stoul(v));
+        } else if (k == "iters") {
+            o.iters = static_cast<unsigned>(std::stoul(v));
+        } else if (k == "count") {
+            o.count = static_cast<unsigned>(std::stoul(v));
+        } else if (k == "sizes") {
+            o.sizes = ParseList(v);
+        } else if (k == "big") {
+            o.big = ParseList(v);
+        } else if (k == "device") {
+            o.device = v;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!o.rounds || !o.iters) return std::nullopt;
+    return o;
+}
+
+// An anonymous mapping of 4 KiB pages (MADV_NOHUGEPAGE), every page
+// faulted in, unmapped on destruction.
+class Buffer {
+  public:
+    explicit Buffer(std::size_t len) : len_(len) {
+        void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return;
+        madvise(p, len, MADV_NOHUGEPAGE);
+        std::memset(p, 0x5a, len);
+        p_ = static_cast<char*>(p);
+    }
+    ~Buffer() {
+        if (p_) munmap(p_, len_);
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    char* get() const { return p_; }
+
+  private:
+    char* p_ = nullptr;
+    std::size_t len_;
+};
+
+// ibv_context + PD on the named device, closed on destruction.
+class Verbs {
+  public:
+    explicit Verbs(const std::string& name) {
+        int n = 0;
+        ibv_device** list = ibv_get_device_list(&n);
+        for (int i = 0; list && i < n; i++)
+            if (name == ibv_get_device_name(list[i])) ctx_ = ibv_open_device(list[i]);
+        if (list) ibv_free_device_list(list);
+        if (ctx_) pd_ = ibv_alloc_pd(ctx_);
+    }
+    ~Verbs() {
+        if (pd_) ibv_dealloc_pd(pd_);
+        if (ctx_) ibv_close_device(ctx_);
+    }
+    Verbs(const Verbs&) = delete;
+    Verbs& operator=(const Verbs&) = delete;
+    ibv_pd* pd() const { return pd_; }
+
+  private:
+    ibv_context* ctx_ = nullptr;
+    ibv_pd* pd_ = nullptr;
+};
+
+// An io_uring instance used only to register buffers: the kernel pins
+// them (pin_user_pages FOLL_LONGTERM) and builds a bio_vec per page,
+// with no device object at all: the pin-only floor.
+class Ring {
+  public:
+    Ring() {
+        io_uring_params p{};
+        fd_ = static_cast<int>(syscall(__NR_io_uring_setup, 4, &p));
+    }
+    ~Ring() {
+        if (fd_ >= 0) close(fd_);
+    }
+    Ring(const Ring&) = delete;
+    Ring& operator=(const Ring&) = delete;
+    bool ok() const { return fd_ >= 0; }
+    bool Register(void* p, std::size_t len) const {
+        iovec iov{p, len};
+        return syscall(__NR_io_uring_register, fd_, IORING_REGISTER_BUFFERS, &iov, 1) == 0;
+    }
+    bool Unregister() const {
+        return syscall(__NR_io_uring_register, fd_, IORING_UNREGISTER_BUFFERS, nullptr, 0) == 0;
+    }
+
+  private:
+    int fd_ = -1;
+};
+
+struct Ndk {
+    ndk::Adapter adapter;
+    ndk::ProtectionDomain pd;
+    std::uint64_t max_reg;
+};
+
+std::optional<Ndk> OpenNdk(const std::string& device) {
+    auto a = ndk::Adapter::OpenByName(device);
+    if (!a) {
+        Fail("libndk: open " + device + ": " + a.error().Message());
+        return std::nullopt;
+    }
+    auto info = a->QueryInfo();
+    auto pd = a->CreateProtectionDomain();
+    if (!info || !pd) {
+        Fail("libndk: adapter info / PD");
+        return std::nullopt;
+    }
+    std::printf("I max_registration_size %llu\n",
+                static_cast<unsigned long long>(info->max_registration_size));
+    return Ndk{std::move(*a), std::move(*pd), info->max_registration_size};
+}
+
+void Conditions(const std::string& device) {
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string mode;
+    std::getline(thp, mode);
+    std::printf("I device %s\nI thp %s\nI page_backing 4KiB anonymous, MADV_NOHUGEPAGE, faulted\n",
+                device.c_str(), mode.c_str());
+}
+
+// --- U1 -------------------------------------------------------------------
+
+bool RunU1(const Options& o) {
+    auto n = OpenNdk(o.device);
+    Verbs verbs(o.device);
+    Ring ring;
+    if (!n) return false;
+    if (!verbs.pd()) return Fail("verbs: cannot open " + o.device);
+    if (!ring.ok()) return Fail("io_uring_setup failed");
+    std::vector<std::size_t> sizes = o.sizes;
+    sizes.insert(sizes.end(), o.big.begin(), o.big.end());
+    std::size_t max = *std::max_element(sizes.begin(), sizes.end());
+    Buffer buf(max);
+    if (!buf.get()) return Fail("mmap failed");
+    char* p = buf.get();
+
+    // One registration and deregistration of variant v; false on error.
+    auto once = [&](int v, std::size_t len, unsigned round, bool record) {
+        std::uint64_t t0 = Now(), t1 = 0;
+        const char* name = v == 0 ? "ndk" : v == 1 ? "verbs" : "pin";
+        if (v == 0) {
+            auto r = n->pd.RegisterMemory(p, len, ndk::kMemReadWrite);
+            t1 = Now();
+            if (!r) return Fail("MEM_REGISTER: " + r.error().Message());
+            if (!r->Deregister()) return Fail("MEM_DEREGISTER failed");
+        } else if (v == 1) {
+            ibv_mr* mr = ibv_reg_mr(verbs.pd(), p, len, IBV_ACCESS_LOCAL_WRITE);
+            t1 = Now();
+            if (!mr) return Fail("ibv_reg_mr failed");
+            if (ibv_dereg_mr(mr)) return Fail("ibv_dereg_mr failed");
+        } else {
+            bool ok = ring.Register(p, len);
+            t1 = Now();
+            if (!ok) return Fail("IORING_REGISTER_BUFFERS failed");
+            if (!ring.Unregister()) return Fail("IORING_UNREGISTER_BUFFERS failed");
+        }
+        std::uint64_t t2 = Now();
+        if (record) {
+            Sample("U1-reg", name, len, round, t1 - t0, 1);
+            Sample("U1-dereg", name, len, round, t2 - t1, 1);
+        }
+        return true;
+    };
+
+    for (std::size_t len : sizes) {
+        int first = len <= n->max_reg ? 0 : 1;  // ndk only up to its limit
+        for (int v = first; v < 3; v++)
+            if (!once(v, len, 0, false)) return false;
+        for (unsigned r = 0; r < o.rounds; r++)
+            for (unsigned i = 0; i < o.iters; i++)
+                for (int k = 0; k < 3 - first; k++)
+                    if (!once(first + static_cast<int>((k + r + i) % (3 - first)), len, r, true))
+                        return false;
+    }
+    return true;
+}
+
+// --- C1 -------------------------------------------------------------------
+
+bool RunC1(const Options& o) {
+    auto n = OpenNdk(o.device);
+    if (!n) return false;
+    ndk::RegistrationCacheOptions copt;
+    copt.max_cached_bytes = 1ULL << 30;
+    auto cache = ndk::RegistrationCache::Create(n->pd, copt);
+    if (!cache) return Fail("RegistrationCache: " + cache.error().Message());
+    std::size_t max = *std::max_element(o.sizes.begin(), o.sizes.end());
+    Buffer buf(max);
+    if (!buf.get()) return Fail("mmap failed");
+    char* p = buf.get();
+
+    // v 0: hit (primed), 1: miss (flushed first), 2: no cache (bypass).
+    auto once = [&](int v, std::size_t len, unsigned round, bool record) {
+        static const char* const name[] = {"hit", "miss", "nocache"};
+        // A cached registration of the range would make the kernel answer
+        // a repeat MEM_REGISTER with a reference more: flush it first.
+        if (v != 0) cache->Flush();
+        if (v == 0) {
+            auto prime = cache->Acquire(p, len, ndk::kMemReadWrite);
+            if (!prime) return Fail("prime: " + prime.error().Message());
+        }
+        auto before = cache->stats();
+        std::uint64_t t0 = Now();
+        {
+            auto l = cache->Acquire(p, len, ndk::kMemReadWrite,
+                                    v == 2 ? ndk::CacheMode::kBypass : ndk::CacheMode::kCached);
+            if (!l) return Fail("Acquire: " + l.error().Message());
+        }
+        std::uint64_t t = Now() - t0;
+        auto after = cache->stats();
+        if (v == 0 && after.hits != before.hits + 1) return Fail("C1: a primed Acquire missed");
+        if (v == 1 && after.misses != before.misses + 1) return Fail("C1: a flushed Acquire hit");
+        if (record) Sample("C1", name[v], len, round, t, 1);
+        return true;
+    };
+    for (std::size_t len : o.sizes) {
+        if (len > n->max_reg) return Fail("C1: size above MaxRegistrationSize");
+        for (int v = 0; v < 3; v++)
+            if (!once(v, len, 0, false)) return false;
+        for (unsigned r = 0; r < o.rounds; r++)
+            for (unsigned i = 0; i < o.iters; i++)
+                for (int k = 0; k < 3; k++)
+                    if (!once(static_cast<int>((k + r + i) % 3), len, r, true)) return false;
+    }
+
+    // Churn: the same address unmapped and mapped again must never hit.
+    const std::size_t len = 4 * kPage;
+    cache->Flush();
+    void* at = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at == MAP_FAILED) return Fail("mmap failed");
+    unsigned stale = 0, hits_seen = 0, rounds = o.count;
+    for (unsigned i = 0; i < rounds; i++) {
+        std::memset(at, static_cast<int>(i), len);
+        {
+            auto l = cache->Acquire(at, len, ndk::kMemReadWrite);
+            if (!l) return Fail("churn Acquire: " + l.error().Message());
+        }
+        auto before = cache->stats();
+        {
+            auto again = cache->Acquire(at, len, ndk::kMemReadWrite);
+            if (!again) return Fail("churn Acquire again");
+        }
+        hits_seen += cache->stats().hits == before.hits + 1;
+        munmap(at, len);
+        void* q = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                       -1, 0);
+        if (q != at) return Fail("mmap MAP_FIXED failed");
+        std::memset(at, static_cast<int>(i + 1), len);
+        before = cache->stats();
+        {
+            auto l = cache->Acquire(at, len, ndk::kMemReadWrite);
+            if (!l) return Fail("churn Acquire after remap");
+        }
+        stale += cache->stats().hits != before.hits;
+        munmap(at, len);
+        if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) != at)
+            return Fail("mmap MAP_FIXED failed");
+    }
+    munmap(at, len);
+    std::printf("V C1-churn-rounds %u\nV C1-churn-hits-before-remap %u\nV C1-stale-hits %u\n",
+                rounds, hits_seen, stale);
+    if (hits_seen != rounds) return Fail("churn: the unchanged buffer did not hit");
+    return true;
+}
+
+// --- M1, S1 -----------------------------------------------------------------
+
+// Bytes of every slab cache's active objects (/proc/slabinfo, root only).
+std::optional<long long> SlabBytes() {
+    std::ifstream in("/proc/slabinfo");
+    std::string line;
+    long long total = 0;
+    bool any = false;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#' || line.rfind("slabinfo", 0) == 0) continue;
+        std::istringstream ss(line);
+        std::string name;
+        long long active = 0, num = 0, objsize = 0;
+        if (ss >> name >> active >> num >> objsize) {
+            total += active * objsize;
+            any = true;
+        }
+    }
+    if (!any) return std::nullopt;
+    return total;
+}
+
+bool RunM1(const Options& o) {
+    auto n = OpenNdk(o.device);
+    Verbs verbs(o.device);
+    if (!n) return false;
+    if (!verbs.pd()) return Fail("verbs: cannot open " + o.device);
+    if (!SlabBytes()) return Fail("/proc/slabinfo unreadable");
+    const unsigned count = o.count;
+    Buffer buf(count * kPage);
+    if (!buf.get()) return Fail("mmap failed");
+    for (unsigned r = 0; r < o.rounds; r++) {
+        for (int k = 0; k < 2; k++) {
+            bool ndk_first = (r % 2) == 0;
+            bool use_ndk = (k == 0) == ndk_first;
+            std::vector<ndk::Registration> regs;
+            std::vector<ibv_mr*> mrs;
+            regs.reserve(count);
+            mrs.reserve(count);
+            long long before = *SlabBytes();
+            for (unsigned i = 0; i < count; i++) {
+                char* p = buf.get() + i * kPage;
+                if (use_ndk) {
+                    auto reg = n->pd.RegisterMemory(p, kPage, ndk::kMemReadWrite);
+                    if (!reg) return Fail("M1 MEM_REGISTER: " + reg.error().Message());
+                    regs.push_back(std::move(*reg));
+                } else {
+                    ibv_mr* mr = ibv_reg_mr(verbs.pd(), p, kPage, IBV_ACCESS_LOCAL_WRITE);
+                    if (!mr) return Fail("M1 ibv_reg_mr failed");
+                    mrs.push_back(mr);
+                }
+            }
+            long long after = *SlabBytes();
+            Sample("M1", use_ndk ? "ndk" : "verbs", kPage, r,
+                   static_cast<std::uint64_t>(std::max(0LL, after - before)), count);
+            regs.clear();
+            for (ibv_mr* mr : mrs)
+                if (ibv_dereg_mr(mr)) return Fail("M1 ibv_dereg_mr failed");
+        }
+    }
+    return true;
+}
+
+bool RunS1(const Options& o) {
+    auto n = OpenNdk(o.device);
+    if (!n) return false;
+    constexpr unsigned kPages = 64, kBlock = 1000;
+    const unsigned count = o.count;
+    Buffer buf(kPages * kPage);
+    if (!buf.get()) return Fail("mmap failed");
+    // Registration i: its own (address, length) pair in one of kPages pages.
+    auto range = [&](unsigned i) {
+        return std::pair<char*, std::size_t>(buf.get() + (i % kPages) * kPage,
+                                             kPage - (i / kPages) % kPage);
+    };
+    if (count / kPages >= kPage) return Fail("S1: count too large");
+    auto slab0 = SlabBytes();
+    std::vector<ndk::Registration> regs;
+    regs.reserve(count);
+    for (unsigned b = 0; b * kBlock < count; b++) {
+        unsigned m = std::min(kBlock, count - b * kBlock);
+        std::uint64_t t0 = Now();
+        for (unsigned i = 0; i < m; i++) {
+            auto [p, len] = range(b * kBlock + i);
+            auto reg = n->pd.RegisterMemory(p, len, ndk::kMemReadWrite);
+            if (!reg) return Fail("S1 MEM_REGISTER: " + reg.error().Message());
+            if (reg->references() != 1) return Fail("S1: a registration was not new");
+            regs.push_back(std::move(*reg));
+        }
+        Sample("S1-reg", "ndk", count, b, Now() - t0, m);
+    }
+    auto slab1 = SlabBytes();
+    if (slab0 && slab1)
+        Sample("S1-mem", "ndk", count, 0, static_cast<std::uint64_t>(std::max(0LL, *slab1 - *slab0)),
+               count);
+    // Lookups: a repeat registration of the newest and of the oldest
+    // (a reference more on an existing handle), and its deregistration.
+    for (unsigned r = 0; r < o.rounds; r++) {
+        for (unsigned i = 0; i < o.iters; i++) {
+            unsigned which = (i % 2) ? 0 : count - 1;
+            auto [p, len] = range(which);
+            std::uint64_t t0 = Now();
+            auto reg = n->pd.RegisterMemory(p, len, ndk::kMemReadWrite);
+            std::uint64_t t1 = Now();
+            if (!reg || reg->handle() != regs[which].handle())
+                return Fail("S1: repeat registration did not find its handle");
+            if (!reg->Deregister()) return Fail("S1: deregister failed");
+            std::uint64_t t2 = Now();
+            Sample("S1-lookup", "ndk", count, r, t1 - t0, 1);
+            Sample("S1-deref", "ndk", count, r, t2 - t1, 1);
+        }
+    }
+    std::uint64_t t0 = Now();
+    regs.clear();
+    Sample("S1-dereg", "ndk", count, 0, Now() - t0, count);
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    auto o = Parse(argc, argv);
+    if (!o) {
+        std::fprintf(stderr,
+                     "usage: ndk-ubench u1|c1|m1|s1 [rounds=N] [iters=N] [count=N] "
+                     "[sizes=a,b] [big=a,b] [device=rxe0]\n");
+        return 2;
+    }
+    Conditions(o->device);
+    std::printf("I rounds %u\nI iters %u\n", o->rounds, o->iters);
+    bool ok = false;
+    if (o->measure == "u1") {
+        ok = !o->sizes.empty() && RunU1(*o);
+    } else if (o->measure == "c1") {
+        ok = !o->sizes.empty() && RunC1(*o);
+    } else if (o->measure == "m1") {
+        ok = RunM1(*o);
+    } else if (o->measure == "s1") {
+        ok = RunS1(*o);
+    } else {
+        std::fprintf(stderr, "ndk-ubench: unknown measure %s\n", o->measure.c_str());
+        return 2;
+    }
+    std::printf("%s %s\n", ok ? "ok" : "not ok", o->measure.c_str());
+    return ok ? 0 : 1;
+}
