@@ -12,7 +12,8 @@
 # console tail is printed), 77 when QEMU or a guest kernel is missing and
 # CI is not "true" (with CI=true that is 1: the vm tier must really run).
 # Environment: NDK_VM_TIMEOUT (s, default 900), NDK_VM_MEM (MiB, 2048),
-# NDK_VM_SMP (2), NDK_VM_ONLY (regex of test names), NDK_GUEST_KVER.
+# NDK_VM_SMP (2), NDK_VM_ONLY (regex of test names), NDK_GUEST_KVER,
+# NDK_VM_APPEND (extra kernel command line, e.g. tsc=reliable).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +86,7 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "${NDK_VM_MEM:-2048}" \
 	-display none -monitor none -serial stdio -no-reboot -nic none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init ${NDK_VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" \
 	< /dev/null 2>&1 | tee "$results/console.log" | grep --line-buffered -E '^(guest|vm-init):'

@@ -10,9 +10,11 @@
 //              [count=N] [device=rxe0]
 //
 //   u1  registration latency, 4 KiB pages: MEM_REGISTER / MEM_DEREGISTER
-//       (ndk) vs ibv_reg_mr / ibv_dereg_mr (verbs) vs io_uring buffer
-//       registration, which only pins (pin); big= sizes beyond
-//       MaxRegistrationSize run verbs and pin only
+//       (ndk) vs ibv_reg_mr / ibv_dereg_mr (verbs), and two pin-only
+//       floors: io_uring buffer registration (uring) and ndk_bench.ko's
+//       pin_user_pages_fast + unpin timed in the kernel (kpin, needs
+//       ndk_bench.ko loaded); big= sizes beyond MaxRegistrationSize run
+//       everything but ndk
 //   c1  ndk::RegistrationCache hit vs miss vs no cache (bypass), and a
 //       munmap/mmap churn counting stale hits
 //   m1  slab bytes per live registration: ndk vs verbs (/proc/slabinfo)
@@ -189,6 +191,54 @@ class Ring {
     int fd_ = -1;
 };
 
+// The pin-only floor measured inside the kernel: ndk_bench.ko's "pin"
+// measure pins and unpins a range of this process (pin_user_pages_fast,
+// FOLL_LONGTERM) and times both, without the system call around them.
+class KernelPin {
+  public:
+    KernelPin()
+        : run_(open("/sys/kernel/debug/ndk_bench/run", O_WRONLY | O_CLOEXEC)),
+          result_(open("/sys/kernel/debug/ndk_bench/result", O_RDONLY | O_CLOEXEC)) {}
+    ~KernelPin() {
+        if (run_ >= 0) close(run_);
+        if (result_ >= 0) close(result_);
+    }
+    KernelPin(const KernelPin&) = delete;
+    KernelPin& operator=(const KernelPin&) = delete;
+    bool ok() const { return run_ >= 0 && result_ >= 0; }
+    // {pin ns, unpin ns} of one pin of [p, p + len).
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> Pin(const void* p,
+                                                               std::size_t len) const {
+        char cmd[128];
+        int n = std::snprintf(cmd, sizeof(cmd), "pin addr=%#llx len=%zu iters=1",
+                              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)),
+                              len);
+        if (write(run_, cmd, static_cast<std::size_t>(n)) != n) return std::nullopt;
+        std::string text;
+        char buf[4096];
+        ssize_t got;
+        lseek(result_, 0, SEEK_SET);
+        while ((got = read(result_, buf, sizeof(buf))) > 0)
+            text.append(buf, static_cast<std::size_t>(got));
+        std::istringstream in(text);
+        std::string line;
+        std::uint64_t pin = 0, unpin = 0;
+        while (std::getline(in, line)) {
+            std::istringstream ls(line);
+            std::string tag, measure, variant;
+            std::uint64_t param, round, ns;
+            if (!(ls >> tag >> measure >> variant >> param >> round >> ns) || tag != "S") continue;
+            (measure == "P1-pin" ? pin : unpin) = ns;
+        }
+        if (!pin || !unpin) return std::nullopt;
+        return std::make_pair(pin, unpin);
+    }
+
+  private:
+    int run_;
+    int result_;
+};
+
 struct Ndk {
     ndk::Adapter adapter;
     ndk::ProtectionDomain pd;
@@ -226,9 +276,11 @@ bool RunU1(const Options& o) {
     auto n = OpenNdk(o.device);
     Verbs verbs(o.device);
     Ring ring;
+    KernelPin kpin;
     if (!n) return false;
     if (!verbs.pd()) return Fail("verbs: cannot open " + o.device);
     if (!ring.ok()) return Fail("io_uring_setup failed");
+    if (!kpin.ok()) return Fail("ndk_bench.ko's debugfs files are missing (load it first)");
     std::vector<std::size_t> sizes = o.sizes;
     sizes.insert(sizes.end(), o.big.begin(), o.big.end());
     std::size_t max = *std::max_element(sizes.begin(), sizes.end());
@@ -239,7 +291,8 @@ bool RunU1(const Options& o) {
     // One registration and deregistration of variant v; false on error.
     auto once = [&](int v, std::size_t len, unsigned round, bool record) {
         std::uint64_t t0 = Now(), t1 = 0;
-        const char* name = v == 0 ? "ndk" : v == 1 ? "verbs" : "pin";
+        static const char* const names[] = {"ndk", "verbs", "uring", "kpin"};
+        const char* name = names[v];
         if (v == 0) {
             auto r = n->pd.RegisterMemory(p, len, ndk::kMemReadWrite);
             t1 = Now();
@@ -250,6 +303,14 @@ bool RunU1(const Options& o) {
             t1 = Now();
             if (!mr) return Fail("ibv_reg_mr failed");
             if (ibv_dereg_mr(mr)) return Fail("ibv_dereg_mr failed");
+        } else if (v == 3) {
+            auto ns = kpin.Pin(p, len);
+            if (!ns) return Fail("ndk_bench pin failed");
+            if (record) {
+                Sample("U1-reg", name, len, round, ns->first, 1);
+                Sample("U1-dereg", name, len, round, ns->second, 1);
+            }
+            return true;
         } else {
             bool ok = ring.Register(p, len);
             t1 = Now();
@@ -264,14 +325,16 @@ bool RunU1(const Options& o) {
         return true;
     };
 
+    constexpr int kVariants = 4;
     for (std::size_t len : sizes) {
         int first = len <= n->max_reg ? 0 : 1;  // ndk only up to its limit
-        for (int v = first; v < 3; v++)
+        int count = kVariants - first;
+        for (int v = first; v < kVariants; v++)
             if (!once(v, len, 0, false)) return false;
         for (unsigned r = 0; r < o.rounds; r++)
             for (unsigned i = 0; i < o.iters; i++)
-                for (int k = 0; k < 3 - first; k++)
-                    if (!once(first + static_cast<int>((k + r + i) % (3 - first)), len, r, true))
+                for (int k = 0; k < count; k++)
+                    if (!once(first + static_cast<int>((k + r + i) % count), len, r, true))
                         return false;
     }
     return true;

@@ -41,6 +41,8 @@
  * @depth:   initiator queue depth of every QP (depth=)
  * @params:  the measure's sizes, in pages or bytes (sizes=)
  * @nparams: entries in @params
+ * @addr:    pin: a user address of the writing process (addr=)
+ * @len:     pin: bytes at @addr (len=)
  */
 struct nb_env {
 	const char *adapter;
@@ -50,6 +52,8 @@ struct nb_env {
 	u32 depth;
 	u32 params[NB_MAX_PARAMS];
 	u32 nparams;
+	u64 addr;
+	u64 len;
 };
 
 /**
@@ -108,5 +112,6 @@ int nb_f1(struct nb_env *env);
 int nb_r1(struct nb_env *env);
 int nb_w1(struct nb_env *env);
 int nb_d1(struct nb_env *env);
+int nb_pin(struct nb_env *env);
 
 #endif /* NDK_BENCH_H */

@@ -78,6 +78,7 @@ void nb_sample(const char *measure, const char *variant, u32 param,
 struct nb_measure {
 	const char *name;
 	int (*run)(struct nb_env *env);
+	bool user;	/* a user range (addr=, len=) instead of sizes= */
 };
 
 static const struct nb_measure nb_measures[] = {
@@ -85,6 +86,7 @@ static const struct nb_measure nb_measures[] = {
 	{ "r1", nb_r1 },
 	{ "w1", nb_w1 },
 	{ "d1", nb_d1 },
+	{ "pin", nb_pin, true },
 };
 
 static int nb_parse_sizes(struct nb_env *env, char *v)
@@ -131,11 +133,17 @@ static const struct nb_measure *nb_parse(char *cmd, struct nb_env *env)
 			ret = kstrtou32(val, 0, &env->depth);
 		else if (!strcmp(tok, "sizes"))
 			ret = nb_parse_sizes(env, val);
+		else if (!strcmp(tok, "addr"))
+			ret = kstrtou64(val, 0, &env->addr);
+		else if (!strcmp(tok, "len"))
+			ret = kstrtou64(val, 0, &env->len);
 		else
 			ret = -EINVAL;
 	}
 	if (ret || !env->rounds || !env->iters || env->depth < 8 ||
-	    env->depth > 1024 || !env->nparams)
+	    env->depth > 1024)
+		return NULL;
+	if (m->user ? !env->addr || !env->len : !env->nparams)
 		return NULL;
 	return m;
 }
@@ -167,11 +175,14 @@ static ssize_t nb_run_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&nb_lock);
 	nb_result_len = 0;
 	nb_result_full = false;
+	if (m->user)
+		goto run;
 	nb_out("I kernel %s", utsname()->release);
 	nb_out("I device %s", adapter);
 	nb_out("I rounds %u", env.rounds);
 	nb_out("I iters %u", env.iters);
 	nb_out("I depth %u", env.depth);
+run:
 	ret = m->run(&env);
 	if (!ret && nb_result_full)
 		ret = -ENOSPC;

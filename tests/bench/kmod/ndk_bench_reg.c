@@ -746,3 +746,55 @@ int nb_w1(struct nb_env *env)
 	nb_fix_close(&f);
 	return ret;
 }
+
+/* --- the pin-only floor ----------------------------------------------------- */
+
+/**
+ * nb_pin() - pin and unpin a user range of the writing process, timed
+ * @env: addr= and len= of the range; iters= times
+ *
+ * What any registration of user memory must do at least: the pages
+ * pinned long-term for writing (pin_user_pages_fast(), FOLL_LONGTERM as
+ * ib_umem_get() and ndk.ko do), then unpinned; no device object, no
+ * scatter table.  The page array is allocated outside the timing.
+ *
+ * Context: process context (the writer's), may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_pin(struct nb_env *env)
+{
+	u64 first = env->addr & PAGE_MASK;
+	u64 npages = (PAGE_ALIGN(env->addr + env->len) - first) >> PAGE_SHIFT;
+	struct page **pages;
+	u64 t0, t1, done;
+	u32 i;
+	int n, ret = 0;
+
+	if (env->addr + env->len < env->addr || npages > (1ULL << 26))
+		return -EINVAL;
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; !ret && i < env->iters; i++) {
+		t0 = ktime_get_ns();
+		for (done = 0; done < npages; done += n) {
+			n = pin_user_pages_fast(first + (done << PAGE_SHIFT),
+						min_t(u64, npages - done, INT_MAX),
+						FOLL_WRITE | FOLL_LONGTERM,
+						pages + done);
+			if (n <= 0) {
+				ret = n ? n : -EFAULT;
+				break;
+			}
+		}
+		t1 = ktime_get_ns();
+		unpin_user_pages(pages, done);
+		if (!ret) {
+			nb_sample("P1-pin", "kpin", env->len, i, t1 - t0, 1);
+			nb_sample("P1-unpin", "kpin", env->len, i,
+				  ktime_get_ns() - t1, 1);
+		}
+	}
+	kvfree(pages);
+	return ret;
+}
