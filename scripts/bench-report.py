@@ -186,6 +186,9 @@ class Report:
         for p in self.params("F1", "ndk"):
             self.row("F1", "fast-register + invalidate ops/s, ndk vs raw", f"{p} pages",
                      ("F1", "ndk", p), ("F1", "raw", p), "rate", ">=", 0.95, "ns/pair")
+            self.row("F1", "same, vs raw with every work request signalled (raw-sig)",
+                     f"{p} pages", ("F1", "ndk", p), ("F1", "raw-sig", p), "rate", ">=", 0.95,
+                     "ns/pair")
         for p in self.params("R1-reg", "ndk"):
             self.row("R1", "NdkRegisterMr latency vs raw (MR kept)", f"{p} pages",
                      ("R1-reg", "ndk", p), ("R1-reg", "raw", p), "cost", "<=", 1.05, "ns")
@@ -433,7 +436,7 @@ def plots(outdir, rep):
     made.append(plot(outdir, "f1", "F1: fast-register + invalidate pairs per second",
                      "pages per registration", "pairs/s",
                      [(v, [(p, 1e9 / y, 1e9 / y99) for p, y, y99 in series(rep, "F1", v)])
-                      for v in ("ndk", "raw")]))
+                      for v in ("ndk", "raw", "raw-sig")]))
     made.append(plot(outdir, "r1", "R1: kernel registration latency (MDL)", "pages",
                      "µs", [(f"{v} {m[3:]}", series(rep, m, v, us))
                             for m in ("R1-reg", "R1-dereg")
@@ -459,7 +462,7 @@ def plots(outdir, rep):
 # --- check mode -------------------------------------------------------------------------
 
 EXPECTED = [
-    ("F1", "ndk"), ("F1", "raw"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
+    ("F1", "ndk"), ("F1", "raw"), ("F1", "raw-sig"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
     ("R1-dereg", "ndk"), ("R1-dereg", "raw"), ("W1", "bind"), ("W1", "fr"), ("W1", "rereg"),
     ("D1-write", "ndk-k"), ("D1-write", "perftest"), ("D1-read", "ndk-k"),
     ("D1-read", "perftest"), ("U1-reg", "ndk"), ("U1-reg", "verbs"), ("U1-reg", "uring"), ("U1-reg", "kpin"),
