@@ -23,10 +23,12 @@ case $mode in
 full)
 	R=7
 	F1="rounds=$R iters=512 depth=64 sizes=1,8,64,256,512"
-	R1="rounds=$R iters=20 sizes=1,8,64,256,511"
+	R1="rounds=$R iters=30 sizes=1,8,64,256,511"
 	W1="rounds=$R iters=256 depth=64 sizes=1,16,128"
 	D1="rounds=1 iters=512 depth=64 sizes=65536"
-	U1="rounds=$R iters=8 sizes=4096,16384,65536,262144,1048576,2093056"
+	D1U="rounds=1 iters=512 sizes=65536"
+	C1LIB="rounds=$R iters=20 sizes=4096,1048576"
+	U1="rounds=$R iters=12 sizes=4096,16384,65536,262144,1048576,2093056"
 	U1BIG="big=8388608,33554432,67108864,268435456"
 	C1="rounds=$R iters=20 sizes=4096,65536,1048576,2093056 count=500"
 	M1="rounds=$R count=2000"
@@ -40,6 +42,8 @@ smoke)
 	R1="rounds=$R iters=2 sizes=1,64"
 	W1="rounds=$R iters=16 depth=16 sizes=16"
 	D1="rounds=1 iters=16 depth=16 sizes=65536"
+	D1U="rounds=1 iters=16 sizes=65536"
+	C1LIB="rounds=$R iters=2 sizes=4096"
 	U1="rounds=$R iters=2 sizes=4096,262144"
 	U1BIG="big=1048576"
 	C1="rounds=$R iters=3 sizes=4096,65536 count=20"
@@ -111,19 +115,6 @@ perftest() {	# perftest TOOL FILE ARGS
 	failed+=("$file")
 }
 
-if ! insmod "$ko"; then
-	echo "bench: insmod $ko failed"
-	exit 1
-fi
-kernel f1 k-f1 $F1
-kernel r1 k-r1 $R1
-kernel w1 k-w1 $W1
-# D1: the NDK kernel path and perftest, round by round.
-for ((r = 0; r < R; r++)); do
-	kernel d1 "k-d1-r$r" $D1
-	perftest ib_write_bw "pt-write-r$r" -s 65536 -n "$PT_N"
-	perftest ib_read_lat "pt-read-r$r" -s 8 -n "$PT_N"
-done
 # --- user measures (ndk-ubench) ---
 user() {	# user NAME FILE ARGS
 	local name=$1 file=$2
@@ -131,8 +122,23 @@ user() {	# user NAME FILE ARGS
 	step "user $name $*"
 	"$ubench" "$name" "$@" > "$out/$file.txt" 2>&1 || failed+=("$file")
 }
+if ! insmod "$ko"; then
+	echo "bench: insmod $ko failed"
+	exit 1
+fi
+kernel f1 k-f1 $F1
+kernel r1 k-r1 $R1
+kernel w1 k-w1 $W1
+# D1: the NDK kernel path, the libndk user path and perftest, round by round.
+for ((r = 0; r < R; r++)); do
+	kernel d1 "k-d1-r$r" $D1
+	user d1 "u-d1-r$r" $D1U
+	perftest ib_write_bw "pt-write-r$r" -s 65536 -n "$PT_N"
+	perftest ib_read_lat "pt-read-r$r" -s 8 -n "$PT_N"
+done
 user u1 u-u1 $U1 $U1BIG
 user c1 u-c1 $C1
+user c1host u-c1lib $C1LIB
 user m1 u-m1 $M1
 for n in $S1_COUNTS; do
 	user s1 "u-s1-$n" $S1 count="$n"

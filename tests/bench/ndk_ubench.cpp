@@ -20,6 +20,10 @@
 //   m1  slab bytes per live registration: ndk vs verbs (/proc/slabinfo)
 //   s1  count= live registrations: time per registration as they grow,
 //       slab bytes per registration, repeat-registration lookups
+//   d1  RDMA write throughput and 8-byte read latency between two libndk
+//       QPs connected on the device's address (ip=), the user path of D1
+//   c1host  the registration cache's hit path natively, over a backend
+//       that answers at once (runs on the build host, no device)
 //
 // Output lines: S <measure> <variant> <param> <round> <total> <ops>
 // (total is ns, bytes for M1 and S1-mem), V <name> <value>,
@@ -55,6 +59,7 @@ const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 struct Options {
     std::string measure;
     std::string device = "rxe0";
+    std::string ip = "10.99.0.1";
     unsigned rounds = 5;
     unsigned iters = 20;
     unsigned count = 1000;
@@ -109,6 +114,8 @@ std::optional<Options> Parse(int argc, char** argv) {
             o.big = ParseList(v);
         } else if (k == "device") {
             o.device = v;
+        } else if (k == "ip") {
+            o.ip = v;
         } else {
             return std::nullopt;
         }
@@ -211,8 +218,7 @@ class KernelPin {
                                                                std::size_t len) const {
         char cmd[128];
         int n = std::snprintf(cmd, sizeof(cmd), "pin addr=%#llx len=%zu iters=1",
-                              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)),
-                              len);
+                              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)), len);
         if (write(run_, cmd, static_cast<std::size_t>(n)) != n) return std::nullopt;
         std::string text;
         char buf[4096];
@@ -407,8 +413,8 @@ bool RunC1(const Options& o) {
         }
         hits_seen += cache->stats().hits == before.hits + 1;
         munmap(at, len);
-        void* q = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                       -1, 0);
+        void* q =
+            mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
         if (q != at) return Fail("mmap MAP_FIXED failed");
         std::memset(at, static_cast<int>(i + 1), len);
         before = cache->stats();
@@ -418,8 +424,8 @@ bool RunC1(const Options& o) {
         }
         stale += cache->stats().hits != before.hits;
         munmap(at, len);
-        if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                 0) != at)
+        if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+            at)
             return Fail("mmap MAP_FIXED failed");
     }
     munmap(at, len);
@@ -522,8 +528,8 @@ bool RunS1(const Options& o) {
     }
     auto slab1 = SlabBytes();
     if (slab0 && slab1)
-        Sample("S1-mem", "ndk", count, 0, static_cast<std::uint64_t>(std::max(0LL, *slab1 - *slab0)),
-               count);
+        Sample("S1-mem", "ndk", count, 0,
+               static_cast<std::uint64_t>(std::max(0LL, *slab1 - *slab0)), count);
     // Lookups: a repeat registration of the newest and of the oldest
     // (a reference more on an existing handle), and its deregistration.
     for (unsigned r = 0; r < o.rounds; r++) {
@@ -547,6 +553,159 @@ bool RunS1(const Options& o) {
     return true;
 }
 
+// --- D1 (user path) ------------------------------------------------------------
+
+// RDMA writes of each size (sizes=) between two libndk QPs connected on
+// the device's own address, depth/2 in flight, and 8-byte RDMA reads one
+// at a time: what ib_write_bw and ib_read_lat measure for verbs.
+bool RunD1(const Options& o) {
+    using namespace std::chrono_literals;
+    auto n = OpenNdk(o.device);
+    if (!n) return false;
+    const std::uint32_t depth = 64;
+    auto cq = ndk::CompletionQueue::Create(n->adapter, 2 * depth + 16);
+    if (!cq) return Fail("CQ: " + cq.error().Message());
+    ndk::QueuePairParams qpp;
+    qpp.initiator_queue_depth = depth;
+    auto client = ndk::QueuePair::Create(n->pd, *cq, *cq, qpp);
+    auto server = ndk::QueuePair::Create(n->pd, *cq, *cq, qpp);
+    if (!client || !server) return Fail("QP");
+    auto listener = ndk::Listener::Create(n->adapter);
+    if (!listener) return Fail("listener: " + listener.error().Message());
+    auto addr = ndk::SockAddr::Parse(o.ip);
+    if (!addr) return Fail("bad address " + o.ip);
+    auto bound = listener->Listen(*addr);
+    auto active = ndk::Connector::Create(n->adapter);
+    if (!bound || !active) return Fail("listen / connector");
+    ndk::ConnectParams cp;  // RDMA reads from the client: its ORD, the server's IRD
+    cp.inbound_read_limit = 4;
+    cp.outbound_read_limit = 4;
+    ndk::AcceptParams ap;
+    ap.inbound_read_limit = 4;
+    ap.outbound_read_limit = 4;
+    if (!active->Connect(*client, *bound, cp)) return Fail("connect");
+    auto passive = listener->GetConnectionRequest(10s);
+    if (!passive || !passive->Accept(*server, ap)) return Fail("accept");
+    if (!active->WaitFor(ndk::RequestKind::kConnect, 10s) || !active->CompleteConnect() ||
+        !active->WaitFor(ndk::RequestKind::kCompleteConnect, 10s) ||
+        !passive->WaitFor(ndk::RequestKind::kAccept, 10s))
+        return Fail("connection setup");
+
+    std::size_t max = *std::max_element(o.sizes.begin(), o.sizes.end());
+    if (max > n->max_reg) return Fail("D1: size above MaxRegistrationSize");
+    Buffer src(max), dst(max);
+    auto smr = ndk::MemoryRegion::Create(n->pd);
+    auto dmr = ndk::MemoryRegion::Create(n->pd);
+    if (!src.get() || !dst.get() || !smr || !dmr) return Fail("D1 buffers");
+    if (!smr->Register(src.get(), max, ndk::mr_flag::kAllowLocalWrite) ||
+        !dmr->Register(dst.get(), max,
+                       ndk::mr_flag::kAllowRemoteWrite | ndk::mr_flag::kAllowRemoteRead))
+        return Fail("D1 register");
+    const auto raddr = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(dst.get()));
+    std::vector<ndk::CompletionResult> res(32);
+
+    // ops writes of len bytes, up to inflight at once; false on error.
+    auto writes = [&](std::size_t len, unsigned ops, unsigned inflight) {
+        ndk::Sge sge{src.get(), static_cast<std::uint32_t>(len), smr->local_token()};
+        unsigned posted = 0, done = 0;
+        auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (done < ops) {
+            while (posted < ops && posted - done < inflight) {
+                if (!client->Write(posted, std::span(&sge, 1), raddr, dmr->remote_token()))
+                    return Fail("D1 write post");
+                posted++;
+            }
+            auto got = cq->Poll(res);
+            if (!got) return Fail("D1 poll");
+            for (std::size_t k = 0; k < *got; k++)
+                if (!ndk::NtSuccess(res[k].status)) return Fail("D1 write failed");
+            done += static_cast<unsigned>(*got);
+            if (std::chrono::steady_clock::now() > deadline) return Fail("D1 writes: timeout");
+        }
+        return true;
+    };
+    constexpr unsigned kBatches = 8;
+    unsigned ops = std::max(1u, o.iters / kBatches);
+    for (std::size_t len : o.sizes) {
+        if (!writes(len, depth, depth / 2)) return false;
+        for (unsigned r = 0; r < o.rounds; r++)
+            for (unsigned b = 0; b < kBatches; b++) {
+                std::uint64_t t0 = Now();
+                if (!writes(len, ops, depth / 2)) return false;
+                Sample("D1-write", "ndk-u", len, r, Now() - t0, ops);
+            }
+    }
+    ndk::Sge sink{src.get(), 8, smr->local_token()};
+    for (unsigned r = 0; r < o.rounds; r++)
+        for (unsigned i = 0; i < o.iters; i++) {
+            std::uint64_t t0 = Now();
+            if (!client->Read(i, std::span(&sink, 1), raddr, dmr->remote_token()))
+                return Fail("D1 read post");
+            std::size_t got = 0;
+            auto deadline = std::chrono::steady_clock::now() + 10s;
+            while (!got) {
+                auto g = cq->Poll(std::span(res.data(), 1));
+                if (!g) return Fail("D1 poll");
+                got = *g;
+                if (!got && std::chrono::steady_clock::now() > deadline)
+                    return Fail("D1 read: timeout");
+            }
+            if (!ndk::NtSuccess(res[0].status)) return Fail("D1 read failed");
+            Sample("D1-read", "ndk-u", 8, r, Now() - t0, 1);
+        }
+    if (!active->Disconnect() || !active->WaitFor(ndk::RequestKind::kDisconnect, 10s))
+        return Fail("disconnect");
+    return true;
+}
+
+// --- C1 on the host -------------------------------------------------------------
+
+// The cache's hit path alone, natively (no guest): the same library code
+// over a backend that answers at once, so a hit's cost in ns is the
+// library's own.  Registrations never change generation.
+class InstantBackend final : public ndk::CacheBackend {
+  public:
+    ndk::Result<ndk::BackendRegistration> Register(std::uint64_t address, std::uint64_t,
+                                                   std::uint32_t) noexcept override {
+        ndk::BackendRegistration r;
+        r.handle = ++next_;
+        r.base_address = address;
+        r.cache_slot = next_ % 4096;
+        return r;
+    }
+    ndk::Result<void> Deregister(std::uint32_t) noexcept override { return {}; }
+    std::uint64_t Generation(std::uint32_t) const noexcept override { return 0; }
+
+  private:
+    std::uint32_t next_ = 0;
+};
+
+bool RunC1Host(const Options& o) {
+    auto cache = ndk::RegistrationCache::Create(std::make_unique<InstantBackend>());
+    std::size_t max = *std::max_element(o.sizes.begin(), o.sizes.end());
+    Buffer buf(max);
+    if (!buf.get()) return Fail("mmap failed");
+    // Other cached entries around, as in a real cache.
+    std::vector<ndk::RegistrationLease> keep;
+    for (std::size_t i = 1; i <= 64; i++) {
+        auto l = cache.Acquire(buf.get() + (i % 8) * 64, 32 + i, ndk::kMemReadWrite);
+        if (!l) return Fail("host cache prime");
+    }
+    constexpr unsigned kBatch = 1000;
+    for (std::size_t len : o.sizes)
+        for (unsigned r = 0; r < o.rounds; r++)
+            for (unsigned i = 0; i < o.iters; i++) {
+                std::uint64_t t0 = Now();
+                for (unsigned k = 0; k < kBatch; k++) {
+                    auto l = cache.Acquire(buf.get(), len, ndk::kMemReadWrite);
+                    if (!l) return Fail("host Acquire");
+                }
+                Sample("C1-lib", "hit", len, r, Now() - t0, kBatch);
+            }
+    if (cache.stats().misses != 64 + o.sizes.size()) return Fail("host: unexpected misses");
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -556,8 +715,8 @@ int main(int argc, char** argv) {
     auto o = Parse(argc, argv);
     if (!o) {
         std::fprintf(stderr,
-                     "usage: ndk-ubench u1|c1|m1|s1 [rounds=N] [iters=N] [count=N] "
-                     "[sizes=a,b] [big=a,b] [device=rxe0]\n");
+                     "usage: ndk-ubench u1|c1|m1|s1|d1|c1host [rounds=N] [iters=N] [count=N] "
+                     "[sizes=a,b] [big=a,b] [device=rxe0] [ip=10.99.0.1]\n");
         return 2;
     }
     Conditions(o->device);
@@ -571,6 +730,10 @@ int main(int argc, char** argv) {
         ok = RunM1(*o);
     } else if (o->measure == "s1") {
         ok = RunS1(*o);
+    } else if (o->measure == "d1") {
+        ok = !o->sizes.empty() && RunD1(*o);
+    } else if (o->measure == "c1host") {
+        ok = !o->sizes.empty() && RunC1Host(*o);
     } else {
         std::fprintf(stderr, "ndk-ubench: unknown measure %s\n", o->measure.c_str());
         return 2;
