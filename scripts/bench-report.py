@@ -371,7 +371,8 @@ def series(rep, m, v, scale=1.0):
             for p in rep.params(m, v)]
 
 
-def plot(outdir, name, title, xlabel, ylabel, lines, logx=True, logy=False, bars=False):
+def plot(outdir, name, title, xlabel, ylabel, lines, logx=True, logy=False, bars=False,
+         xbytes=False):
     """lines: [(label, [(x, y, y99)])]; writes name.png with gnuplot."""
     lines = [(lab, pts) for lab, pts in lines if pts]
     if not lines or not shutil.which("gnuplot"):
@@ -389,6 +390,8 @@ def plot(outdir, name, title, xlabel, ylabel, lines, logx=True, logy=False, bars
           "set grid", "set key top left"]
     if logx:
         gp.append("set logscale x 2")
+    if xbytes:
+        gp.append("set format x '%.0b %BB'")
     if logy:
         gp.append("set logscale y")
     if bars:
@@ -400,9 +403,11 @@ def plot(outdir, name, title, xlabel, ylabel, lines, logx=True, logy=False, bars
     else:
         parts = []
         for i, (lab, _) in enumerate(lines):
-            parts.append(f"'{dat}' index {i} using 1:2 with linespoints lw 2 title \"{lab} "
-                         f"(median)\"")
-            parts.append(f"'{dat}' index {i} using 1:3 with points pt 6 notitle")
+            parts.append(f"'{dat}' index {i} using 1:2 with linespoints lw 2 lc {i + 1} "
+                         f"title \"{lab} (median)\"")
+            parts.append(f"'{dat}' index {i} using 1:3 with points pt 6 lc {i + 1} notitle")
+    if not bars:
+        gp.append("set label 1 'open circles: p99' at graph 0.99, graph 0.03 right")
     gp.append("plot " + ", ".join(parts))
     script = os.path.join(outdir, f"{name}.gp")
     with open(script, "w") as f:
@@ -459,10 +464,10 @@ def plots(outdir, rep):
     made.append(plot(outdir, "u1", "U1: user registration latency (4 KiB pages)", "bytes",
                      "µs", [(v, series(rep, "U1-reg", v, us))
                             for v in ("ndk", "verbs", "uring", "kpin")],
-                     logy=True))
+                     logy=True, xbytes=True))
     made.append(plot(outdir, "c1", "C1: registration cache", "bytes", "µs",
                      [(v, series(rep, "C1", v, us)) for v in ("hit", "miss", "nocache")],
-                     logy=True))
+                     logy=True, xbytes=True))
     made.append(plot(outdir, "w1", "W1: window bind vs fast-register vs re-registration",
                      "pages of the sub-range", "µs per operation",
                      [(v, series(rep, "W1", v, us)) for v in ("bind", "fr", "rereg")],
