@@ -10,6 +10,9 @@
 #   make vm-check   guest tests only (label vm)
 #   make install    install libndk, its headers, pkg-config and CMake
 #                   package files and the tools (PREFIX, DESTDIR)
+#   make bench      the benchmark suite in one guest boot: bench-results/
+#                   (Documentation/performance.md); make bench-smoke: the
+#                   short run, build/bench-smoke/
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
