@@ -16,6 +16,9 @@
 #                   package files, the tools, man pages, the udev rule
 #                   (install-lib) and the module: source for DKMS, consumer
 #                   header and Module.symvers (install-kmod); PREFIX, DESTDIR
+#   make bench      the benchmark suite in one guest boot: bench-results/
+#                   (Documentation/performance.md); make bench-smoke: the
+#                   short run, build/bench-smoke/
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
@@ -43,10 +46,10 @@ deps:
 # The consumers of ndk.ko (tests/kmod, samples/) must be re-linked when its
 # symbol CRCs change; kbuild 6.1 does not notice a changed
 # KBUILD_EXTRA_SYMBOLS by itself: drop their Module.symvers when stale.
-ndk_relink = for d in tests/kmod samples/ndk_sample; do [ $$d/Module.symvers -nt kmod/Module.symvers ] || rm -f $$d/Module.symvers; done
+ndk_relink = for d in tests/kmod tests/bench/kmod samples/ndk_sample; do [ $$d/Module.symvers -nt kmod/Module.symvers ] || rm -f $$d/Module.symvers; done
 
 kmod: deps
-	$(call phase,kernel modules (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(ndk_relink) && $(MAKE) -C tests/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C samples/ndk_sample W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
+	$(call phase,kernel modules (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(ndk_relink) && $(MAKE) -C tests/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C samples/ndk_sample W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C tests/bench/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
 
 lib: deps
 	$(call phase,user space (cmake),cmake -S . -B $(BUILD) -DNDK_VM_INJECT=$(NDK_VM_INJECT) > /dev/null && cmake --build $(BUILD) -j $(JOBS))
@@ -76,6 +79,16 @@ check-all: check check-debug
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))
 
+# The benchmark suite (Documentation/performance.md): one guest boot,
+# every measure against its baseline, bench-results/ (or
+# $(BUILD)/bench-smoke/ for the short run that only checks each measure
+# produced a number).
+bench: kmod lib
+	$(call phase,benchmarks in the guest,scripts/bench.sh --build $(BUILD))
+
+bench-smoke: kmod lib
+	$(call phase,benchmark smoke run in the guest,scripts/bench.sh --smoke --build $(BUILD))
+
 install: install-lib install-kmod
 
 install-lib: lib
@@ -95,6 +108,8 @@ clean:
 	-$(MAKE) -C kmod clean
 	-$(MAKE) -C tests/kmod clean
 	-$(MAKE) -C samples/ndk_sample clean
+	-$(MAKE) -C tests/bench/kmod clean
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod lib check unit vm-check check-debug check-all demo install install-lib install-kmod checkpatch format clean
+.PHONY: bench bench-smoke

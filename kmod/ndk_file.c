@@ -485,7 +485,7 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	xa_erase(&nf->handles, u->handle);
 	switch (u->type) {
 	case NDK_UOBJ_MEM:
-		list_del(&u->mem.entry);
+		rb_erase(&u->mem.node, &u->parent->mems);
 		fallthrough;
 	case NDK_UOBJ_MR:
 		WARN_ON(ndk_mem_release(u));
@@ -865,7 +865,7 @@ int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	INIT_LIST_HEAD(&u->mems);
+	u->mems = RB_ROOT;
 	xa_init(&u->keys);
 	status = ndk_create_pd(parent->adapter, NULL, NULL, &pd);
 	if (status) {
@@ -992,6 +992,71 @@ static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
 	return ret;
 }
 
+/* Order of WSP registrations in a PD's @mems: (address, length, flags). */
+static int ndk_mem_cmp(u64 address, u64 length, u32 flags,
+		       const struct ndk_uobj *u)
+{
+	if (address != u->mem.umem.address)
+		return address < u->mem.umem.address ? -1 : 1;
+	if (length != u->mem.umem.length)
+		return length < u->mem.umem.length ? -1 : 1;
+	if (flags != u->mem.flags)
+		return flags < u->mem.flags ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The oldest registration of @pd with @m's address, length and flags
+ * whose pages the range still maps, or NULL: O(log n + registrations of
+ * that range made before remaps).
+ */
+static struct ndk_uobj *ndk_mem_find(struct ndk_uobj *pd,
+				     const struct ndk_u_mem_register *m)
+{
+	struct rb_node *n = pd->mems.rb_node, *first = NULL;
+	struct ndk_uobj *u;
+	int c;
+
+	while (n) {
+		u = rb_entry(n, struct ndk_uobj, mem.node);
+		c = ndk_mem_cmp(m->address, m->length, m->flags, u);
+		if (c <= 0) {
+			if (!c)
+				first = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	for (n = first; n; n = rb_next(n)) {
+		u = rb_entry(n, struct ndk_uobj, mem.node);
+		if (ndk_mem_cmp(m->address, m->length, m->flags, u))
+			break;
+		/* Never a registration of pages the range no longer maps. */
+		if (ndk_ucache_current(&u->mem.cache))
+			return u;
+	}
+	return NULL;
+}
+
+/* File @u in @pd's @mems, after the registrations of the same key. */
+static void ndk_mem_insert(struct ndk_uobj *pd, struct ndk_uobj *u)
+{
+	struct rb_node **link = &pd->mems.rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (ndk_mem_cmp(u->mem.umem.address, u->mem.umem.length,
+				u->mem.flags,
+				rb_entry(parent, struct ndk_uobj, mem.node)) < 0)
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&u->mem.node, parent, link);
+	rb_insert_color(&u->mem.node, &pd->mems);
+}
+
 /**
  * ndk_file_mem_register() - NDK_IOCTL_MEM_REGISTER (WSPRegisterMemory)
  * @file: the file
@@ -1020,20 +1085,16 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 		ret = PTR_ERR(pd);
 		goto out_unlock;
 	}
-	list_for_each_entry(u, &pd->mems, mem.entry) {
-		/* Never a registration of pages the range no longer maps. */
-		if (u->mem.umem.address == m->address &&
-		    u->mem.umem.length == m->length && u->mem.flags == m->flags &&
-		    ndk_ucache_current(&u->mem.cache)) {
-			if (u->mem.refs == U32_MAX) {
-				ret = -EOVERFLOW;
-				goto out_unlock;
-			}
-			u->mem.refs++;
-			ndk_mem_result(u, m);
-			ret = 0;
+	u = ndk_mem_find(pd, m);
+	if (u) {
+		if (u->mem.refs == U32_MAX) {
+			ret = -EOVERFLOW;
 			goto out_unlock;
 		}
+		u->mem.refs++;
+		ndk_mem_result(u, m);
+		ret = 0;
+		goto out_unlock;
 	}
 
 	u = ndk_uobj_alloc(nf, NDK_UOBJ_MEM, pd);
@@ -1050,7 +1111,7 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
 		goto err_release_mem;
-	list_add_tail(&u->mem.entry, &pd->mems);
+	ndk_mem_insert(pd, u);
 	WRITE_ONCE(u->mem.cache.handle, u->handle);
 	ndk_mem_result(u, m);
 	mutex_unlock(&nf->lock);

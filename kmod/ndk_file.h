@@ -11,6 +11,7 @@
 
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -97,7 +98,10 @@ struct ndk_uevent {
  * @adapter:  NDK_UOBJ_ADAPTER: the adapter; NULL once its device went
  * @removed:  NDK_UOBJ_ADAPTER: the ADAPTER_REMOVED event
  * @pd:       NDK_UOBJ_PD: the PD
- * @mems:     NDK_UOBJ_PD: its WSP registrations (struct ndk_uobj.mem.entry)
+ * @mems:     NDK_UOBJ_PD: its WSP registrations (struct ndk_uobj.mem.node),
+ *            ordered by (mem.umem.address, mem.umem.length, mem.flags),
+ *            equal keys oldest first; an entry leaves it (destroy)
+ *            right after its pages are released, under the file's lock
  * @keys:     NDK_UOBJ_PD: its MEM and MR entries with a local token, by
  *            key index (token >> 8): SGEs may only name these
  * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
@@ -106,7 +110,7 @@ struct ndk_uevent {
  * @mem.cache: MEM: its cache slot and MMU notifier while registered
  * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
- * @mem.entry: MEM: in the PD's @mems
+ * @mem.node: MEM: in the PD's @mems
  * @mem.key:  the key index it is filed under in the PD's @keys, or -1
  * @cq:       NDK_UOBJ_CQ: the CQ and its notification event
  * @qp:       NDK_UOBJ_QP: the QP and the CQ entries it counts in
@@ -128,7 +132,7 @@ struct ndk_uobj {
 		};
 		struct {
 			struct ndk_pd *pd;
-			struct list_head mems;
+			struct rb_root mems;
 			struct xarray keys;
 		};
 		struct {
@@ -137,7 +141,7 @@ struct ndk_uobj {
 			struct ndk_ucache_reg cache;
 			u32 flags;
 			u32 refs;
-			struct list_head entry;
+			struct rb_node node;
 			long key;
 		} mem;
 		struct {

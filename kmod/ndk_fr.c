@@ -97,12 +97,16 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 {
 	struct scatterlist *sg, *old_sg;
 	struct ib_mr *old;
+	u32 i;
 	int ret;
 
 	sg = kvmalloc_array(max_pages, sizeof(*sg), GFP_KERNEL);
 	if (!sg)
 		return -ENOMEM;
 	sg_init_table(sg, max_pages);
+	/* Every entry is one page: ndk_fr_map() only sets the addresses. */
+	for (i = 0; i < max_pages; i++)
+		sg_dma_len(&sg[i]) = PAGE_SIZE;
 	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr, GFP_KERNEL);
 	if (ret)
 		goto err_free_sg;
@@ -273,14 +277,12 @@ static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr, const u64 *pages,
 		      u32 n, u32 fbo, u64 iova, u64 length)
 {
 	unsigned int offset = fbo;
-	struct scatterlist *sg;
 	unsigned long flags;
 	u32 i;
 
-	for_each_sg(fr->sg, sg, n, i) {
-		sg_dma_address(sg) = pages[i];
-		sg_dma_len(sg) = PAGE_SIZE;
-	}
+	/* A flat table (ndk_fr_attach()), each entry's length set there. */
+	for (i = 0; i < n; i++)
+		sg_dma_address(&fr->sg[i]) = pages[i];
 	if (ib_map_mr_sg(ibmr, fr->sg, n, &offset, PAGE_SIZE) != n)
 		return -EINVAL;
 	/* The region's address space is the consumer's (an index). */
@@ -413,7 +415,7 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 				  size_t length, void *base_virtual_address,
 				  u32 flags)
 {
-	u64 base = (uintptr_t)base_virtual_address, end;
+	u64 base = (uintptr_t)base_virtual_address, end, bits = 0;
 	u32 i;
 
 	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
@@ -422,9 +424,11 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 	    (base & ~PAGE_MASK) != fbo ||
 	    check_add_overflow(base, (u64)length, &end))
 		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	/* Every address page aligned: one test of all of them, no branch. */
 	for (i = 0; i < adapter_page_count; i++)
-		if (adapter_page_array[i] & ~PAGE_MASK)
-			return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+		bits |= adapter_page_array[i];
+	if (bits & ~PAGE_MASK)
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	return ndk_fr_register(qp, request_context, mr, NULL,
 			       adapter_page_array, adapter_page_count, fbo,
 			       base, length, flags);

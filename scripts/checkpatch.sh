@@ -26,7 +26,7 @@ if [[ ! -x "$cache/scripts/checkpatch.pl" ]]; then
 fi
 
 cd "$src"
-mapfile -t files < <(find kmod uapi tests/kmod samples -name '*.[ch]' ! -name '*.mod.c' | sort)
+mapfile -t files < <(find kmod uapi tests/kmod tests/bench/kmod samples -name '*.[ch]' ! -name '*.mod.c' | sort)
 echo "checkpatch: ${#files[@]} files"
 out=$("$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 	--ignore FILE_PATH_CHANGES -f "${files[@]}" || true)

@@ -21,6 +21,7 @@
 # mirror of this tree whose *.ko replace ours in the guest),
 # NDK_VM_TIMEOUT_SCALE (per-test timeouts x this) and NDK_STRESS_SCALE
 # (iteration counts x this) for slower kernels.
+# NDK_VM_APPEND (extra kernel command line, e.g. tsc=reliable).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -121,7 +122,7 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem" \
 	-display none -monitor none -serial stdio -no-reboot -nic none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append" \
+	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append ${NDK_VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" \
 	< /dev/null 2>&1 | tee "$results/console.log" | grep --line-buffered -E '^(guest|vm-init):'

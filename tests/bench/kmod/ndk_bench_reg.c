@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk_bench.ko: registration measures.
+ *
+ * F1  NdkFastRegister + NdkInvalidate pairs per second on a connected NDK
+ *     QP vs raw ib_map_mr_sg + IB_WR_REG_MR + IB_WR_LOCAL_INV on a raw RC
+ *     QP of the same depth; both keep depth/4 pairs in flight, the
+ *     registration unsignalled (silent), the invalidation signalled, one
+ *     post call per work request, completions polled by the measure.
+ *     raw-sig signals the raw registration too: ndk.ko posts every work
+ *     request signalled (and hides a silent one's completion), so this
+ *     is the raw cost of what ndk.ko asks of the device.
+ * R1  NdkRegisterMr / NdkDeregisterMr of an MDL (blocking) vs the raw
+ *     kernel equivalent: build and DMA-map a scatter table, map it into
+ *     a fast-register MR, post REG_MR and wait; LOCAL_INV, wait, unmap.
+ *     "raw" keeps one MR per size (as ndk.ko pools them), "raw-alloc"
+ *     allocates and frees the MR with each registration.
+ * W1  NdkBind + NdkInvalidate of a window over a sub-range of a
+ *     registered MR vs NdkFastRegister + NdkInvalidate of the same
+ *     sub-range (same loop as F1), vs NdkRegisterMr + NdkDeregisterMr of
+ *     the sub-range (a full re-registration).
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/bottom_half.h>
+#include <linux/jiffies.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/ktime.h>
+#include <linux/vmalloc.h>
+
+#include "ndk_bench.h"
+
+/* Samples per variant and round of the throughput measures. */
+#define NB_BATCHES	8
+
+#define NB_FR_FLAGS	(NDK_OP_FLAG_ALLOW_REMOTE_READ | \
+			 NDK_OP_FLAG_ALLOW_REMOTE_WRITE)
+#define NB_IB_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_WRITE)
+
+enum nb_kind { NB_FR, NB_BIND };
+
+/**
+ * struct nb_slot - one registration object kept in flight
+ * @cqe:   raw: the completion entry of its invalidation (and of an
+ *         unsignalled registration that fails)
+ * @reg_cqe: raw-sig: the completion entry of its signalled registration
+ * @set:   raw: the set it belongs to
+ * @ibmr:  raw: the fast-register MR
+ * @mr:    NDK: the fast-register MR (NB_FR)
+ * @mw:    NDK: the window (NB_BIND)
+ * @busy:  registered, its invalidation not yet completed
+ */
+struct nb_slot {
+	struct ib_cqe cqe;
+	struct ib_cqe reg_cqe;
+	struct nb_set *set;
+	struct ib_mr *ibmr;
+	struct ndk_mr *mr;
+	struct ndk_mw *mw;
+	bool busy;
+};
+
+/**
+ * struct nb_set - what one throughput loop registers, NDK and raw
+ * @f:      the fixture
+ * @kind:   fast-register or bind (NDK only)
+ * @pages:  pages of the registration
+ * @len:    its bytes
+ * @nslots: registrations in flight
+ * @slot:   the NDK slots
+ * @rslot:  the raw slots
+ * @mem:    vmalloc'ed pages
+ * @mdl:    NDK: one MDL over @mem
+ * @lam:    NDK: its logical address mapping
+ * @parent: NDK bind: the MR registered over @mem the windows bind into
+ * @sgt:    raw: a scatter table over @mem, DMA-mapped
+ * @nents:  raw: its mapped entries
+ * @done:   raw: completions seen
+ * @status: raw: the first failed completion's status
+ * @sig_reg: raw: signal the registration too (variant raw-sig: a
+ *          completion per work request, as NDK's QPs post them)
+ */
+struct nb_set {
+	struct nb_fix *f;
+	enum nb_kind kind;
+	u32 pages;
+	u32 len;
+	u32 nslots;
+	struct nb_slot *slot;
+	struct nb_slot *rslot;
+	void *mem;
+	struct ndk_mdl *mdl;
+	struct ndk_logical_address_mapping *lam;
+	struct ndk_mr *parent;
+	struct sg_table *sgt;
+	int nents;
+	u32 done;
+	enum ib_wc_status status;
+	bool sig_reg;
+};
+
+/* Let the softirq work rxe queued on this CPU (its tasklets) run now. */
+static void nb_run_softirqs(void)
+{
+	local_bh_disable();
+	local_bh_enable();
+}
+
+static void nb_set_free(struct nb_set *s)
+{
+	u32 i;
+
+	if (!s->f)
+		return;
+
+	for (i = 0; s->slot && i < s->nslots; i++) {
+		if (s->slot[i].mr)
+			ndk_close_mr(s->slot[i].mr, NULL, NULL);
+		if (s->slot[i].mw)
+			ndk_close_mw(s->slot[i].mw, NULL, NULL);
+	}
+	for (i = 0; s->rslot && i < s->nslots; i++)
+		if (s->rslot[i].ibmr)
+			ib_dereg_mr(s->rslot[i].ibmr);
+	if (s->parent)
+		ndk_close_mr(s->parent, NULL, NULL);
+	if (s->lam && s->lam->adapter_page_count)
+		ndk_release_lam(s->f->adapter, s->lam);
+	kfree(s->lam);
+	ndk_mdl_free_chain(s->mdl);
+	if (s->nents)
+		ib_dma_unmap_sg(s->f->ibdev, s->sgt->sgl, s->sgt->orig_nents,
+				DMA_BIDIRECTIONAL);
+	nb_sgt_free(s->sgt);
+	vfree(s->mem);
+	kfree(s->slot);
+	kfree(s->rslot);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * @pages pages registered @nslots times at once: NDK fast-register MRs
+ * (or windows over a registered parent MR of @parent_pages pages) and raw
+ * fast-register MRs over the same pages.
+ */
+static int nb_set_init(struct nb_set *s, struct nb_fix *f, enum nb_kind kind,
+		       u32 pages, u32 nslots, u32 parent_pages)
+{
+	u32 i, size, fbo, mem_pages = max(pages, parent_pages);
+
+	memset(s, 0, sizeof(*s));
+	s->f = f;
+	s->kind = kind;
+	s->pages = pages;
+	s->len = pages * PAGE_SIZE;
+	s->nslots = nslots;
+	s->slot = kcalloc(nslots, sizeof(*s->slot), GFP_KERNEL);
+	s->rslot = kcalloc(nslots, sizeof(*s->rslot), GFP_KERNEL);
+	s->mem = vzalloc((size_t)mem_pages * PAGE_SIZE);
+	if (!s->slot || !s->rslot || !s->mem)
+		return -ENOMEM;
+
+	/* NDK: the MDL and LAM of the registered range. */
+	s->mdl = ndk_mdl_from_buffer(s->mem, s->len, GFP_KERNEL);
+	size = struct_size(s->lam, adapter_page_array, pages);
+	s->lam = kzalloc(size, GFP_KERNEL);
+	if (!s->mdl || !s->lam)
+		return -ENOMEM;
+	if (ndk_build_lam(f->adapter, s->mdl, s->len, NULL, NULL, s->lam,
+			  &size, &fbo))
+		return -EIO;
+	if (kind == NB_BIND) {
+		struct ndk_mdl *pmdl;
+		s32 st;
+
+		pmdl = ndk_mdl_from_buffer(s->mem,
+					   parent_pages * PAGE_SIZE,
+					   GFP_KERNEL);
+		if (!pmdl)
+			return -ENOMEM;
+		st = ndk_create_mr(f->pd, false, NULL, NULL, &s->parent);
+		if (!st)
+			st = ndk_register_mr(s->parent, pmdl,
+					     parent_pages * PAGE_SIZE,
+					     NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+					     NDK_MR_FLAG_ALLOW_REMOTE_READ,
+					     NULL, NULL);
+		ndk_mdl_free_chain(pmdl);
+		if (st) {
+			nb_out("E parent MR: status %#x", st);
+			return -EIO;
+		}
+	}
+	for (i = 0; i < nslots; i++) {
+		s32 st;
+
+		if (kind == NB_BIND) {
+			st = ndk_create_mw(f->pd, NULL, NULL, &s->slot[i].mw);
+		} else {
+			st = ndk_create_mr(f->pd, true, NULL, NULL,
+					   &s->slot[i].mr);
+			if (!st)
+				st = ndk_initialize_fast_register_mr(s->slot[i].mr,
+								     pages, true,
+								     NULL, NULL);
+		}
+		if (st) {
+			nb_out("E NDK MR/MW %u: status %#x", i, st);
+			return -EIO;
+		}
+	}
+
+	/* Raw: the same pages, DMA-mapped once, and one MR per slot. */
+	s->sgt = nb_sgt_from_vmalloc(s->mem, pages);
+	if (!s->sgt)
+		return -ENOMEM;
+	s->nents = ib_dma_map_sg(f->ibdev, s->sgt->sgl, s->sgt->orig_nents,
+				 DMA_BIDIRECTIONAL);
+	if (!s->nents)
+		return -ENOMEM;
+	for (i = 0; i < nslots; i++) {
+		struct ib_mr *mr = ib_alloc_mr(f->ibpd, IB_MR_TYPE_MEM_REG,
+					       pages);
+
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		s->rslot[i].ibmr = mr;
+		s->rslot[i].set = s;
+	}
+	return 0;
+}
+
+/* NDK: post the registration (silent) and its invalidation of slot @i. */
+static s32 nb_ndk_post(struct nb_set *s, u32 i)
+{
+	struct ndk_qp *qp = s->f->qp[0];
+	struct nb_slot *sl = &s->slot[i];
+	void *ctx = (void *)(uintptr_t)(i + 1);
+	s32 st;
+
+	if (s->kind == NB_BIND) {
+		st = ndk_bind(qp, NULL, s->parent, sl->mw, s->mem, s->len,
+			      NB_FR_FLAGS | NDK_OP_FLAG_SILENT_SUCCESS);
+		if (!st)
+			st = ndk_invalidate(qp, ctx,
+					    (struct ndk_object_header *)sl->mw,
+					    0);
+		return st;
+	}
+	st = ndk_fast_register(qp, NULL, sl->mr, s->lam->adapter_page_count,
+			       s->lam->adapter_page_array, 0, s->len,
+			       (void *)(uintptr_t)NB_BASE,
+			       NB_FR_FLAGS | NDK_OP_FLAG_SILENT_SUCCESS);
+	if (!st)
+		st = ndk_invalidate(qp, ctx, (struct ndk_object_header *)sl->mr,
+				    0);
+	return st;
+}
+
+/* NDK: @ops register + invalidate pairs, nslots in flight. */
+static int nb_ndk_pairs(struct nb_set *s, u32 ops)
+{
+	unsigned long end = jiffies + NB_TIMEOUT;
+	u32 posted = 0, done = 0, i, k, n;
+	struct ndk_result res[16];
+	s32 st;
+
+	while (done < ops) {
+		for (i = 0; i < s->nslots && posted < ops; i++) {
+			if (s->slot[i].busy)
+				continue;
+			st = nb_ndk_post(s, i);
+			if (st) {
+				nb_out("E NDK post: status %#x", st);
+				return -EIO;
+			}
+			s->slot[i].busy = true;
+			posted++;
+		}
+		n = ndk_get_cq_results(s->f->cq[0], res, ARRAY_SIZE(res));
+		for (k = 0; k < n; k++) {
+			if (res[k].status) {
+				nb_out("E NDK result: status %#x",
+				       res[k].status);
+				return -EIO;
+			}
+			i = (uintptr_t)res[k].request_context - 1;
+			if (i >= s->nslots)
+				return -EIO;
+			s->slot[i].busy = false;
+			done++;
+		}
+		if (!n) {
+			if (time_after(jiffies, end)) {
+				nb_out("E NDK pairs: timeout");
+				return -ETIMEDOUT;
+			}
+			nb_run_softirqs();
+		}
+	}
+	return 0;
+}
+
+static void nb_raw_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nb_slot *sl = container_of(wc->wr_cqe, struct nb_slot, cqe);
+	struct nb_set *s = sl->set;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (s->status == IB_WC_SUCCESS)
+			s->status = wc->status;
+		return;
+	}
+	sl->busy = false;
+	s->done++;
+}
+
+static void nb_raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nb_slot *sl = container_of(wc->wr_cqe, struct nb_slot, reg_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && sl->set->status == IB_WC_SUCCESS)
+		sl->set->status = wc->status;
+}
+
+/* Raw: map, post REG_MR (unsignalled) and LOCAL_INV of slot @i. */
+static int nb_raw_post(struct nb_set *s, u32 i)
+{
+	struct nb_slot *sl = &s->rslot[i];
+	struct ib_mr *mr = sl->ibmr;
+	struct ib_reg_wr reg = {};
+	struct ib_send_wr inv = {};
+	int n, ret;
+
+	n = ib_map_mr_sg(mr, s->sgt->sgl, s->nents, NULL, PAGE_SIZE);
+	if (n != s->nents)
+		return n < 0 ? n : -EINVAL;
+	mr->iova = NB_BASE;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	sl->cqe.done = nb_raw_done;
+	sl->reg_cqe.done = nb_raw_reg_done;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = s->sig_reg ? &sl->reg_cqe : &sl->cqe;
+	reg.wr.send_flags = s->sig_reg ? IB_SEND_SIGNALED : 0;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = NB_IB_ACCESS;
+	ret = ib_post_send(s->f->dqp, &reg.wr, NULL);
+	if (ret)
+		return ret;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.wr_cqe = &sl->cqe;
+	inv.ex.invalidate_rkey = mr->rkey;
+	return ib_post_send(s->f->dqp, &inv, NULL);
+}
+
+/* Raw: @ops register + invalidate pairs, nslots in flight. */
+static int nb_raw_pairs(struct nb_set *s, u32 ops)
+{
+	unsigned long end = jiffies + NB_TIMEOUT;
+	u32 posted = 0, i;
+	int ret;
+
+	s->done = 0;
+	while (s->done < ops) {
+		for (i = 0; i < s->nslots && posted < ops; i++) {
+			if (s->rslot[i].busy)
+				continue;
+			ret = nb_raw_post(s, i);
+			if (ret) {
+				nb_out("E raw post: %d", ret);
+				return ret;
+			}
+			s->rslot[i].busy = true;
+			posted++;
+		}
+		if (!ib_process_cq_direct(s->f->dcq, 16)) {
+			if (time_after(jiffies, end)) {
+				nb_out("E raw pairs: timeout");
+				return -ETIMEDOUT;
+			}
+			nb_run_softirqs();
+		}
+		if (s->status != IB_WC_SUCCESS) {
+			nb_out("E raw completion: %s",
+			       ib_wc_status_msg(s->status));
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One round of F1: NB_BATCHES samples of each variant, the order rotating:
+ * ndk, raw (registration unsignalled) and raw-sig (both signalled).
+ */
+static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
+{
+	static const char * const name[] = { "ndk", "raw", "raw-sig" };
+	u32 ops = max(1U, env->iters / NB_BATCHES);
+	int b, k, v, ret;
+	u64 t0;
+
+	for (b = 0; b < NB_BATCHES; b++) {
+		for (k = 0; k < 3; k++) {
+			v = (k + round + b) % 3;
+			s->sig_reg = v == 2;
+			t0 = ktime_get_ns();
+			ret = v ? nb_raw_pairs(s, ops) : nb_ndk_pairs(s, ops);
+			if (ret)
+				return ret;
+			nb_sample("F1", name[v], s->pages, round,
+				  ktime_get_ns() - t0, ops);
+		}
+	}
+	return 0;
+}
+
+/**
+ * nb_f1() - F1: fast-register + invalidate pairs, NDK vs raw ib_core
+ * @env: the run; sizes= in pages
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_f1(struct nb_env *env)
+{
+	struct nb_fix f;
+	struct nb_set s;
+	u32 p, r;
+	int ret;
+
+	ret = nb_fix_open(env, &f, true);
+	nb_out("I inflight %u", env->depth / 4);
+	for (p = 0; !ret && p < env->nparams; p++) {
+		if (env->params[p] > f.info.frmr_page_count) {
+			nb_out("E F1 %u pages: above FRMRPageCount %u",
+			       env->params[p], f.info.frmr_page_count);
+			ret = -EINVAL;
+			break;
+		}
+		ret = nb_set_init(&s, &f, NB_FR, env->params[p],
+				  env->depth / 4, 0);
+		/* Warm-up: one untimed batch of each. */
+		if (!ret)
+			ret = nb_ndk_pairs(&s, s.nslots * 2);
+		if (!ret)
+			ret = nb_raw_pairs(&s, s.nslots * 2);
+		for (r = 0; !ret && r < env->rounds; r++)
+			ret = nb_pairs_round(env, &s, r);
+		nb_set_free(&s);
+	}
+	nb_fix_close(&f);
+	return ret;
+}
+
+/* --- R1: NdkRegisterMr / NdkDeregisterMr vs raw ib_core ------------------- */
+
+/**
+ * struct nb_rawreg - the raw kernel registration of R1
+ * @cqe:    completion entry of its work requests
+ * @done:   completed by each
+ * @status: the last completion's status
+ * @mr:     the fast-register MR (kept for "raw", per call for "raw-alloc")
+ * @sgt:    the scatter table built per registration
+ */
+struct nb_rawreg {
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+	struct ib_mr *mr;
+	struct sg_table sgt;
+};
+
+static void nb_rawreg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nb_rawreg *rr = container_of(wc->wr_cqe, struct nb_rawreg, cqe);
+
+	rr->status = wc->status;
+	complete(&rr->done);
+}
+
+static int nb_rawreg_post(struct nb_fix *f, struct nb_rawreg *rr,
+			  struct ib_send_wr *wr)
+{
+	int ret;
+
+	reinit_completion(&rr->done);
+	wr->wr_cqe = &rr->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(f->iqp, wr, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&rr->done, NB_TIMEOUT))
+		return -ETIMEDOUT;
+	return rr->status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* Raw registration of @pages pages of @page at the iova @va. */
+static int nb_rawreg_register(struct nb_fix *f, struct nb_rawreg *rr,
+			      struct page **page, u32 pages, u64 va, bool alloc)
+{
+	struct ib_reg_wr wr = {};
+	struct scatterlist *sg;
+	int nents, ret;
+	u32 i;
+
+	if (alloc) {
+		rr->mr = ib_alloc_mr(f->ibpd, IB_MR_TYPE_MEM_REG, pages);
+		if (IS_ERR(rr->mr))
+			return PTR_ERR(rr->mr);
+	}
+	ret = sg_alloc_table(&rr->sgt, pages, GFP_KERNEL);
+	if (ret)
+		goto err_mr;
+	for_each_sg(rr->sgt.sgl, sg, pages, i)
+		sg_set_page(sg, page[i], PAGE_SIZE, 0);
+	nents = ib_dma_map_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+	if (!nents) {
+		ret = -ENOMEM;
+		goto err_table;
+	}
+	if (ib_map_mr_sg(rr->mr, rr->sgt.sgl, nents, NULL, PAGE_SIZE) !=
+	    nents) {
+		ret = -EINVAL;
+		goto err_unmap;
+	}
+	rr->mr->iova = va;
+	ib_update_fast_reg_key(rr->mr, ib_inc_rkey(rr->mr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = rr->mr;
+	wr.key = rr->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE;
+	ret = nb_rawreg_post(f, rr, &wr.wr);
+	if (ret)
+		goto err_unmap;
+	return 0;
+
+err_unmap:
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+err_table:
+	sg_free_table(&rr->sgt);
+err_mr:
+	if (alloc) {
+		if (!IS_ERR(rr->mr))
+			ib_dereg_mr(rr->mr);
+		rr->mr = NULL;
+	}
+	return ret;
+}
+
+static int nb_rawreg_deregister(struct nb_fix *f, struct nb_rawreg *rr,
+				u32 pages, bool alloc)
+{
+	struct ib_send_wr wr = {};
+	int ret;
+
+	wr.opcode = IB_WR_LOCAL_INV;
+	wr.ex.invalidate_rkey = rr->mr->lkey;
+	ret = nb_rawreg_post(f, rr, &wr);
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+	sg_free_table(&rr->sgt);
+	if (alloc) {
+		ib_dereg_mr(rr->mr);
+		rr->mr = NULL;
+	}
+	return ret;
+}
+
+/* One R1 sample pair (register, deregister) of variant @v. */
+static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
+		      struct ndk_mdl *mdl, struct nb_rawreg *rr, u32 pages,
+		      int v, u32 round)
+{
+	struct nb_rawreg *r = &rr[v == 2];
+	static const char * const name[] = { "ndk", "raw", "raw-alloc" };
+	u64 t0, t1, t2;
+	s32 st;
+	int ret;
+
+	t0 = ktime_get_ns();
+	if (v == 0) {
+		st = ndk_register_mr(mr, mdl, (size_t)pages * PAGE_SIZE,
+				     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
+		t1 = ktime_get_ns();
+		if (!st)
+			st = ndk_deregister_mr(mr, NULL, NULL);
+		ret = st ? -EIO : 0;
+		if (st)
+			nb_out("E R1 NDK: status %#x", st);
+	} else {
+		ret = nb_rawreg_register(f, r, mdl->pages, pages,
+					 ndk_mdl_virtual_address(mdl), v == 2);
+		t1 = ktime_get_ns();
+		if (!ret)
+			ret = nb_rawreg_deregister(f, r, pages, v == 2);
+		if (ret)
+			nb_out("E R1 raw: %d", ret);
+	}
+	t2 = ktime_get_ns();
+	if (ret || round == U32_MAX)	/* U32_MAX: warm-up, not recorded */
+		return ret;
+	nb_sample("R1-reg", name[v], pages, round, t1 - t0, 1);
+	nb_sample("R1-dereg", name[v], pages, round, t2 - t1, 1);
+	return 0;
+}
+
+/**
+ * nb_r1() - R1: NdkRegisterMr / NdkDeregisterMr vs raw ib_core
+ * @env: the run; sizes= in pages (at most MaxRegistrationSize)
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_r1(struct nb_env *env)
+{
+	struct nb_rawreg rr[2] = {};	/* [0] raw (MR kept), [1] raw-alloc */
+	struct ndk_mdl *mdl = NULL;
+	struct ndk_mr *mr = NULL;
+	void *mem = NULL;
+	struct nb_fix f;
+	u32 p, r, i, pages;
+	int v, ret;
+
+	for (i = 0; i < 2; i++) {
+		init_completion(&rr[i].done);
+		rr[i].cqe.done = nb_rawreg_done;
+	}
+	ret = nb_fix_open(env, &f, false);
+	if (!ret && ndk_create_mr(f.pd, false, NULL, NULL, &mr))
+		ret = -EIO;
+	for (p = 0; !ret && p < env->nparams; p++) {
+		pages = env->params[p];
+		if ((u64)pages * PAGE_SIZE > f.info.max_registration_size) {
+			nb_out("E R1 %u pages: above MaxRegistrationSize %llu",
+			       pages, f.info.max_registration_size);
+			ret = -EINVAL;
+			break;
+		}
+		mem = vzalloc((size_t)pages * PAGE_SIZE);
+		mdl = mem ? ndk_mdl_from_buffer(mem, pages * PAGE_SIZE,
+						GFP_KERNEL) : NULL;
+		rr[0].mr = ib_alloc_mr(f.ibpd, IB_MR_TYPE_MEM_REG, pages);
+		if (IS_ERR(rr[0].mr)) {
+			rr[0].mr = NULL;
+			ret = -ENOMEM;
+		}
+		if (!mdl)
+			ret = -ENOMEM;
+		/* Warm-up of each variant, then A-B-C rounds, order rotating. */
+		for (v = 0; !ret && v < 3; v++)
+			ret = nb_r1_once(&f, mr, mdl, rr, pages, v, U32_MAX);
+		for (r = 0; !ret && r < env->rounds; r++)
+			for (i = 0; !ret && i < env->iters; i++)
+				for (v = 0; !ret && v < 3; v++)
+					ret = nb_r1_once(&f, mr, mdl, rr,
+							 pages,
+							 (v + r + i) % 3, r);
+		if (rr[0].mr)
+			ib_dereg_mr(rr[0].mr);
+		rr[0].mr = NULL;
+		ndk_mdl_free_chain(mdl);
+		mdl = NULL;
+		vfree(mem);
+		mem = NULL;
+	}
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	nb_fix_close(&f);
+	return ret;
+}
+
+/* --- W1: window bind vs fast-register vs re-registration ------------------ */
+
+/* W1's re-registration of @pages pages: NdkRegisterMr + NdkDeregisterMr. */
+static int nb_w1_rereg(struct nb_set *s, struct ndk_mr *mr, u32 round,
+		       u32 ops)
+{
+	u64 t0 = ktime_get_ns();
+	u32 i;
+	s32 st;
+
+	for (i = 0; i < ops; i++) {
+		st = ndk_register_mr(mr, s->mdl, s->len,
+				     NDK_MR_FLAG_ALLOW_REMOTE_WRITE, NULL, NULL);
+		if (!st)
+			st = ndk_deregister_mr(mr, NULL, NULL);
+		if (st) {
+			nb_out("E W1 re-registration: status %#x", st);
+			return -EIO;
+		}
+	}
+	nb_sample("W1", "rereg", s->pages, round, ktime_get_ns() - t0, ops);
+	return 0;
+}
+
+/**
+ * nb_w1() - W1: window bind + invalidate vs fast-register vs re-registration
+ * @env: the run; sizes= the sub-range in pages, bound at the start of a
+ *       registered MR twice as long
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_w1(struct nb_env *env)
+{
+	struct ndk_mr *mr = NULL;
+	struct nb_set bind, fr;
+	struct nb_fix f;
+	u32 p, r, pages, n = env->depth / 4;
+	int ret;
+
+	ret = nb_fix_open(env, &f, true);
+	if (!ret && ndk_create_mr(f.pd, false, NULL, NULL, &mr))
+		ret = -EIO;
+	for (p = 0; !ret && p < env->nparams; p++) {
+		memset(&bind, 0, sizeof(bind));
+		memset(&fr, 0, sizeof(fr));
+		pages = env->params[p];
+		if (pages >= f.info.frmr_page_count) {
+			nb_out("E W1 %u pages: above MaxWindowSize", pages);
+			ret = -EINVAL;
+			break;
+		}
+		ret = nb_set_init(&bind, &f, NB_BIND, pages, n, 2 * pages);
+		if (!ret)
+			ret = nb_set_init(&fr, &f, NB_FR, pages, n, 0);
+		if (!ret)
+			ret = nb_ndk_pairs(&bind, 2 * n);
+		if (!ret)
+			ret = nb_ndk_pairs(&fr, 2 * n);
+		for (r = 0; !ret && r < env->rounds; r++) {
+			u32 ops = max(1U, env->iters / NB_BATCHES), b;
+			u64 t0;
+
+			for (b = 0; !ret && b < NB_BATCHES; b++) {
+				bool bind_first = (r + b) & 1;
+
+				t0 = ktime_get_ns();
+				ret = nb_ndk_pairs(bind_first ? &bind : &fr,
+						   ops);
+				if (ret)
+					break;
+				nb_sample("W1", bind_first ? "bind" : "fr",
+					  pages, r, ktime_get_ns() - t0, ops);
+				t0 = ktime_get_ns();
+				ret = nb_ndk_pairs(bind_first ? &fr : &bind,
+						   ops);
+				if (ret)
+					break;
+				nb_sample("W1", bind_first ? "fr" : "bind",
+					  pages, r, ktime_get_ns() - t0, ops);
+			}
+			/* Re-registration is slow: fewer, serial. */
+			if (!ret)
+				ret = nb_w1_rereg(&fr, mr, r,
+						  max(1U, ops / 4));
+		}
+		nb_set_free(&bind);
+		nb_set_free(&fr);
+	}
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	nb_fix_close(&f);
+	return ret;
+}
+
+/* --- the pin-only floor ----------------------------------------------------- */
+
+/**
+ * nb_pin() - pin and unpin a user range of the writing process, timed
+ * @env: addr= and len= of the range; iters= times
+ *
+ * What any registration of user memory must do at least: the pages
+ * pinned long-term for writing (pin_user_pages_fast(), FOLL_LONGTERM as
+ * ib_umem_get() and ndk.ko do), then unpinned; no device object, no
+ * scatter table.  The page array is allocated outside the timing.
+ *
+ * Context: process context (the writer's), may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_pin(struct nb_env *env)
+{
+	u64 first = env->addr & PAGE_MASK;
+	u64 npages = (PAGE_ALIGN(env->addr + env->len) - first) >> PAGE_SHIFT;
+	struct page **pages;
+	u64 t0, t1, done;
+	u32 i;
+	int n, ret = 0;
+
+	if (env->addr + env->len < env->addr || npages > (1ULL << 26))
+		return -EINVAL;
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; !ret && i < env->iters; i++) {
+		t0 = ktime_get_ns();
+		for (done = 0; done < npages; done += n) {
+			n = pin_user_pages_fast(first + (done << PAGE_SHIFT),
+						min_t(u64, npages - done, INT_MAX),
+						FOLL_WRITE | FOLL_LONGTERM,
+						pages + done);
+			if (n <= 0) {
+				ret = n ? n : -EFAULT;
+				break;
+			}
+		}
+		t1 = ktime_get_ns();
+		unpin_user_pages(pages, done);
+		if (!ret) {
+			nb_sample("P1-pin", "kpin", env->len, i, t1 - t0, 1);
+			nb_sample("P1-unpin", "kpin", env->len, i,
+				  ktime_get_ns() - t1, 1);
+		}
+	}
+	kvfree(pages);
+	return ret;
+}
