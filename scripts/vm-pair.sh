@@ -41,7 +41,7 @@ done
 }
 
 rm -rf "$results"
-mkdir -p "$results"/{a,b1,b2}
+mkdir -p "$results"/{a,b1,b2,b3}
 results=$(realpath "$results")
 
 unavailable() {
@@ -119,7 +119,7 @@ stop_guest() {
 }
 cleanup() {
 	local g
-	for g in a b1 b2; do stop_guest "$g"; done
+	for g in a b1 b2 b3; do stop_guest "$g"; done
 }
 trap cleanup EXIT
 
@@ -130,58 +130,57 @@ now() { echo $((SECONDS - start)); }
 start_guest a a
 start_guest b1 b
 
-# The host's part of the scenario: kill B when A asks, boot it again once
-# A has seen the error (or after 90 s), finish B when A is done.
-phase=run killed_at=0 b2_at=0 timed_out=0
+# The host's part of the scenario, two outages: kill b<k> when A creates
+# stop-b<k>, boot b<k+1> once A has seen the error (stop-b<k>.seen) or
+# after 90 s; when A is done, finish b3.
+phase=run k=1 timed_out=0
+declare -A killed_at booted_at
 while :; do
 	if ((SECONDS - start > limit)); then
-		echo "vm-pair: timeout after $limit s in phase $phase"
+		echo "vm-pair: timeout after $limit s (phase $phase, guest b$k)"
 		timed_out=1
 		break
 	fi
 	case $phase in
 	run)
-		if [[ -e $results/a/stop-b ]]; then
-			stop_guest b1
-			killed_at=$SECONDS
-			echo "vm-pair: $(now) s: guest A asked: guest B (b1) killed"
+		if [[ -e $results/a/stop-b$k ]]; then
+			stop_guest "b$k"
+			killed_at[$k]=$SECONDS
+			echo "vm-pair: $(now) s: guest A asked: guest b$k killed"
 			phase=killed
-		elif ! running b1; then
-			echo "vm-pair: guest b1 stopped before it was killed"
+		elif ! running "b$k"; then
+			echo "vm-pair: guest b$k stopped before guest A was done"
 			break
+		elif ! running a; then
+			if ((k < 3)); then
+				echo "vm-pair: guest A stopped before it asked for outage $k"
+				break
+			fi
+			echo "vm-pair: $(now) s: guest A is done; finishing guest b$k"
+			: > "$results/b$k/finish"
+			phase=finish
 		fi
 		;;
 	killed)
-		if grep -q 'failed cleanly' "$results/a/outage.log" 2>/dev/null ||
-			((SECONDS - killed_at > 90)) || ! running a; then
-			echo "vm-pair: $(now) s: guest A saw the error after $((SECONDS - killed_at)) s (host clock); booting B again"
-			start_guest b2 b
-			b2_at=$SECONDS
-			phase=again
-		fi
-		;;
-	again)
-		if ! running a; then
-			echo "vm-pair: $(now) s: guest A is done; finishing guest B (b2)"
-			: > "$results/b2/finish"
-			phase=finish
-		elif ! running b2; then
-			echo "vm-pair: guest b2 stopped before guest A was done"
-			break
+		if [[ -e $results/a/stop-b$k.seen ]] || ((SECONDS - killed_at[$k] > 90)) || ! running a; then
+			echo "vm-pair: $(now) s: guest A saw the error $((SECONDS - killed_at[$k])) s after the kill (host clock); booting B again"
+			k=$((k + 1))
+			start_guest "b$k" b
+			booted_at[$k]=$SECONDS
+			phase=run
 		fi
 		;;
 	finish)
-		running b2 || break
+		running "b$k" || break
 		;;
 	esac
-	[[ $phase == run ]] && ! running a && { echo "vm-pair: guest A stopped before it asked for the outage"; break; }
 	sleep 0.5
 done
 # Whatever is still up: a guest that does not finish by itself is a failure.
-if running a || running b2; then
+if running a || running b3; then
 	grace=$((SECONDS + 60))
-	: > "$results/b2/finish"
-	while (running a || running b2) && ((SECONDS < grace)); do sleep 1; done
+	: > "$results/b3/finish"
+	while (running a || running b3) && ((SECONDS < grace)); do sleep 1; done
 fi
 cleanup
 echo "vm-pair: both guests ran $(now) s"
@@ -191,14 +190,13 @@ fail=0
 {
 	echo "two hosts run of $(date -u +%FT%TZ), $(now) s wall"
 	((timed_out)) && echo "FAIL: timed out after $limit s"
-	for g in a b2; do
+	for g in a b3; do
 		if [[ $(cat "$results/$g/runner.status" 2>/dev/null) != complete ]]; then
 			echo "FAIL: guest $g did not complete (console tail below)"
 			tail -n 30 "$results/$g/console.log" | sed "s/^/  $g| /"
 		fi
 	done
-	[[ -e $results/b2/runner.status ]] || echo "FAIL: guest B was never booted again"
-	for g in a b1 b2; do
+	for g in a b1 b2 b3; do
 		for rc in "$results/$g"/*.rc; do
 			[[ -e $rc ]] || continue
 			step=$(basename "$rc" .rc)
@@ -211,26 +209,29 @@ fail=0
 			fi
 		done
 	done
-	# b1 never reaches its own kernel log check: judge what it logged
-	# until the kill (its dmesg -w copy on the share).
-	if [[ -s $results/b1/dmesg-live.txt ]]; then
-		if "$src/scripts/check-dmesg.sh" < "$results/b1/dmesg-live.txt" > "$results/b1/kreport.txt"; then
-			echo "ok   b1/kernel-log-until-killed"
+	# b1 and b2 never reach their own kernel log check: judge what they
+	# logged until the kill (the dmesg -w copy on their share).
+	for g in b1 b2; do
+		if [[ ! -s $results/$g/dmesg-live.txt ]]; then
+			echo "FAIL $g: no kernel log copied before the kill"
+		elif sed -n '/ndk-testbed: setup begin$/,$p' "$results/$g/dmesg-live.txt" |
+			"$src/scripts/check-dmesg.sh" > "$results/$g/kreport.txt"; then
+			echo "ok   $g/kernel-log-until-killed"
 		else
-			echo "FAIL b1/kernel-log-until-killed"
-			sed 's/^/  b1| /' "$results/b1/kreport.txt"
+			echo "FAIL $g/kernel-log-until-killed"
+			sed "s/^/  $g| /" "$results/$g/kreport.txt"
 		fi
-	else
-		echo "FAIL b1: no kernel log copied before the kill"
-	fi
-	((killed_at)) || echo "FAIL: guest A never asked for the outage"
-	echo "times (host clock): B killed at $((killed_at ? killed_at - start : -1)) s, B booted again at $((b2_at ? b2_at - start : -1)) s"
+	done
+	for k in 1 2; do
+		[[ -n "${killed_at[$k]:-}" ]] || { echo "FAIL: outage $k never happened"; continue; }
+		echo "outage $k (host clock): b$k killed at $((killed_at[$k] - start)) s, b$((k + 1)) booted at $((${booted_at[$((k + 1))]:-0} - start)) s"
+	done
 	grep -hE '^(outage|reconnect|broken connection|round .* failed cleanly)' "$results/a/outage.log" 2>/dev/null
-	grep -h '^# pair' "$results/a"/kernel-*.log 2>/dev/null
+	grep -h '# pair' "$results/a"/kernel-*.log 2>/dev/null
 } > "$results/summary.txt"
 cat "$results/summary.txt"
 grep -q '^FAIL' "$results/summary.txt" && fail=1
-for g in a b2; do
+for g in a b3; do
 	for s in module-unload dmesg-clean; do
 		[[ -e $results/$g/$s.rc ]] || { echo "vm-pair: FAIL: no $g/$s verdict"; fail=1; }
 	done

@@ -15,8 +15,9 @@
 // verify: ROUNDS rounds, then a clean disconnect.
 // outage: ROUNDS_BEFORE rounds, then SIGNAL_FILE is created (the host
 // kills the target's guest when it appears) and rounds go on until one
-// fails: it must fail with error completions within --timeout, not hang.
-// Then the connection is closed and connecting is retried until
+// fails: it must fail with error completions within --timeout, not hang;
+// then SIGNAL_FILE.seen is created (the host boots the target's guest
+// again when it appears).  Then the connection is closed and connecting is retried until
 // DEADLINE_S seconds after the failure; once connected again (the host
 // has booted the target's guest again) ROUNDS_BEFORE rounds must pass.
 // Prints the times: last good round -> error completion, error ->
@@ -291,6 +292,9 @@ int Outage(Local& l, const ndk::SockAddr& target, const char* signal, std::uint3
     }
     const auto failed = Clock::now();
     std::printf("round %" PRIu32 " failed cleanly: %s\n", round, why.c_str());
+    // SIGNAL_FILE.seen: the host may boot the target again.
+    std::string seen = std::string(signal) + ".seen";
+    if (int sfd = open(seen.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644); sfd >= 0) close(sfd);
     std::printf("outage: %" PRIu32
                 " rounds after the signal; error %.1f s after the last good "
                 "round\n",

@@ -11,9 +11,10 @@
 # kernel log copied as it is written (all that is left of a killed guest).
 #
 # Role b serves ndk-target on 10.98.0.2:7471 until the host creates
-# /ndk-results/finish.  Role a: the user client, the kernel client, the
-# outage (tests/pair/ndk_pair_client.cpp creates stop-b; the host kills
-# and reboots B), the kernel client again.
+# /ndk-results/finish.  Role a: the user client, the kernel client, an
+# outage under the user client (tests/pair/ndk_pair_client.cpp creates
+# stop-b1; the host kills B and boots it again), an outage under the
+# kernel client (ndk_test.ko pair-outage, stop-b2), the user client again.
 set -u
 R=/ndk-results
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -118,6 +119,30 @@ kernel_client() {
 		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-client
 }
 
+# The kernel consumer through B's second loss: pair-outage logs "traffic
+# running", the watcher creates stop-b2 (the host kills b2), then
+# "error", and the watcher creates stop-b2.seen (the host boots b3).
+kernel_outage() {
+	local w rc
+	(
+		for _ in $(seq 1200); do
+			dmesg | grep -q '# pair-outage: traffic running' && { : > "$R/stop-b2"; break; }
+			sleep 0.5
+		done
+		for _ in $(seq 1200); do
+			dmesg | grep -q '# pair-outage: error' && { : > "$R/stop-b2.seen"; break; }
+			sleep 0.5
+		done
+	) &
+	w=$!
+	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr" \
+		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-outage
+	rc=$?
+	kill "$w" 2> /dev/null
+	wait "$w" 2> /dev/null
+	return "$rc"
+}
+
 # ndk-target until the host creates $R/finish; its exit status and
 # output are the verdict.
 serve() {
@@ -145,7 +170,7 @@ serve() {
 }
 
 # The steps run under timeout(1) in a bash of their own.
-export -f setup wait_peer kernel_client serve
+export -f setup wait_peer kernel_client kernel_outage serve
 export R me peer target_addr NDK_SRC NDK_KO NDK_PAIR_TARGET
 if step setup 120 setup; then
 	if [[ $NDK_PAIR_ROLE == b ]]; then
@@ -154,10 +179,12 @@ if step setup 120 setup; then
 		step wait-peer 330 wait_peer &&
 			step user-client 200 "$NDK_PAIR_CLIENT" "$target_addr" verify 20
 		step kernel-client 200 kernel_client
-		# The host kills B when stop-b appears and boots it again.
+		# The host kills B when stop-bN appears and boots it again
+		# when stop-bN.seen does (or 90 s later).
 		step outage 420 "$NDK_PAIR_CLIENT" --timeout 60000 "$target_addr" outage \
-			"$R/stop-b" 20 240
-		step kernel-client-after 200 kernel_client
+			"$R/stop-b1" 20 240
+		step kernel-outage 480 kernel_outage
+		step user-client-after 200 "$NDK_PAIR_CLIENT" "$target_addr" verify 20
 	fi
 fi
 
