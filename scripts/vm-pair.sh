@@ -6,21 +6,23 @@
 # die and boot again), rxe on each, and run tests/pair/pair-guest.sh in
 # them instead of the vm test list (Documentation/reliability.md, "Two
 # hosts").  Guest B (10.98.0.2) serves a window with ndk-target; guest A
-# (10.98.0.1) reads and writes it from the kernel (ndk_test.ko scenario
-# pair-client) and from user space (ndk-pair-client).  When A has traffic
-# running it creates stop-b in its results share: this script then kills
-# B's QEMU (SIGKILL: the host is gone, no disconnect), waits until A has
-# seen the error, and boots B again; A reconnects and must work again.
+# (10.98.0.1) reads and writes it from user space (ndk-pair-client) and
+# from the kernel (ndk_test.ko pair-client, pair-outage).  Twice, when A
+# has traffic running it creates stop-b<k> in its results share: this
+# script then kills B's QEMU (SIGKILL: the host is gone, no disconnect),
+# waits until A has seen the error (stop-b<k>.seen, at most 90 s) and
+# boots B again; A reconnects and must work again.
 #
 #   vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO
 #              --client NDK_PAIR_CLIENT --target NDK_TARGET
 #
-# Results: DIR/a (guest A), DIR/b1 (B until it was killed), DIR/b2 (B
-# booted again), each with one <step>.rc/.log per step, module-unload.*,
-# dmesg-clean.*, dmesg-live.txt and console.log; DIR/summary.txt.
-# Exit: 0 pass, 1 fail, 77 when QEMU or a guest kernel is missing and CI
-# is not "true" (as vm-run.sh).  NDK_PAIR_TIMEOUT (s, default 600) bounds
-# the whole run; NDK_VM_MEM (MiB, default 1024 here), NDK_VM_SMP (1 here).
+# Results: DIR/a (guest A), DIR/b1 and DIR/b2 (B's lives that were
+# killed), DIR/b3 (B's last life), each with one <step>.rc/.log per step,
+# dmesg-live.txt and console.log, and for a and b3 module-unload.* and
+# dmesg-clean.*; DIR/summary.txt.  Exit: 0 pass, 1 fail, 77 when QEMU or
+# a guest kernel is missing and CI is not "true" (as vm-run.sh).
+# Environment: NDK_PAIR_TIMEOUT (s, default 600) bounds the whole run;
+# NDK_VM_MEM (MiB, default 1024 here), NDK_VM_SMP (default 1 here).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,7 +85,7 @@ port_b=$(free_port)
 while ((port_b == port_a)); do port_b=$(free_port); done
 
 declare -A pid
-# start_guest NAME ROLE: boots guest NAME (a, b1, b2) in the background.
+# start_guest NAME ROLE: boots guest NAME (a, b1, b2, b3) in the background.
 start_guest() {
 	local name=$1 role=$2 dir=$results/$1 mine theirs mac
 	if [[ $role == a ]]; then
