@@ -59,8 +59,14 @@
 #define NDK_CM_BACKLOG			128
 /* The largest private data rdma_cm hands over (a REP's). */
 #define NDK_CM_PDATA_MAX		IB_CM_REP_PRIVATE_DATA_SIZE
-/* Transport and RNR retries: 7 is "retry forever" for RNR. */
-#define NDK_CM_RETRY_COUNT		7
+/*
+ * Transport and RNR retries: 7 is "retry forever" for RNR.  Transport
+ * retries stop at 6: rxe reads a retry_cnt of 7 as "forever" too, so a
+ * peer that vanished (its host stopped) would never complete the
+ * requests in flight with an error (Documentation/reliability.md, "Two
+ * hosts").
+ */
+#define NDK_CM_RETRY_COUNT		6
 #define NDK_CM_RNR_RETRY_COUNT		7
 
 enum ndk_conn_state {

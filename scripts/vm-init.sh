@@ -4,7 +4,8 @@
 # /init of the test-bed initramfs (busybox sh).  Mounts the host's root
 # read-only over virtio-9p with a tmpfs overlay on top, mounts the writable
 # results share at /ndk-results, and switches to the guest runner of the
-# source tree named in /ndk-results/config.sh.
+# source tree named in /ndk-results/config.sh (or to NDK_RUNNER when that
+# file sets it: scripts/vm-pair.sh runs a role script instead).
 export PATH=/bin
 
 die() {
@@ -39,4 +40,5 @@ for d in proc sys dev; do
 	mount --move "/$d" "/newroot/$d"
 done
 exec switch_root /newroot /bin/bash -c \
-	'. /ndk-results/config.sh && exec /bin/bash "$NDK_SRC/scripts/guest-runner.sh"'
+	'. /ndk-results/config.sh &&
+	exec /bin/bash "${NDK_RUNNER:-$NDK_SRC/scripts/guest-runner.sh}"'

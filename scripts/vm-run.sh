@@ -54,53 +54,20 @@ unavailable() {
 	exit 77
 }
 
+fatal() {
+	echo "vm-run: $*" | tee "$results/boot.status"
+	exit 1
+}
+
+# shellcheck source=scripts/vm-lib.sh
+. "$src/scripts/vm-lib.sh"
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
-guest=${NDK_GUEST:-stock}
-case $guest in
-stock)
-	kver=$("$src/scripts/guest-kernel.sh") || unavailable "no guest kernel installed"
-	kernel=/boot/vmlinuz-$kver
-	moddir=""
-	append=""
-	mem=${NDK_VM_MEM:-2048}
-	;;
-debug)
-	# Not "unavailable": a missing debug kernel is a failure, never a skip.
-	entry=$("$src/scripts/debug-kernel.sh" --path) ||
-		{ echo "vm-run: no debug kernel built (scripts/debug-kernel.sh)" | tee "$results/boot.status"; exit 1; }
-	kver=$(cat "$entry/release")
-	kernel=$entry/bzImage
-	moddir=$entry/modules/lib/modules/$kver
-	append=" kmemleak=on kasan_multi_shot"
-	mem=${NDK_VM_MEM:-3072}
-	;;
-*) echo "vm-run: NDK_GUEST must be stock or debug" >&2; exit 2 ;;
-esac
-[[ -r "$kernel" ]] || unavailable "$kernel not readable"
-[[ -r "$ko" ]] || { echo "vm-run: $ko missing (make kmod)" | tee "$results/boot.status"; exit 1; }
-busybox=$(command -v busybox) || unavailable "busybox not installed"
+vm_select_guest
+[[ -r "$ko" ]] || fatal "$ko missing (make kmod)"
 
 # --- initramfs: static busybox, the modules that mount a 9p+overlay root ---
 initrd="$results/initramfs.cpio.gz"
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,proc,sys,dev,modules}
-cp "$busybox" "$stage/bin/busybox"
-ln -s busybox "$stage/bin/sh"
-cp "$src/scripts/vm-init.sh" "$stage/init"
-: > "$stage/modlist"
-# The debug kernel has virtio, 9p and overlay built in.
-[[ $guest == debug ]] ||
-	modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
-	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' > "$stage/modlist" ||
-	unavailable "cannot resolve the guest's 9p modules"
-: > "$stage/modules/order"
-while read -r m; do
-	cp "$m" "$stage/modules/"
-	basename "$m" >> "$stage/modules/order"
-done < "$stage/modlist"
-rm "$stage/modlist"
-(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd"
+vm_build_initramfs "$initrd"
 
 cat > "$results/config.sh" <<CFG
 NDK_SRC='$src'
@@ -118,13 +85,8 @@ CFG
 timeout_s=${NDK_VM_TIMEOUT:-${NDK_VM_TIMEOUT_DEFAULT:-900}}
 echo "vm-run: booting $kver ($guest) under TCG ($(grep -c . "$list") tests, timeout ${timeout_s} s)"
 start=$SECONDS
-timeout -k 10 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem" \
-	-display none -monitor none -serial stdio -no-reboot -nic none \
-	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append ${NDK_VM_APPEND:-}" \
-	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap" \
+vm_qemu_args "$initrd" "$results"
+timeout -k 10 "$timeout_s" "${vm_qemu[@]}" \
 	< /dev/null 2>&1 | tee "$results/console.log" | grep --line-buffered -E '^(guest|vm-init):'
 qemu_rc=${PIPESTATUS[0]}
 echo "vm-run: guest ran $((SECONDS - start)) s (qemu exit $qemu_rc)"

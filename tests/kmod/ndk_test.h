@@ -29,11 +29,14 @@
  * @adapter_name: the ib_device under test (module parameter, "rxe0")
  * @peer_ip:      IPv4 address of that device's netdev (module parameter),
  *                for rdma_cm loopback connections
+ * @pair_target:  "a.b.c.d:port" of ndk-target on another host (module
+ *                parameter), for the pair-client scenario; may be empty
  * @failures:     checks failed so far (NDK_T_CHECK counts them)
  */
 struct ndk_test_env {
 	const char *adapter_name;
 	const char *peer_ip;
+	const char *pair_target;
 	int failures;
 };
 
@@ -107,5 +110,6 @@ extern const struct ndk_test ndk_tests_removal[];
 void ndk_test_removal_exit(void);
 extern const struct ndk_test ndk_tests_cm[];
 extern const struct ndk_test ndk_tests_fr[];
+extern const struct ndk_test ndk_tests_pair[];
 
 #endif /* NDK_TEST_H */

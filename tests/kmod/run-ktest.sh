@@ -6,6 +6,7 @@
 #   run-ktest.sh NAME [--fail-mr-alloc N]
 # --fail-mr-alloc arms ndk.ko's debugfs fault injection for the scenario
 # (the next N fast-register MR allocations fail) and disarms it after.
+# NDK_KTEST_PARAMS: module parameters for ndk_test.ko (peer_ip=...).
 set -u
 name=$1
 fail_mr_alloc=${3:-}
@@ -13,7 +14,8 @@ dir=$(cd "$(dirname "$0")" && pwd)
 ko=$dir/ndk_test.ko
 dbg=/sys/kernel/debug/ndk_test
 
-insmod "$ko" || { echo "insmod $ko failed"; exit 1; }
+# shellcheck disable=SC2086 # parameters are words
+insmod "$ko" ${NDK_KTEST_PARAMS:-} || { echo "insmod $ko failed"; exit 1; }
 trap 'echo 0 > /sys/kernel/debug/ndk/fail_mr_alloc
 rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
 [[ -n "$fail_mr_alloc" ]] && echo "$fail_mr_alloc" > /sys/kernel/debug/ndk/fail_mr_alloc

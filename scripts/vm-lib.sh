@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034,SC2154
+#
+# Pieces of the QEMU test bed shared by scripts/vm-run.sh (one guest, the
+# vm test list) and scripts/vm-pair.sh (two guests on one network).
+# Sourced, never run.  The caller defines unavailable MESSAGE (skip or, with
+# CI=true, fail) and fatal MESSAGE (always fail), and sets $src (the tree)
+# and $results (an existing directory for status files).
+
+# vm_select_guest: sets guest (stock|debug, from NDK_GUEST), kver, kernel,
+# moddir (the debug kernel's modules, else empty), append (extra kernel
+# command line) and mem (MiB) for the guest kernel to boot.
+vm_select_guest() {
+	guest=${NDK_GUEST:-stock}
+	case $guest in
+	stock)
+		kver=$("$src/scripts/guest-kernel.sh") || unavailable "no guest kernel installed"
+		kernel=/boot/vmlinuz-$kver
+		moddir=""
+		append=""
+		mem=${NDK_VM_MEM:-2048}
+		;;
+	debug)
+		# Not "unavailable": a missing debug kernel is a failure, never a skip.
+		local entry
+		entry=$("$src/scripts/debug-kernel.sh" --path) ||
+			fatal "no debug kernel built (scripts/debug-kernel.sh)"
+		kver=$(cat "$entry/release")
+		kernel=$entry/bzImage
+		moddir=$entry/modules/lib/modules/$kver
+		append=" kmemleak=on kasan_multi_shot"
+		mem=${NDK_VM_MEM:-3072}
+		;;
+	*) echo "vm-run: NDK_GUEST must be stock or debug" >&2; exit 2 ;;
+	esac
+	[[ -r "$kernel" ]] || unavailable "$kernel not readable"
+}
+
+# vm_build_initramfs OUT: static busybox, scripts/vm-init.sh as /init and
+# the modules that mount a 9p+overlay root, as a gzipped cpio archive.
+vm_build_initramfs() {
+	local out=$1 busybox stage m
+	busybox=$(command -v busybox) || unavailable "busybox not installed"
+	stage=$(mktemp -d)
+	mkdir -p "$stage"/{bin,proc,sys,dev,modules}
+	cp "$busybox" "$stage/bin/busybox"
+	ln -s busybox "$stage/bin/sh"
+	cp "$src/scripts/vm-init.sh" "$stage/init"
+	: > "$stage/modlist"
+	# The debug kernel has virtio, 9p and overlay built in.
+	[[ $guest == debug ]] ||
+		modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
+		awk '$1 == "insmod" && !seen[$2]++ { print $2 }' > "$stage/modlist" ||
+		{ rm -rf "$stage"; unavailable "cannot resolve the guest's 9p modules"; }
+	: > "$stage/modules/order"
+	while read -r m; do
+		cp "$m" "$stage/modules/"
+		basename "$m" >> "$stage/modules/order"
+	done < "$stage/modlist"
+	rm "$stage/modlist"
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$out"
+	rm -rf "$stage"
+}
+
+# vm_qemu_args INITRD RESULTS: sets the array vm_qemu to the QEMU command
+# line of one guest (host root read-only over 9p, RESULTS writable, serial
+# console on stdio, no network); the caller appends its own options.
+vm_qemu_args() {
+	vm_qemu=(qemu-system-x86_64
+		-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem"
+		-display none -monitor none -serial stdio -no-reboot -nic none
+		-kernel "$kernel" -initrd "$1"
+		-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append ${NDK_VM_APPEND:-}"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$2,mount_tag=results,security_model=none,multidevs=remap")
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Two hosts: boot two QEMU guests (TCG) joined by a QEMU socket network
+# (UDP between two host ports: no connection state, so either guest can
+# die and boot again), rxe on each, and run tests/pair/pair-guest.sh in
+# them instead of the vm test list (Documentation/reliability.md, "Two
+# hosts").  Guest B (10.98.0.2) serves a window with ndk-target; guest A
+# (10.98.0.1) reads and writes it from user space (ndk-pair-client) and
+# from the kernel (ndk_test.ko pair-client, pair-outage).  Twice, when A
+# has traffic running it creates stop-b<k> in its results share: this
+# script then kills B's QEMU (SIGKILL: the host is gone, no disconnect),
+# waits until A has seen the error (stop-b<k>.seen, at most 90 s) and
+# boots B again; A reconnects and must work again.
+#
+#   vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO
+#              --client NDK_PAIR_CLIENT --target NDK_TARGET
+#
+# Results: DIR/a (guest A), DIR/b1 and DIR/b2 (B's lives that were
+# killed), DIR/b3 (B's last life), each with one <step>.rc/.log per step,
+# dmesg-live.txt and console.log, and for a and b3 module-unload.* and
+# dmesg-clean.*; DIR/summary.txt.  Exit: 0 pass, 1 fail, 77 when QEMU or
+# a guest kernel is missing and CI is not "true" (as vm-run.sh).
+# Environment: NDK_PAIR_TIMEOUT (s, default 600) bounds the whole run;
+# NDK_VM_MEM (MiB, default 1024 here), NDK_VM_SMP (default 1 here).
+set -uo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+results="" ko="" ktest="" client="" target=""
+while (($#)); do
+	case $1 in
+	--results) results=$2; shift 2 ;;
+	--ko) ko=$(realpath "$2"); shift 2 ;;
+	--ktest) ktest=$(realpath "$2"); shift 2 ;;
+	--client) client=$(realpath "$2"); shift 2 ;;
+	--target) target=$(realpath "$2"); shift 2 ;;
+	*) echo "vm-pair: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[[ -n "$results" && -n "$ko" && -n "$ktest" && -n "$client" && -n "$target" ]] || {
+	echo "usage: vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO --client NDK_PAIR_CLIENT --target NDK_TARGET" >&2
+	exit 2
+}
+
+rm -rf "$results"
+mkdir -p "$results"/{a,b1,b2,b3}
+results=$(realpath "$results")
+
+unavailable() {
+	echo "vm-pair: $*" | tee "$results/boot.status"
+	if [[ "${CI:-}" == true ]]; then
+		echo "vm-pair: CI=true: the vm tier must run, failing"
+		exit 1
+	fi
+	exit 77
+}
+fatal() {
+	echo "vm-pair: $*" | tee "$results/boot.status"
+	exit 1
+}
+
+# shellcheck source=scripts/vm-lib.sh
+. "$src/scripts/vm-lib.sh"
+command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
+# Two guests on two shared CPUs: one vCPU and 1 GiB each.
+NDK_VM_SMP=${NDK_VM_SMP:-1}
+NDK_VM_MEM=${NDK_VM_MEM:-1024}
+vm_select_guest
+for f in "$ko" "$ktest" "$client" "$target"; do
+	[[ -r "$f" ]] || fatal "$f missing (make kmod lib)"
+done
+initrd=$results/initramfs.cpio.gz
+vm_build_initramfs "$initrd"
+
+# Two free UDP ports on the host's loopback: one per guest's end.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		ss -Hlun "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+}
+port_a=$(free_port)
+port_b=$(free_port)
+while ((port_b == port_a)); do port_b=$(free_port); done
+
+declare -A pid
+# start_guest NAME ROLE: boots guest NAME (a, b1, b2, b3) in the background.
+start_guest() {
+	local name=$1 role=$2 dir=$results/$1 mine theirs mac
+	if [[ $role == a ]]; then
+		mine=$port_a theirs=$port_b mac=52:54:00:98:00:01
+	else
+		mine=$port_b theirs=$port_a mac=52:54:00:98:00:02
+	fi
+	cat > "$dir/config.sh" <<CFG
+NDK_SRC='$src'
+NDK_KO='$ko'
+NDK_GUEST='$guest'
+NDK_GUEST_MODULES='$moddir'
+NDK_RUNNER='$src/tests/pair/pair-guest.sh'
+NDK_PAIR_ROLE='$role'
+NDK_PAIR_NAME='$name'
+NDK_PAIR_KTEST='$ktest'
+NDK_PAIR_CLIENT='$client'
+NDK_PAIR_TARGET='$target'
+CFG
+	vm_qemu_args "$initrd" "$dir"
+	"${vm_qemu[@]}" \
+		-netdev "socket,id=n0,udp=127.0.0.1:$theirs,localaddr=127.0.0.1:$mine" \
+		-device "virtio-net-pci,netdev=n0,mac=$mac" \
+		< /dev/null > "$dir/console.log" 2>&1 &
+	pid[$name]=$!
+	echo "vm-pair: guest $name booted (role $role, qemu pid ${pid[$name]}, udp $mine -> $theirs)"
+}
+running() { [[ -n "${pid[$1]:-}" ]] && kill -0 "${pid[$1]}" 2>/dev/null; }
+stop_guest() {
+	running "$1" && kill -KILL "${pid[$1]}" 2>/dev/null
+	[[ -n "${pid[$1]:-}" ]] && wait "${pid[$1]}" 2>/dev/null
+	pid[$1]=""
+}
+cleanup() {
+	local g
+	for g in a b1 b2 b3; do stop_guest "$g"; done
+}
+trap cleanup EXIT
+
+limit=${NDK_PAIR_TIMEOUT:-600}
+echo "vm-pair: $kver ($guest) under TCG, two guests, timeout $limit s"
+start=$SECONDS
+now() { echo $((SECONDS - start)); }
+start_guest a a
+start_guest b1 b
+
+# The host's part of the scenario, two outages: kill b<k> when A creates
+# stop-b<k>, boot b<k+1> once A has seen the error (stop-b<k>.seen) or
+# after 90 s; when A is done, finish b3.
+phase=run k=1 timed_out=0
+declare -A killed_at booted_at
+while :; do
+	if ((SECONDS - start > limit)); then
+		echo "vm-pair: timeout after $limit s (phase $phase, guest b$k)"
+		timed_out=1
+		break
+	fi
+	case $phase in
+	run)
+		if [[ -e $results/a/stop-b$k ]]; then
+			stop_guest "b$k"
+			killed_at[$k]=$SECONDS
+			echo "vm-pair: $(now) s: guest A asked: guest b$k killed"
+			phase=killed
+		elif ! running "b$k"; then
+			echo "vm-pair: guest b$k stopped before guest A was done"
+			break
+		elif ! running a; then
+			if ((k < 3)); then
+				echo "vm-pair: guest A stopped before it asked for outage $k"
+				break
+			fi
+			echo "vm-pair: $(now) s: guest A is done; finishing guest b$k"
+			: > "$results/b$k/finish"
+			phase=finish
+		fi
+		;;
+	killed)
+		if [[ -e $results/a/stop-b$k.seen ]] || ((SECONDS - killed_at[$k] > 90)) || ! running a; then
+			echo "vm-pair: $(now) s: guest A saw the error $((SECONDS - killed_at[$k])) s after the kill (host clock); booting B again"
+			k=$((k + 1))
+			start_guest "b$k" b
+			booted_at[$k]=$SECONDS
+			phase=run
+		fi
+		;;
+	finish)
+		running "b$k" || break
+		;;
+	esac
+	sleep 0.5
+done
+# Whatever is still up: a guest that does not finish by itself is a failure.
+if running a || running b3; then
+	grace=$((SECONDS + 60))
+	: > "$results/b3/finish"
+	while (running a || running b3) && ((SECONDS < grace)); do sleep 1; done
+fi
+cleanup
+echo "vm-pair: both guests ran $(now) s"
+
+# --- verdict ---
+fail=0
+{
+	echo "two hosts run of $(date -u +%FT%TZ), $(now) s wall"
+	((timed_out)) && echo "FAIL: timed out after $limit s"
+	for g in a b3; do
+		if [[ $(cat "$results/$g/runner.status" 2>/dev/null) != complete ]]; then
+			echo "FAIL: guest $g did not complete (console tail below)"
+			tail -n 30 "$results/$g/console.log" | sed "s/^/  $g| /"
+		fi
+	done
+	for g in a b1 b2 b3; do
+		for rc in "$results/$g"/*.rc; do
+			[[ -e $rc ]] || continue
+			step=$(basename "$rc" .rc)
+			v=$(cat "$rc")
+			if [[ $v == 0 ]]; then
+				echo "ok   $g/$step"
+			else
+				echo "FAIL $g/$step (rc $v)"
+				tail -n 25 "$results/$g/$step.log" | sed "s/^/  $g| /"
+			fi
+		done
+	done
+	# b1 and b2 never reach their own kernel log check: judge what they
+	# logged until the kill (the dmesg -w copy on their share).
+	for g in b1 b2; do
+		if [[ ! -s $results/$g/dmesg-live.txt ]]; then
+			echo "FAIL $g: no kernel log copied before the kill"
+		elif sed -n '/ndk-testbed: setup begin$/,$p' "$results/$g/dmesg-live.txt" |
+			"$src/scripts/check-dmesg.sh" > "$results/$g/kreport.txt"; then
+			echo "ok   $g/kernel-log-until-killed"
+		else
+			echo "FAIL $g/kernel-log-until-killed"
+			sed "s/^/  $g| /" "$results/$g/kreport.txt"
+		fi
+	done
+	for k in 1 2; do
+		[[ -n "${killed_at[$k]:-}" ]] || { echo "FAIL: outage $k never happened"; continue; }
+		echo "outage $k (host clock): b$k killed at $((killed_at[$k] - start)) s, b$((k + 1)) booted at $((${booted_at[$((k + 1))]:-0} - start)) s"
+	done
+	grep -hE '^(outage|reconnect|broken connection|round .* failed cleanly)' "$results/a/outage.log" 2>/dev/null
+	grep -h '# pair' "$results/a"/kernel-*.log 2>/dev/null
+} > "$results/summary.txt"
+cat "$results/summary.txt"
+grep -q '^FAIL' "$results/summary.txt" && fail=1
+for g in a b3; do
+	for s in module-unload dmesg-clean; do
+		[[ -e $results/$g/$s.rc ]] || { echo "vm-pair: FAIL: no $g/$s verdict"; fail=1; }
+	done
+done
+if ((fail)); then
+	echo "vm-pair: FAILED"
+	exit 1
+fi
+echo "vm-pair: PASS"
+exit 0
