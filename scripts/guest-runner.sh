@@ -46,12 +46,13 @@ if [[ -n "${NDK_GUEST_MODULES:-}" ]]; then
 		say "cannot mount the debug kernel's modules"
 fi
 if [[ -n "${NDK_KO_TREE:-}" ]]; then
-	while IFS= read -r ko; do
+	# A pipe, not process substitution: this early there is no /dev/fd.
+	find "$NDK_KO_TREE" -name '*.ko' -not -path '*/.*' | while IFS= read -r ko; do
 		target=$NDK_SRC/${ko#"$NDK_KO_TREE"/}
 		[[ -e "$target" ]] || { mkdir -p "$(dirname "$target")" && : > "$target"; }
 		mount --bind "$ko" "$target" || say "cannot mount $ko over $target"
-	done < <(find "$NDK_KO_TREE" -name '*.ko' -not -path '*/.*')
-	say "modules of $NDK_KO_TREE mounted over $NDK_SRC"
+	done
+	say "$(grep -c '\.ko ' /proc/self/mountinfo) modules of $NDK_KO_TREE mounted over $NDK_SRC"
 fi
 kmsg "setup begin"
 
