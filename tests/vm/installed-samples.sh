@@ -17,13 +17,19 @@ fail() { echo "FAIL: $*"; exit 1; }
 [[ -e $out/NOT-BUILT ]] && fail "$(cat "$out/NOT-BUILT")"
 [[ -e $out/module/ndk_sample.ko && -x $out/ndk_user ]] || fail "the samples were not built in $out"
 
-dmesg_start=$(dmesg | wc -l)
-insmod "$out/module/ndk_sample.ko" adapter=rxe0 || fail "insmod of the installed-tree consumer failed"
-rmmod ndk_sample || fail "rmmod ndk_sample failed"
-dmesg | tail -n +"$((dmesg_start + 1))" | grep 'ndk_sample: ' || fail "no ndk_sample output"
-for want in 'rxe0: NDK 1\.2 vendor' 'rxe0: PD created$' 'rxe0: PD closed$' 'rxe0: adapter closed, all done$'; do
-	dmesg | tail -n +"$((dmesg_start + 1))" | grep -qE "ndk_sample: $want" || fail "no line matching '$want'"
-done
+# The module was built against the installed Module.symvers of the stock
+# kernel; on the debug kernel (make check-debug) only the user side runs.
+if [[ "${NDK_GUEST:-stock}" == stock ]]; then
+	dmesg_start=$(dmesg | wc -l)
+	insmod "$out/module/ndk_sample.ko" adapter=rxe0 || fail "insmod of the installed-tree consumer failed"
+	rmmod ndk_sample || fail "rmmod ndk_sample failed"
+	dmesg | tail -n +"$((dmesg_start + 1))" | grep 'ndk_sample: ' || fail "no ndk_sample output"
+	for want in 'rxe0: NDK 1\.2 vendor' 'rxe0: PD created$' 'rxe0: PD closed$' 'rxe0: adapter closed, all done$'; do
+		dmesg | tail -n +"$((dmesg_start + 1))" | grep -qE "ndk_sample: $want" || fail "no line matching '$want'"
+	done
+else
+	echo "debug kernel: the installed-tree module (built for the stock kernel) is not loaded"
+fi
 
 lib=$(ldd "$out/ndk_user" | awk '$1 == "libndk.so.0" { print $3 }')
 [[ "$(realpath "$lib")" == "$(realpath "$prefix/lib/libndk.so.0")" ]] ||
