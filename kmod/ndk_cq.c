@@ -198,7 +198,12 @@ bool ndk_cq_failed(struct ndk_cq *cq)
  */
 int ndk_cq_attach(struct ndk_cq *cq, struct ndk_qp *qp)
 {
-	return xa_insert(&cq->qps, qp->id, qp, GFP_KERNEL);
+	/*
+	 * The xarray's lock nests inside cq->lock (ndk_cq_detach()), which
+	 * the completion handler takes in softirq context: never take it
+	 * with interrupts on.
+	 */
+	return xa_insert_irq(&cq->qps, qp->id, qp, GFP_KERNEL);
 }
 
 /**
@@ -335,7 +340,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 				 ibdev->num_comp_vectors;
 	spin_lock_init(&c->lock);
 	mutex_init(&c->resize_lock);
-	xa_init(&c->qps);
+	xa_init_flags(&c->qps, XA_FLAGS_LOCK_IRQ);
 	c->notify = notification;
 	c->notify_context = notification_context;
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
