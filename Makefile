@@ -64,17 +64,26 @@ vm-check: kmod lib
 	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
 
 # The debug tier: build (or reuse) the debug guest kernel, rebuild the
-# modules for it in $(BUILD)/debug-src, run every vm test on it.  Tests
-# scale their iteration counts by NDK_STRESS_SCALE and their timeouts by
+# modules for it in $(BUILD)/debug-src, run every vm test on it (or only
+# the tests NDK_DEBUG_ONLY names, a |-separated list).  Tests scale their
+# iteration counts by NDK_STRESS_SCALE and their timeouts by
 # NDK_VM_TIMEOUT_SCALE: KASAN and lockdep under TCG are ~10x slower.
 NDK_DEBUG_ENV = NDK_GUEST=debug NDK_KO_TREE=$(abspath $(BUILD))/debug-src NDK_STRESS_SCALE=0.2 \
 	NDK_VM_TIMEOUT_SCALE=6 NDK_VM_TIMEOUT=4200
+NDK_DEBUG_ONLY ?=
+ndk_debug_select = $(if $(NDK_DEBUG_ONLY),NDK_VM_ONLY='^($(NDK_DEBUG_ONLY))$$' ctest --test-dir $(BUILD) \
+	-R 'vm\.(boot|module-unload|dmesg-clean|$(NDK_DEBUG_ONLY))$$',ctest --test-dir $(BUILD) -L vm)
 check-debug: kmod lib
 	$(call phase,debug guest kernel,scripts/debug-kernel.sh > /dev/null)
 	$(call phase,modules for the debug kernel,scripts/debug-modules.sh $(BUILD)/debug-src)
-	$(call phase,vm tests on the debug kernel,$(NDK_DEBUG_ENV) ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
+	$(call phase,vm tests on the debug kernel,$(NDK_DEBUG_ENV) $(ndk_debug_select) --output-on-failure $(CTEST_ARGS))
 
-check-all: check check-debug
+# CI: the stock tiers, then the debug tier's CI subset (Documentation/
+# reliability.md, "The debug-kernel tier in CI"): the reliability, memory
+# and lifetime tests; `make check-debug` runs all of them.
+NDK_DEBUG_CI = dev-open|ioctl-abi|uobj-handles|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cm-close-order|removal-live-objects|removal-in-callback
+check-all: check
+	$(MAKE) check-debug NDK_DEBUG_ONLY='$(NDK_DEBUG_CI)'
 
 demo: kmod lib
 	$(call phase,demo in the guest,scripts/demo.sh $(BUILD))

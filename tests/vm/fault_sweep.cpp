@@ -11,10 +11,13 @@
 //   - fast-register and bind: the object's token is not usable remotely
 //     (an RDMA write with it fails, on a fresh connection).
 // The device-add path (`rdma link add`: rxe, ib_core and every ib_client,
-// ndk.ko's adapter creation among them) is swept the same way through a
-// netlink NEWLINK request of our own, every DEVADD_STRIDE-th site: after
-// each injected failure either no rxe0 exists, or it exists with or
-// without an NDK adapter, and once it is deleted no NDK adapter is left.
+// ndk.ko's adapter creation last, as the last client registered) is swept
+// the same way through a netlink NEWLINK request of our own: every
+// NDK_DEVADD_STRIDE-th site (default 16) until the call runs clean at site
+// K, then every one of the last 64 sites before K, where ndk.ko's add()
+// is.  After each injected failure either no rxe0 exists, or it exists
+// with or without an NDK adapter, and once it is deleted no NDK adapter,
+// user object or rxe0 is left.
 // The kernel log is judged by the runner as for every test (KASAN,
 // lockdep, kmemleak at the end).  On a kernel without fault injection
 // (the stock guest) the test skips, saying so.
@@ -344,48 +347,73 @@ long AdapterCount() {
 
 bool Rxe0Exists() { return access("/sys/class/infiniband/rxe0", F_OK) == 0; }
 
+struct DevAddStats {
+    int sites = 0, without_adapter = 0;
+    std::map<int, int> errs;
+};
+
+// One NEWLINK with fault n.  Returns 1 when the fault fired and everything
+// was cleaned up, 0 when no fault was left to inject (rxe0 is up then with
+// its NDK adapter), -1 on a failure.
+int DevAddOnce(int n, DevAddStats& st) {
+    bool injected = false;
+    int err = NewLink(n, &injected);
+    bool exists = Rxe0Exists();
+    if (!injected) {
+        if (err || !exists || AdapterCount() != 1) {
+            std::fprintf(stderr, "device add: no fault at site %d, but %s, rxe0 %s, %ld adapters\n",
+                         n, err ? strerrorname_np(err) : "ok", exists ? "present" : "absent",
+                         AdapterCount());
+            return -1;
+        }
+        return 0;
+    }
+    ++st.sites;
+    if (err) ++st.errs[err];
+    if (exists) {
+        if (AdapterCount() == 0) ++st.without_adapter;
+        if (std::system("rdma link delete rxe0") != 0) {
+            std::fprintf(stderr, "device add, fault %d: rdma link delete failed\n", n);
+            return -1;
+        }
+    }
+    if (Rxe0Exists() || AdapterCount() != 0 || t_ndk_counter("user_objects") != 0) {
+        std::fprintf(stderr, "device add, fault %d: rxe0 or an NDK adapter or object left\n", n);
+        return -1;
+    }
+    return 1;
+}
+
 // The device-add sweep; rxe0 must not exist on entry and exists on return.
 bool SweepDeviceAdd() {
     const char* env = std::getenv("NDK_DEVADD_STRIDE");
-    int stride = env ? std::max(1, std::atoi(env)) : 1;
-    int sites = 0, failed = 0, without_adapter = 0;
-    std::map<int, int> errs;
-    for (int n = 1; n <= kDevAddMaxSites; n += stride) {
-        bool injected = false;
-        int err = NewLink(n, &injected);
-        bool exists = Rxe0Exists();
-        if (!injected) {
-            if (err || !exists || AdapterCount() != 1) {
-                std::fprintf(stderr, "device add: no fault at site %d, but %s, rxe0 %s, %ld adapters\n",
-                             n, err ? strerrorname_np(err) : "ok", exists ? "present" : "absent",
-                             AdapterCount());
-                return false;
-            }
-            std::printf("%-34s %3d fault sites (every %d%s tried):", "device add (rdma link add)",
-                        n - 1, stride, stride == 1 ? "" : "th");
-            for (auto [e, c] : errs) std::printf(" %s x%d", strerrorname_np(e), c);
-            std::printf("; rxe0 registered without an NDK adapter x%d\n", without_adapter);
-            return true;
-        }
-        ++sites;
-        if (err) {
-            ++failed;
-            ++errs[err];
-        }
-        if (exists) {
-            if (AdapterCount() == 0) ++without_adapter;
-            if (std::system("rdma link delete rxe0") != 0) {
-                std::fprintf(stderr, "device add, fault %d: rdma link delete failed\n", n);
-                return false;
-            }
-        }
-        if (Rxe0Exists() || AdapterCount() != 0 || t_ndk_counter("user_objects") != 0) {
-            std::fprintf(stderr, "device add, fault %d: rxe0 or an NDK adapter or object left\n",
-                         n);
+    int stride = env ? std::max(1, std::atoi(env)) : 16;
+    DevAddStats st;
+    int k = 0;  // the first site with no fault left
+    for (int n = 1; !k; n += stride) {
+        if (n > kDevAddMaxSites) {
+            std::fprintf(stderr, "device add: more than %d fault sites\n", kDevAddMaxSites);
             return false;
         }
+        int r = DevAddOnce(n, st);
+        if (r < 0) return false;
+        if (r == 0) k = n;
     }
-    std::fprintf(stderr, "device add: more than %d fault sites\n", kDevAddMaxSites);
+    // rxe0 is up: the dense pass over the last sites needs it gone again.
+    if (std::system("rdma link delete rxe0") != 0) return false;
+    int dense_from = std::max(1, k - stride - 64);
+    for (int n = dense_from; n < k + stride; ++n) {
+        int r = DevAddOnce(n, st);
+        if (r < 0) return false;
+        if (r == 0) {
+            std::printf("%-34s %3d fault sites; %d injected (every %d, then each of %d..%d):",
+                        "device add (rdma link add)", n - 1, st.sites, stride, dense_from, n - 1);
+            for (auto [e, c] : st.errs) std::printf(" %s x%d", strerrorname_np(e), c);
+            std::printf("; rxe0 registered without an NDK adapter x%d\n", st.without_adapter);
+            return true;
+        }
+    }
+    std::fprintf(stderr, "device add: site %d onwards kept failing\n", k + stride);
     return false;
 }
 
