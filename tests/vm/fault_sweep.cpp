@@ -13,9 +13,10 @@
 // The device-add path (`rdma link add`: rxe, ib_core and every ib_client,
 // ndk.ko's adapter creation last, as the last client registered) is swept
 // the same way through a netlink NEWLINK request of our own: every
-// NDK_DEVADD_STRIDE-th site (default 16) until the call runs clean at site
-// K, then every one of the last 64 sites before K, where ndk.ko's add()
-// is.  After each injected failure either no rxe0 exists, or it exists
+// NDK_DEVADD_STRIDE-th site (default 128; the path has thousands, most
+// of them sysfs) until the call runs clean at site K, then every one of
+// the last 256 sites before K, where ndk.ko's add() is: at least one of
+// them must leave rxe0 registered without an NDK adapter.  After each injected failure either no rxe0 exists, or it exists
 // with or without an NDK adapter, and once it is deleted no NDK adapter,
 // user object or rxe0 is left.
 // The kernel log is judged by the runner as for every test (KASAN,
@@ -290,7 +291,8 @@ int Sweep(const Path& p, Loopback& lb, Pages& buf, Injector& inj) {
 
 }  // namespace
 
-constexpr int kDevAddMaxSites = 4000;
+constexpr int kDevAddMaxSites = 40000;
+constexpr int kDevAddDense = 256;
 
 // NEWLINK rxe0 on v0 with fail-nth = nth (0: none).  Returns 0 or the
 // errno the kernel answered; *injected tells whether the fault fired.
@@ -387,7 +389,7 @@ int DevAddOnce(int n, DevAddStats& st) {
 // The device-add sweep; rxe0 must not exist on entry and exists on return.
 bool SweepDeviceAdd() {
     const char* env = std::getenv("NDK_DEVADD_STRIDE");
-    int stride = env ? std::max(1, std::atoi(env)) : 16;
+    int stride = env ? std::max(1, std::atoi(env)) : 128;
     DevAddStats st;
     int k = 0;  // the first site with no fault left
     for (int n = 1; !k; n += stride) {
@@ -401,11 +403,18 @@ bool SweepDeviceAdd() {
     }
     // rxe0 is up: the dense pass over the last sites needs it gone again.
     if (std::system("rdma link delete rxe0") != 0) return false;
-    int dense_from = std::max(1, k - stride - 64);
+    int dense_from = std::max(1, k - stride - kDevAddDense);
     for (int n = dense_from; n < k + stride; ++n) {
         int r = DevAddOnce(n, st);
         if (r < 0) return false;
         if (r == 0) {
+            // ndk.ko's add() must have been among the faults: rxe0 came up
+            // without an NDK adapter at least once, cleanly.
+            if (st.without_adapter == 0) {
+                std::fprintf(stderr, "device add: no fault reached ndk.ko's add() (sites %d..%d)\n",
+                             dense_from, n - 1);
+                return false;
+            }
             std::printf("%-34s %3d fault sites; %d injected (every %d, then each of %d..%d):",
                         "device add (rdma link add)", n - 1, st.sites, stride, dense_from, n - 1);
             for (auto [e, c] : st.errs) std::printf(" %s x%d", strerrorname_np(e), c);
