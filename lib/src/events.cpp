@@ -53,6 +53,14 @@ Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {
     return got;
 }
 
+// The adapter is gone (its ADAPTER_REMOVED event is queued, kept for
+// whoever waits for it): no other event can come, so a wait for one ends
+// at once with ENODEV instead of at its timeout.  Under events_lock.
+static bool Removed(const AdapterState& a) {
+    return std::any_of(a.kept.begin(), a.kept.end(),
+                       [](const Event& e) { return e.type == EventType::kAdapterRemoved; });
+}
+
 Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>& match,
                         std::chrono::milliseconds timeout) {
     using Clock = std::chrono::steady_clock;
@@ -66,6 +74,7 @@ Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>
             a.kept.erase(it);
             return e;
         }
+        if (Removed(a)) return Error::FromErrno(ENODEV);
     }
     for (;;) {
         ndk_u_event buf[16];
@@ -83,6 +92,10 @@ Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>
             }
         }
         if (found) return *found;
+        {
+            std::lock_guard<std::mutex> g(a.events_lock);
+            if (Removed(a)) return Error::FromErrno(ENODEV);
+        }
         if (*r) continue;  // the queue may hold more
         int wait_ms = -1;
         if (!forever) {

@@ -16,7 +16,10 @@
 // waiting helper (WaitEvent with a match, CompletionQueue::PollUntil,
 // Connector::WaitFor, Listener::GetConnectionRequest) takes but does not
 // want are kept, in order, and handed out first by the next GetEvents() or
-// WaitEvent(): no event is lost to a helper.
+// WaitEvent(): no event is lost to a helper.  Once the adapter's
+// ADAPTER_REMOVED event has arrived, a wait for any other event (a
+// helper's included) fails at once with ENODEV (STATUS_DEVICE_REMOVED)
+// instead of at its timeout; the event itself stays for whoever asks.
 #pragma once
 
 #include <chrono>
