@@ -92,6 +92,9 @@ struct WriterResult {
 };
 
 // Writes round-robin through the windows until something fails or stop.
+// It polls in slices of 1 s so that it sees stop: the main thread reads
+// the adapter's events only after joining it (libndk objects are not
+// thread-safe, Documentation/library.md).
 void Writer(Setup& s, const std::atomic<bool>& stop, WriterResult& out) {
     ndk::Sge sge{s.mr_pages.base, 512, s.mrs[0].local_token()};
     for (long i = 0; !stop.load(); ++i) {
@@ -102,14 +105,18 @@ void Writer(Setup& s, const std::atomic<bool>& stop, WriterResult& out) {
             return;
         }
         ndk::CompletionResult c[1];
-        auto n = s.cq->PollUntil(c, 1, 30s);
-        if (!n) {
-            out.stop = "poll: " + n.error().Message();
-            return;
-        }
-        if (*n == 0) {
-            out.stop = "poll: no completion in 30 s";
-            return;
+        for (int slice = 0;; ++slice) {
+            auto n = s.cq->PollUntil(c, 1, 1s);
+            if (!n) {
+                out.stop = "poll: " + n.error().Message();
+                return;
+            }
+            if (*n == 1) break;
+            if (stop.load() || slice == 30) {
+                out.stop = stop.load() ? "stopped while waiting for a completion"
+                                       : "poll: no completion in 30 s";
+                return;
+            }
         }
         if (!ndk::NtSuccess(c[0].status)) {
             out.stop = std::string("completion: ") + std::string(ndk::StatusName(c[0].status));
@@ -149,12 +156,13 @@ bool Round(int round, bool remove) {
     int rc = std::system((std::string("timeout 120 ") + g_remove).c_str());
     double del_s = std::chrono::duration<double>(Clock::now() - d0).count();
     T_CHECK(rc == 0);
+    stop = true;
+    writer.join();
     auto ev = s.adapter->WaitEvent(
         [](const ndk::Event& e) { return e.type == ndk::EventType::kAdapterRemoved; }, 10s);
     T_CHECK(static_cast<bool>(ev));
-    stop = true;
-    writer.join();
     T_CHECK(wr.writes > 0);
+    T_CHECK(wr.stop != "poll: no completion in 30 s");
     // Pages come back while the handles are still open.
     T_CHECK(t_vmpin_kb() == 0);
     T_CHECK(t_ndk_counter("user_pinned_pages") == 0);
