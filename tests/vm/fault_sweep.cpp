@@ -13,10 +13,11 @@
 // The device-add path (`rdma link add`: rxe, ib_core and every ib_client,
 // ndk.ko's adapter creation last, as the last client registered) is swept
 // the same way through a netlink NEWLINK request of our own: every
-// NDK_DEVADD_STRIDE-th site (default 128; the path has thousands, most
-// of them sysfs) until the call runs clean at site K, then every one of
-// the last 256 sites before K, where ndk.ko's add() is: at least one of
-// them must leave rxe0 registered without an NDK adapter.  After each injected failure either no rxe0 exists, or it exists
+// NDK_DEVADD_STRIDE-th site (default 128; the path has about 15 000, most
+// of them sysfs, and their number varies by hundreds from run to run).
+// ndk.ko's own adapter creation is then swept site by site through the
+// module's load: finit_module() registers its ib_client, whose add() runs
+// for rxe0 in the loading task.  After each injected failure either no rxe0 exists, or it exists
 // with or without an NDK adapter, and once it is deleted no NDK adapter,
 // user object or rxe0 is left.
 // The kernel log is judged by the runner as for every test (KASAN,
@@ -26,6 +27,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -292,7 +294,6 @@ int Sweep(const Path& p, Loopback& lb, Pages& buf, Injector& inj) {
 }  // namespace
 
 constexpr int kDevAddMaxSites = 40000;
-constexpr int kDevAddDense = 256;
 
 // NEWLINK rxe0 on v0 with fail-nth = nth (0: none).  Returns 0 or the
 // errno the kernel answered; *injected tells whether the fault fired.
@@ -391,38 +392,73 @@ bool SweepDeviceAdd() {
     const char* env = std::getenv("NDK_DEVADD_STRIDE");
     int stride = env ? std::max(1, std::atoi(env)) : 128;
     DevAddStats st;
-    int k = 0;  // the first site with no fault left
-    for (int n = 1; !k; n += stride) {
-        if (n > kDevAddMaxSites) {
-            std::fprintf(stderr, "device add: more than %d fault sites\n", kDevAddMaxSites);
-            return false;
-        }
-        int r = DevAddOnce(n, st);
-        if (r < 0) return false;
-        if (r == 0) k = n;
-    }
-    // rxe0 is up: the dense pass over the last sites needs it gone again.
-    if (std::system("rdma link delete rxe0") != 0) return false;
-    int dense_from = std::max(1, k - stride - kDevAddDense);
-    for (int n = dense_from; n < k + stride; ++n) {
+    for (int n = 1; n <= kDevAddMaxSites; n += stride) {
         int r = DevAddOnce(n, st);
         if (r < 0) return false;
         if (r == 0) {
-            // ndk.ko's add() must have been among the faults: rxe0 came up
-            // without an NDK adapter at least once, cleanly.
-            if (st.without_adapter == 0) {
-                std::fprintf(stderr, "device add: no fault reached ndk.ko's add() (sites %d..%d)\n",
-                             dense_from, n - 1);
-                return false;
-            }
-            std::printf("%-34s %3d fault sites; %d injected (every %d, then each of %d..%d):",
-                        "device add (rdma link add)", n - 1, st.sites, stride, dense_from, n - 1);
+            std::printf("%-34s ~%d fault sites, every %dth injected (%d):",
+                        "device add (rdma link add)", n - 1, stride, st.sites);
             for (auto [e, c] : st.errs) std::printf(" %s x%d", strerrorname_np(e), c);
-            std::printf("; rxe0 registered without an NDK adapter x%d\n", st.without_adapter);
+            std::printf("; rxe0 up without an NDK adapter x%d\n", st.without_adapter);
             return true;
         }
     }
-    std::fprintf(stderr, "device add: site %d onwards kept failing\n", k + stride);
+    std::fprintf(stderr, "device add: more than %d fault sites\n", kDevAddMaxSites);
+    return false;
+}
+
+// ndk.ko's own device add: loading the module registers its ib_client,
+// whose add() runs for rxe0 in the loading task, so every fault site of
+// the module's init and of its adapter creation is swept one by one with
+// finit_module().  Every /dev/ndk file must be closed; ndk.ko is loaded
+// on entry and on return.
+bool SweepModuleLoad() {
+    const char* ko = std::getenv("NDK_KO");
+    if (!ko || syscall(SYS_delete_module, "ndk", O_NONBLOCK) != 0) {
+        std::fprintf(stderr, "module load: cannot unload ndk (NDK_KO %s)\n", ko ? ko : "unset");
+        return false;
+    }
+    DevAddStats st;
+    for (int n = 1; n <= kDevAddMaxSites; ++n) {
+        int fd = open(ko, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return false;
+        WriteFile("/proc/thread-self/fail-nth", std::to_string(n));
+        int rc = static_cast<int>(syscall(SYS_finit_module, fd, "", 0));
+        int err = errno;
+        bool injected = ReadLong("/proc/thread-self/fail-nth") == 0;
+        WriteFile("/proc/thread-self/fail-nth", "0");
+        close(fd);
+        bool loaded = access("/sys/module/ndk", F_OK) == 0;
+        if (!injected) {
+            if (rc != 0 || AdapterCount() != 1) {
+                std::fprintf(stderr, "module load: no fault at site %d, but rc %d, %ld adapters\n",
+                             n, rc, AdapterCount());
+                return false;
+            }
+            std::printf("%-34s %3d fault sites: ", "module load + adapter add", n - 1);
+            for (auto [e, c] : st.errs) std::printf(" %s x%d", strerrorname_np(e), c);
+            std::printf("; loaded without an adapter x%d, absorbed x%d\n", st.without_adapter,
+                        st.sites);
+            return true;
+        }
+        if (rc != 0) {
+            ++st.errs[err];
+            if (loaded) {
+                std::fprintf(stderr, "module load, fault %d: failed but ndk is loaded\n", n);
+                return false;
+            }
+            continue;
+        }
+        // Loaded despite the fault: an adapter may be missing; it unloads.
+        if (AdapterCount() == 0) ++st.without_adapter;
+        else ++st.sites;
+        if (syscall(SYS_delete_module, "ndk", O_NONBLOCK) != 0) {
+            std::fprintf(stderr, "module load, fault %d: cannot unload: %s\n", n,
+                         strerrorname_np(errno));
+            return false;
+        }
+    }
+    std::fprintf(stderr, "module load: more than %d fault sites\n", kDevAddMaxSites);
     return false;
 }
 
@@ -470,6 +506,17 @@ int main() {
     } else {
         ++t_failures;
         if (!Rxe0Exists()) T_CHECK(std::system("rdma link add rxe0 type rxe netdev v0") == 0);
+    }
+    // ndk.ko's own add() and module init, one site at a time.
+    if (SweepModuleLoad()) {
+        ++paths;
+    } else {
+        ++t_failures;
+        if (access("/sys/module/ndk", F_OK) != 0) {
+            int fd = open(std::getenv("NDK_KO"), O_RDONLY | O_CLOEXEC);
+            T_CHECK(fd >= 0 && syscall(SYS_finit_module, fd, "", 0) == 0);
+            if (fd >= 0) close(fd);
+        }
     }
     T_CHECK(t_vmpin_kb() == 0);
     std::printf("%d paths swept, %d injected faults, every one failed cleanly or was absorbed\n",
