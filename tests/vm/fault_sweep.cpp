@@ -15,11 +15,12 @@
 // the same way through a netlink NEWLINK request of our own: every
 // NDK_DEVADD_STRIDE-th site (default 128; the path has about 15 000, most
 // of them sysfs, and their number varies by hundreds from run to run).
-// With NDK_SWEEP_MODULE_LOAD=1, ndk.ko's own adapter creation is then
-// swept site by site through the module's load: finit_module() registers
-// its ib_client, whose add() runs for rxe0 in the loading task.  After each injected failure either no rxe0 exists, or it exists
-// with or without an NDK adapter, and once it is deleted no NDK adapter,
-// user object or rxe0 is left.
+// After each injected failure either no rxe0 exists, or it exists with or
+// without an NDK adapter, and once it is deleted no NDK adapter, user
+// object or rxe0 is left.  With NDK_SWEEP_MODULE_LOAD=1, ndk.ko's own
+// adapter creation is then swept site by site through the module's load:
+// finit_module() registers its ib_client, whose add() runs for rxe0 in
+// the loading task.
 // The kernel log is judged by the runner as for every test (KASAN,
 // lockdep, kmemleak at the end).  On a kernel without fault injection
 // (the stock guest) the test skips, saying so.
@@ -188,8 +189,8 @@ std::vector<Path> Paths() {
          nullptr},
         {"fast-register (NdkFastRegister)", NDK_IOCTL_QP_POST,
          [](Loopback& lb, Pages& buf) {
-             auto reg = Must(lb.pd->RegisterMemory(buf.base, buf.len, ndk::kMemReadWrite),
-                             "register");
+             auto reg =
+                 Must(lb.pd->RegisterMemory(buf.base, buf.len, ndk::kMemReadWrite), "register");
              auto mr = Must(MemoryRegion::Create(*lb.pd, true), "create FR MR");
              Must(mr.InitializeFastRegister(16, true), "init FR");
              g_probe = {};
@@ -208,12 +209,12 @@ std::vector<Path> Paths() {
          [](Loopback& lb, Pages& buf) { return ProbeDead(lb, buf); }},
         {"bind (NdkBind)", NDK_IOCTL_QP_POST,
          [](Loopback& lb, Pages& buf) {
-             auto reg = Must(lb.pd->RegisterMemory(buf.base, buf.len, ndk::kMemReadWrite),
-                             "register");
+             auto reg =
+                 Must(lb.pd->RegisterMemory(buf.base, buf.len, ndk::kMemReadWrite), "register");
              auto mw = Must(MemoryWindow::Create(*lb.pd), "create MW");
              g_probe = {};
-             auto r = lb.server->Bind(2, reg, mw, buf.base, buf.len,
-                                      ndk::op_flag::kAllowRemoteWrite);
+             auto r =
+                 lb.server->Bind(2, reg, mw, buf.base, buf.len, ndk::op_flag::kAllowRemoteWrite);
              if (!r) {
                  Must(mw.QueryTokens(), "query tokens");
                  g_probe = {reinterpret_cast<std::uintptr_t>(buf.base), mw.remote_token(), true};
@@ -232,9 +233,7 @@ std::vector<Path> Paths() {
 
 namespace {
 
-bool Allowed(int err) {
-    return err == ENOMEM || err == ENOBUFS || err == EFAULT || err == EIO;
-}
+bool Allowed(int err) { return err == ENOMEM || err == ENOBUFS || err == EFAULT || err == EIO; }
 
 // Sweeps one path; returns the number of fault sites, or -1 on a failure.
 int Sweep(const Path& p, Loopback& lb, Pages& buf, Injector& inj) {
@@ -450,8 +449,10 @@ bool SweepModuleLoad() {
             continue;
         }
         // Loaded despite the fault: an adapter may be missing; it unloads.
-        if (AdapterCount() == 0) ++st.without_adapter;
-        else ++st.sites;
+        if (AdapterCount() == 0)
+            ++st.without_adapter;
+        else
+            ++st.sites;
         if (syscall(SYS_delete_module, "ndk", O_NONBLOCK) != 0) {
             std::fprintf(stderr, "module load, fault %d: cannot unload: %s\n", n,
                          strerrorname_np(errno));
@@ -465,9 +466,10 @@ bool SweepModuleLoad() {
 int main() {
     if (access("/proc/thread-self/fail-nth", W_OK) != 0) {
         const char* g = std::getenv("NDK_GUEST");
-        std::printf("no fail-nth: this kernel (%s guest) has no fault injection; the sweep runs "
-                    "on the debug kernel (make check-debug)\n",
-                    g ? g : "stock");
+        std::printf(
+            "no fail-nth: this kernel (%s guest) has no fault injection; the sweep runs "
+            "on the debug kernel (make check-debug)\n",
+            g ? g : "stock");
         return g && std::string(g) == "debug" ? kTestFail : kTestSkip;
     }
     // Sleeping (GFP_KERNEL) allocations may fail too, order 0 included;

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "ndk/ndk.hpp"
 #include "loopback.hpp"
+#include "ndk/ndk.hpp"
 #include "uobj_common.hpp"
 
 using namespace std::chrono_literals;
@@ -79,8 +79,7 @@ void Smoke(Setup& s, int w, std::uint8_t fill) {
     std::memset(s.mr_pages.base, fill, kPage);
     ndk::Sge sge{s.mr_pages.base, kPage, s.mrs[0].local_token()};
     char* dst = s.win_pages.base + w * kPage;
-    Must(s.client->Write(7, std::span(&sge, 1), reinterpret_cast<std::uintptr_t>(dst),
-                         s.tokens[w]),
+    Must(s.client->Write(7, std::span(&sge, 1), reinterpret_cast<std::uintptr_t>(dst), s.tokens[w]),
          "smoke write");
     WaitOk(*s.cq, "smoke write");
     if (std::memcmp(dst, s.mr_pages.base, kPage) != 0) throw Failure{"smoke write: data differs"};
