@@ -20,6 +20,8 @@ export NDK_RESULTS=$R HOME=/root LANG=C
 export NDK_SRC NDK_KO NDK_BUILD NDK_GUEST NDK_STRESS_SCALE
 
 say() { echo "guest: $*"; }
+# shellcheck source=scripts/guest-lib.sh
+. "$NDK_SRC/scripts/guest-lib.sh"
 kmsg() { echo "ndk-testbed: $*" > /dev/kmsg; }
 
 poweroff_now() {
@@ -96,20 +98,9 @@ while IFS=$'\t' read -r name tmo cmd; do
 	fi
 	log="$R/$name.log"
 	tmo=$(awk -v t="$tmo" -v s="${NDK_VM_TIMEOUT_SCALE:-1}" 'BEGIN { printf "%d", t * s }')
-	kmsg "begin $name"
-	start=$(date +%s.%N)
-	(cd /tmp && timeout -k 5 "$tmo" bash -c "$cmd") > "$log" 2>&1 < /dev/null
+	ndk_judge "$name" "$tmo" bash -c "$cmd"
 	rc=$?
-	kmsg "end $name"
-	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-	((rc == 124 || rc == 137)) && echo "testbed: timed out after $tmo s" >> "$log"
-	if ! dmesg | sed -n "/ndk-testbed: begin $name\$/,/ndk-testbed: end $name\$/p" |
-		"$NDK_SRC/scripts/check-dmesg.sh" > "$R/$name.kreport"; then
-		{ echo "testbed: kernel reported a problem during this test:"; cat "$R/$name.kreport"; } >> "$log"
-		rc=1
-	fi
-	rm -f "$R/$name.kreport"
-	echo "$rc" > "$R/$name.rc"
+	secs=$ndk_judge_secs
 	case $rc in
 	0) pass=$((pass + 1)); say "PASS $name (${secs} s)" ;;
 	77) skip=$((skip + 1)); say "SKIP $name: $(tail -n 1 "$log")" ;;

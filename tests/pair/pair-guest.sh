@@ -42,26 +42,15 @@ fi
 say "kernel $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 kmsg "setup begin"
 
-# step NAME TIMEOUT COMMAND...: one verdict, as guest-runner.sh.
+# step NAME TIMEOUT COMMAND...: one verdict, as guest-runner.sh's tests.
+# shellcheck source=scripts/guest-lib.sh
+. "$NDK_SRC/scripts/guest-lib.sh"
 step() {
-	local name=$1 tmo=$2 rc start secs
-	shift 2
-	kmsg "begin $name"
-	start=$(date +%s.%N)
-	(cd /tmp && timeout -k 5 "$tmo" bash -c '"$@"' step "$@") > "$R/$name.log" 2>&1 < /dev/null
+	local name=$1 rc
+	ndk_judge "$@"
 	rc=$?
-	kmsg "end $name"
-	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-	((rc == 124 || rc == 137)) && echo "testbed: timed out after $tmo s" >> "$R/$name.log"
-	if ! dmesg | sed -n "/ndk-testbed: begin $name\$/,/ndk-testbed: end $name\$/p" |
-		"$NDK_SRC/scripts/check-dmesg.sh" > "$R/$name.kreport"; then
-		{ echo "testbed: kernel reported a problem during this step:"; cat "$R/$name.kreport"; } >> "$R/$name.log"
-		rc=1
-	fi
-	rm -f "$R/$name.kreport"
-	echo "$rc" > "$R/$name.rc"
 	if ((rc == 0)); then
-		say "PASS $name (${secs} s)"
+		say "PASS $name (${ndk_judge_secs} s)"
 	else
 		say "FAIL $name (rc $rc)"
 		tail -n 20 "$R/$name.log" | sed 's/^/guest:   /'
