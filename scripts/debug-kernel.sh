@@ -19,19 +19,23 @@
 #   debug-kernel.sh --path    print the path only if the entry is complete
 #   debug-kernel.sh --key     print the cache key
 #
+# For the test bed's own test (tests/testbed/debug-kernel-test.sh):
+# NDK_DEBUG_KERNEL_TARBALL replaces the source tarball and
+# NDK_DEBUG_KERNEL_SRCVER its package version.
+#
 # Progress goes to stderr every 30 s (objects compiled, elapsed time); the
 # full build log is <entry>/build.log.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 fragment=$src/scripts/debug-kernel.config
-tarball=/usr/src/linux-source-6.1.tar.xz
+tarball=${NDK_DEBUG_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 cache_root=${NDK_CACHE_DIR:-/var/cache/ndk-linux}/debug-kernel
 say() { echo "debug-kernel: $*" >&2; }
 
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
+srcver=${NDK_DEBUG_KERNEL_SRCVER:-$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)} ||
 	{ say "linux-source-6.1 is not installed (scripts/deps.sh)"; exit 1; }
-recipe=1
+recipe=2
 key=$( { cat "$fragment"; echo "recipe $recipe $srcver"; gcc --version | head -n 1; } |
 	sha256sum | cut -c1-16)
 entry=$cache_root/$key
@@ -114,15 +118,31 @@ say "compiling with $jobs jobs (about 20 min on 2 cores)"
 	done
 ) &
 ticker=$!
-trap 'kill $ticker 2>/dev/null' EXIT
+# Stopping the ticker must never decide the script's exit status: by the
+# time an EXIT trap runs, the ticker may long be reaped and kill fails.
+stop_ticker() {
+	kill "$ticker" 2> /dev/null || true
+	wait "$ticker" 2> /dev/null || true
+}
+trap stop_ticker EXIT
 make -C "$tree" -j"$jobs" bzImage modules >> "$log" 2>&1 ||
 	{ say "build failed; last lines of $log:"; tail -n 30 "$log" >&2; exit 1; }
 make -C "$tree" -s INSTALL_MOD_PATH="$entry/modules" INSTALL_MOD_STRIP=1 \
-	modules_install >> "$log" 2>&1
-kill $ticker 2>/dev/null || true
+	modules_install >> "$log" 2>&1 ||
+	{ say "modules_install failed; last lines of $log:"; tail -n 30 "$log" >&2; exit 1; }
+stop_ticker
 
+# The release is the file kbuild wrote, not `make kernelrelease`'s output:
+# under an outer make that output carries "Entering directory" lines.  It
+# must name exactly one line and the modules directory just installed.
+release=$(cat "$tree/include/config/kernel.release")
+if [[ $(wc -l < "$tree/include/config/kernel.release") != 1 ||
+	! "$release" =~ ^[A-Za-z0-9._+-]+$ || ! -d "$entry/modules/lib/modules/$release" ]]; then
+	say "bad kernel release '$release': not one line naming $entry/modules/lib/modules/*"
+	exit 1
+fi
 cp "$tree/arch/x86/boot/bzImage" "$entry/bzImage"
-make -C "$tree" -s kernelrelease > "$entry/release"
+echo "$release" > "$entry/release"
 ln -sfn "$(basename "$tree")" "$entry/build"
 echo "built in $((SECONDS - start)) s" > "$entry/complete"
 say "done: $(cat "$entry/release") in $((SECONDS - start)) s"
