@@ -905,8 +905,10 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
  * @u:        an MEM or MR entry whose MR is created and not registered
  * @address:  user address of the first byte
  * @length:   bytes, > 0
- * @mr_flags: NDK_MR_FLAG_*; the pages are pinned writable when the
- *            device may write them
+ * @mr_flags: NDK_MR_FLAG_*; the pages are pinned writable exactly when
+ *            the access they give has a write right (local write, read
+ *            sink, remote write: ndk_mr_access_writes()), and read-only
+ *            otherwise, so no later fast-register or bind can write them
  *
  * A WSP registration (MEM entry) is also tracked by the registration
  * cache: a slot and an MMU notifier (ndk_ucache_pin()).
@@ -921,9 +923,8 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 {
 	struct ndk_adapter_info info;
 	u32 size = sizeof(info);
+	int ret, write;
 	s32 status;
-	bool write;
-	int ret;
 	u64 last;
 
 	/* Wrapping or kernel ranges before the size rule (EFAULT first). */
@@ -939,7 +940,9 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 	if (length > info.max_registration_size)
 		return -EMSGSIZE;
 
-	write = mr_flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+	write = ndk_mr_flags_write(u->mem.mr, mr_flags);
+	if (write < 0)
+		return write;
 	if (u->type == NDK_UOBJ_MEM)
 		ret = ndk_ucache_pin(&u->nf->ucache, &u->mem.cache,
 				     &u->mem.umem, current->mm, address, length,

@@ -486,18 +486,17 @@ static s32 ndk_fast_register_mr_post(struct ndk_qp *qp,
 				     struct ndk_mr *src, u64 address,
 				     u64 length, u64 base, u32 flags)
 {
-	u32 write = flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
-			     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+	int access = ndk_fr_access(ndk_ibdev(&qp->obj), flags);
 	u64 end, off;
 	u32 first;
 	s32 status;
 
-	if (src->fast_register || src->pd != qp->pd || !length ||
+	if (access < 0 || src->fast_register || src->pd != qp->pd || !length ||
 	    ((base ^ address) & ~PAGE_MASK) ||
 	    check_add_overflow(address, length, &end) ||
 	    check_add_overflow(base, length, &off))
 		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	status = ndk_mr_window_bind(src, address, end, write);
+	status = ndk_mr_window_bind(src, address, end, access);
 	if (status)
 		return ndk_qp_refuse(qp, status);
 	off = address - src->base_va + (src->base_va & ~PAGE_MASK);
@@ -520,16 +519,18 @@ static s32 ndk_fast_register_mr_post(struct ndk_qp *qp,
  * @length:          bytes, > 0, ending inside @src's region
  * @base:            the region's address for the peer; its offset in a
  *                   page must be @address's
- * @flags:           as for ndk_fast_register(); local or remote write
- *                   needs @src registered with local write
+ * @flags:           as for ndk_fast_register(); a write right (local
+ *                   write, read sink, remote write) needs @src registered
+ *                   with one, remote write needs @src registered with
+ *                   local write (ndk_mr_window_bind())
  *
  * The /dev/ndk path: user space names pinned memory by its registration,
  * never by adapter addresses.
  *
  * Context: any; the consumer serializes the QP's initiator requests.
  * Return: as ndk_fast_register(); STATUS_INVALID_DEVICE_REQUEST also when
- * @src is not registered, STATUS_ACCESS_VIOLATION when it lacks the local
- * write a write right needs.
+ * @src is not registered, STATUS_ACCESS_VIOLATION when it cannot give the
+ * write right asked for (its pages are not writable).
  */
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,
@@ -570,7 +571,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 	if (write)
 		req.access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
 
-	status = ndk_mr_window_bind(mr, start, end, write);
+	status = ndk_mr_window_bind(mr, start, end, req.access);
 	if (status)
 		return ndk_qp_refuse(qp, status);
 	/* The MR stays registered while a window is counted in it. */

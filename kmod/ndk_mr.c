@@ -149,6 +149,40 @@ int ndk_mr_access(struct ib_device *ibdev, u32 flags)
 	return access;
 }
 
+/**
+ * ndk_mr_flags_write() - may the device write pages registered with @flags?
+ * @mr:    the MR (its device decides what RDMA_READ_SINK needs)
+ * @flags: NDK_MR_FLAG_* bits
+ *
+ * Whoever pins pages for a registration asks this first and pins them
+ * writable exactly when it says so (ndk_umr_register()).
+ *
+ * Context: any.
+ * Return: 1 when the access has a write right (local write, read sink,
+ * remote write), 0 when not, -EINVAL for flags NDK does not have.
+ */
+int ndk_mr_flags_write(struct ndk_mr *mr, u32 flags)
+{
+	int access = ndk_mr_access(ndk_ibdev(&mr->obj), flags);
+
+	if (access < 0)
+		return access;
+	return ndk_mr_access_writes(access);
+}
+
+/* Is an element of the first @length bytes of @chain read-only? */
+static bool ndk_mdl_read_only(const struct ndk_mdl *chain, u64 length)
+{
+	const struct ndk_mdl *mdl;
+
+	for (mdl = chain; mdl && length; mdl = mdl->next) {
+		if (mdl->flags & NDK_MDL_READ_ONLY)
+			return true;
+		length -= min_t(u64, length, mdl->byte_count);
+	}
+	return false;
+}
+
 static int ndk_mr_add_page(struct page *page, u32 offset, u32 len,
 			   void *context)
 {
@@ -283,6 +317,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->base_va = ibmr->iova;
 	mr->length = req->length;
 	mr->flags = req->flags;
+	mr->writable = ndk_mr_access_writes(req->access);
 	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
 	atomic64_inc(&ndk_stats.registrations);
 	atomic64_add(mr->length, &ndk_stats.registered_bytes);
@@ -449,6 +484,9 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 		return STATUS_INVALID_PARAMETER;
 	if (ndk_mdl_check_contiguous(mdl, length, &req.pages))
 		return STATUS_INVALID_PARAMETER;
+	/* The device never gets a write right over read-only pages. */
+	if (ndk_mr_access_writes(req.access) && ndk_mdl_read_only(mdl, length))
+		return STATUS_ACCESS_VIOLATION;
 	if (!ndk_mdl_virtual_address(mdl) ||
 	    check_add_overflow(ndk_mdl_virtual_address(mdl), (u64)length, &end))
 		return STATUS_INVALID_PARAMETER;
@@ -485,7 +523,9 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
  * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
  * non-contiguous chain, a length of 0 or beyond the chain or beyond
  * MaxRegistrationSize, an unknown flag, a zero-based address or a
- * fast-register MR; STATUS_INVALID_DEVICE_REQUEST when the MR is already
+ * fast-register MR; STATUS_ACCESS_VIOLATION when @flags grant a write
+ * right (local write, read sink, remote write) over an MDL element marked
+ * NDK_MDL_READ_ONLY; STATUS_INVALID_DEVICE_REQUEST when the MR is already
  * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
  * the completion); STATUS_DEVICE_REMOVED.
  */
@@ -601,18 +641,21 @@ EXPORT_SYMBOL_GPL(ndk_initialize_fast_register_mr);
  * @mr:           the MR
  * @start:        the window's first address
  * @end:          its end (exclusive)
- * @remote_write: the window grants remote write
+ * @access:       the IB access the window or fast-register gets
  *
  * On success the MR holds the window: it stays registered (deregister is
- * refused) and referenced until ndk_mr_window_gone().
+ * refused) and referenced until ndk_mr_window_gone().  This is where a
+ * window's or fast-register's write right over an MR's pages is checked,
+ * for kernel and user callers alike: remote write needs an MR registered
+ * with local write (NdkBind's rule), and any write right needs an MR whose
+ * pages are writable (&ndk_mr.writable).
  *
  * Context: any.
  * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_REQUEST when the MR is
  * not registered; STATUS_INVALID_PARAMETER for a range not inside it;
- * STATUS_ACCESS_VIOLATION for remote write in an MR without local write.
+ * STATUS_ACCESS_VIOLATION for a write right the MR cannot give.
  */
-s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
-		       bool remote_write)
+s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 {
 	s32 status = STATUS_SUCCESS;
 	unsigned long flags;
@@ -622,7 +665,10 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
 		status = STATUS_INVALID_DEVICE_REQUEST;
 	else if (start < mr->base_va || end > mr->base_va + mr->length)
 		status = STATUS_INVALID_PARAMETER;
-	else if (remote_write && !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+	else if ((access & IB_ACCESS_REMOTE_WRITE) &&
+		 !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		status = STATUS_ACCESS_VIOLATION;
+	else if (ndk_mr_access_writes(access) && !mr->writable)
 		status = STATUS_ACCESS_VIOLATION;
 	else
 		mr->bound_windows++;

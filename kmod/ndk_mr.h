@@ -105,6 +105,8 @@ enum ndk_mr_state {
  * @length:        the region's length
  * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
  * @flags:         NDK_MR_FLAG_* of the registration
+ * @writable:      the registration has a write right, so its pages are
+ *                 writable: fast-registers and binds over it may write
  * @dma_pages:     the registration's pages as DMA addresses, one per page
  *                 (windows map sub-ranges of them)
  * @fr:            fast-register: the registration state of @ibmr
@@ -124,6 +126,7 @@ struct ndk_mr {
 	u64 base_va;
 	u64 length;
 	u32 flags;
+	bool writable;
 	u64 *dma_pages;
 	int page_class;
 	struct ndk_fr fr;
@@ -169,8 +172,26 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 
 /* ndk_mr.c */
 int ndk_mr_access(struct ib_device *ibdev, u32 flags);
-s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
-		       bool remote_write);
+s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);
+
+/* The IB access rights that let the device write the pages. */
+#define NDK_IB_WRITE_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)
+
+/**
+ * ndk_mr_access_writes() - may the device write pages under this access?
+ * @access: IB access flags, as ndk_mr_access() gives them
+ *
+ * The one definition of "a write right" (local write, read sink, remote
+ * write): pages are pinned writable exactly when it holds, and a
+ * registration, fast-register or bind with it is refused over pages that
+ * are not (NDK_MDL_READ_ONLY, &ndk_mr.writable).
+ *
+ * Return: true when the device may write.
+ */
+static inline bool ndk_mr_access_writes(int access)
+{
+	return access & NDK_IB_WRITE_ACCESS;
+}
 
 #endif /* NDK_MR_H */

@@ -26,8 +26,19 @@
  * FOLL_FORCE would also pin PROT_NONE memory, so the mappings are checked
  * first, under the mmap lock, segment by segment.
  *
+ * The pin mode is the rights': the caller asks for @write exactly when the
+ * registration's IB access has a write right (ndk_mr_access_writes()), and
+ * a read-only pin is described by MDL elements marked NDK_MDL_READ_ONLY,
+ * so that no later registration can grant a write right over it.  A
+ * writable long-term pin of a shared mapping of a regular file (ext4, xfs,
+ * 9p...) is refused with -EOPNOTSUPP, as Linux 6.5 and later refuse it in
+ * GUP: the file system's writeback does not expect a device to write its
+ * page cache behind it.  Anonymous, shmem (tmpfs, memfd) and hugetlbfs
+ * memory stays allowed.
+ *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
@@ -57,7 +68,8 @@ long ndk_umem_pinned_pages(void)
 /*
  * The FOLL_* flags for the mapping at @addr, and the end of the segment
  * they apply to; -EFAULT when @addr is not mapped, or mapped without the
- * rights the registration asks for, or not by ordinary pages.
+ * rights the registration asks for, or not by ordinary pages;
+ * -EOPNOTSUPP for a writable pin of a shared mapping of a regular file.
  */
 static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 			    unsigned long end, bool write,
@@ -72,6 +84,11 @@ static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 	    !(vma->vm_flags & VM_READ) ||
 	    (write && !(vma->vm_flags & VM_WRITE))) {
 		ret = -EFAULT;
+		goto out_unlock;
+	}
+	if (write && vma->vm_file && (vma->vm_flags & VM_SHARED) &&
+	    !vma_is_shmem(vma) && !is_vm_hugetlb_page(vma)) {
+		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
 	*seg_end = min(end, vma->vm_end);
@@ -137,6 +154,8 @@ static int ndk_umem_build_mdl(struct ndk_umem *um)
 			um->mdl = NULL;
 			return -ENOMEM;
 		}
+		if (!um->writable)
+			mdl->flags |= NDK_MDL_READ_ONLY;
 		*link = mdl;
 		link = &mdl->next;
 		page += mdl->page_count;
@@ -152,14 +171,17 @@ static int ndk_umem_build_mdl(struct ndk_umem *um)
  * @mm:      the calling process's mm (current->mm); grabbed on success
  * @address: user address of the first byte
  * @length:  bytes, > 0
- * @write:   the device may write the memory (MEM_WRITE)
+ * @write:   the device may write the memory: the registration's access
+ *           has a write right (ndk_mr_access_writes())
  *
  * Context: process context of the owner of @mm, may sleep.
  * Return: 0; %-EFAULT when the range wraps, reaches the kernel half, or
  * is not wholly mapped readable (and writable for @write) by ordinary
  * pages; %-EPERM when RLIMIT_MEMLOCK is 0 (without CAP_IPC_LOCK), as
  * ib_umem_get(); %-ENOMEM when the pages would exceed RLIMIT_MEMLOCK
- * (without CAP_IPC_LOCK) or memory runs out; %-EINTR on a fatal signal; another
+ * (without CAP_IPC_LOCK) or memory runs out; %-EOPNOTSUPP when @write and
+ * the range is a shared mapping of a regular file (not shmem or hugetlbfs);
+ * %-EINTR on a fatal signal; another
  * negative errno from pin_user_pages_fast().
  */
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,

@@ -30,7 +30,14 @@
  * @byte_offset: offset of the buffer in the first page, < PAGE_SIZE
  * @byte_count:  bytes described, > 0
  * @page_count:  entries in @pages: pages spanned by offset + count
+ * @flags:       NDK_MDL_READ_ONLY or 0
  * @pages:       the pages, in address order (the PFN array)
+ *
+ * An element marked NDK_MDL_READ_ONLY describes pages the device must never
+ * write (the IoReadAccess of MmProbeAndLockPages): ndk_register_mr()
+ * refuses every registration that would grant a write right over it.
+ * /dev/ndk marks the pages it pins without FOLL_WRITE so; the allocators
+ * below leave @flags 0 (writable).
  */
 struct ndk_mdl {
 	struct ndk_mdl *next;
@@ -38,8 +45,11 @@ struct ndk_mdl {
 	u32 byte_offset;
 	u32 byte_count;
 	u32 page_count;
+	u32 flags;
 	struct page *pages[];
 };
+
+#define NDK_MDL_READ_ONLY	0x1
 
 static inline u64 ndk_mdl_virtual_address(const struct ndk_mdl *mdl)
 {
