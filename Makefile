@@ -36,7 +36,8 @@ JOBS ?= $(shell nproc)
 NDK_VERSION := $(shell grep -o 'ndk-linux VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
 
 # Each phase prints its wall time (.ci/run and the README rely on it).
-phase = @echo "==> $(1)"; start=$$(date +%s); $(2) && echo "==> $(1): done in $$(( $$(date +%s) - start )) s"
+phase = @echo "==> $(1)"; start=$$(date +%s); if $(2); then echo "==> $(1): done in $$(( $$(date +%s) - start )) s"; \
+	else echo "==> $(1): FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
 all: kmod lib
 
@@ -55,13 +56,13 @@ lib: deps
 	$(call phase,user space (cmake),cmake -S . -B $(BUILD) -DNDK_VM_INJECT=$(NDK_VM_INJECT) > /dev/null && cmake --build $(BUILD) -j $(JOBS))
 
 check: kmod lib
-	$(call phase,tests (ctest),ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS))
+	$(call phase,tests (ctest),ctest --test-dir $(BUILD) -LE debug-only --output-on-failure $(CTEST_ARGS))
 
 unit: lib
 	$(call phase,unit tests,ctest --test-dir $(BUILD) -L unit --output-on-failure $(CTEST_ARGS))
 
 vm-check: kmod lib
-	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm --output-on-failure $(CTEST_ARGS))
+	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm -LE debug-only --output-on-failure $(CTEST_ARGS))
 
 # The debug tier: build (or reuse) the debug guest kernel, rebuild the
 # modules for it in $(BUILD)/debug-src, run every vm test on it (or only

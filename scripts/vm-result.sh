@@ -30,6 +30,11 @@ if [[ ! -f "$dir/$name.rc" ]]; then
 		echo "vm-result: $name: not selected by NDK_VM_ONLY=$NDK_VM_ONLY"
 		exit 77
 	fi
+	if grep -q "^$name	" "$(dirname "$dir")/vm-tests-debug.list" 2> /dev/null &&
+		[[ "${NDK_GUEST:-stock}" != debug ]]; then
+		echo "vm-result: $name: runs on the debug kernel only (make check-debug), not in this tier"
+		exit 1
+	fi
 	echo "vm-result: $name: the guest finished without running it"
 	exit 1
 fi

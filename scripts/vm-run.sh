@@ -9,7 +9,10 @@
 # injection; `make check-debug`), with its own modules, and the modules of
 # this tree rebuilt for it (NDK_KO_TREE) mounted over the stock ones.
 #
-#   vm-run.sh --list FILE --results DIR --ko PATH [--build DIR]
+#   vm-run.sh --list FILE [--debug-list FILE] --results DIR --ko PATH [--build DIR]
+#
+# --debug-list names the tests that need the debug kernel (fault
+# injection): they are appended to the list only when NDK_GUEST=debug.
 #
 # Exit: 0 when the guest ran the whole list (the tests' own verdicts are in
 # their .rc files), 1 when the guest hung, crashed or never got going (the
@@ -25,10 +28,11 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-list="" results="" ko="" build=""
+list="" debug_list="" results="" ko="" build=""
 while (($#)); do
 	case $1 in
 	--list) list=$(realpath "$2"); shift 2 ;;
+	--debug-list) debug_list=$(realpath "$2"); shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--ko) ko=$(realpath "$2"); shift 2 ;;
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -36,7 +40,7 @@ while (($#)); do
 	esac
 done
 [[ -n "$list" && -n "$results" && -n "$ko" ]] || {
-	echo "usage: vm-run.sh --list FILE --results DIR --ko PATH [--build DIR]" >&2
+	echo "usage: vm-run.sh --list FILE [--debug-list FILE] --results DIR --ko PATH [--build DIR]" >&2
 	exit 2
 }
 
@@ -63,6 +67,10 @@ fatal() {
 . "$src/scripts/vm-lib.sh"
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
 vm_select_guest
+if [[ "$guest" == debug && -n "$debug_list" ]]; then
+	cat "$list" "$debug_list" > "$results/tests.list"
+	list=$results/tests.list
+fi
 [[ -r "$ko" ]] || fatal "$ko missing (make kmod)"
 
 # --- initramfs: static busybox, the modules that mount a 9p+overlay root ---
