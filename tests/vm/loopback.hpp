@@ -69,6 +69,8 @@ struct Loopback {
     std::optional<ndk::QueuePair> client, server;
     std::optional<ndk::Listener> listener;
     std::optional<ndk::Connector> active, passive;
+    // IRD and ORD of both sides (0: no RDMA read).
+    std::uint32_t read_limit = 0;
 
     void Open(const char* name = "rxe0") {
         adapter.emplace(Must(ndk::Adapter::OpenByName(name), "open adapter"));
@@ -84,9 +86,13 @@ struct Loopback {
         listener.emplace(Must(ndk::Listener::Create(*adapter), "create listener"));
         auto bound = Must(listener->Listen(ndk::SockAddr::Parse(ip).value()), "listen");
         active.emplace(Must(ndk::Connector::Create(*adapter), "create connector"));
-        Must(active->Connect(*client, bound), "connect");
+        Must(active->Connect(*client, bound, {.inbound_read_limit = read_limit,
+                                              .outbound_read_limit = read_limit}),
+             "connect");
         passive.emplace(Must(listener->GetConnectionRequest(10s), "connection request"));
-        Must(passive->Accept(*server), "accept");
+        Must(passive->Accept(*server, {.inbound_read_limit = read_limit,
+                                       .outbound_read_limit = read_limit}),
+             "accept");
         Must(active->WaitFor(ndk::RequestKind::kConnect, 10s), "connect completion");
         Must(active->CompleteConnect(), "complete connect");
         Must(active->WaitFor(ndk::RequestKind::kCompleteConnect, 10s), "complete-connect");
