@@ -401,6 +401,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	spin_lock_init(&m->lock);
 	ndk_fr_init(&m->fr, &m->obj);
 	init_completion(&m->done);
+	init_waitqueue_head(&m->windows_gone);
 	m->cqe.done = ndk_mr_wr_done;
 	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
 			      request_context, (void **)mr);
@@ -641,11 +642,46 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
 void ndk_mr_window_gone(struct ndk_mr *mr)
 {
 	unsigned long flags;
+	bool last;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->bound_windows--;
+	last = !--mr->bound_windows;
 	spin_unlock_irqrestore(&mr->lock, flags);
+	if (last)
+		wake_up_all(&mr->windows_gone);
 	ndk_obj_put(&mr->obj);
+}
+
+static bool ndk_mr_unbound(struct ndk_mr *mr)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	ret = !mr->bound_windows;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+
+/**
+ * ndk_mr_wait_windows() - wait until no window is counted in the MR
+ * @mr:      the MR
+ * @timeout: jiffies to wait at most
+ *
+ * A window or fast-register MR closed while a request on it was still
+ * outstanding is torn down (and leaves the MR) only after that request
+ * is resolved, from ndk_wq.  Once every window and QP that could use the
+ * MR is closed, the counts left are such teardowns, already under way:
+ * a caller that closed them all waits here before deregistering.
+ *
+ * Context: process context.
+ * Return: true when no window is counted any more.
+ */
+bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout)
+{
+	might_sleep();
+	return wait_event_timeout(mr->windows_gone, ndk_mr_unbound(mr),
+				  timeout) > 0;
 }
 
 /**

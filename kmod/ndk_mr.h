@@ -109,6 +109,7 @@ enum ndk_mr_state {
  *                 (windows map sub-ranges of them)
  * @fr:            fast-register: the registration state of @ibmr
  * @bound_windows: windows bound inside this MR (deregister is refused)
+ * @windows_gone:  woken when @bound_windows drops to 0
  * @cqe:           completion of the internal REG_MR / LOCAL_INV
  * @wc_status:     status of that completion
  * @done:          signalled by @cqe for blocking callers
@@ -128,6 +129,7 @@ struct ndk_mr {
 	int page_class;
 	struct ndk_fr fr;
 	u32 bound_windows;
+	wait_queue_head_t windows_gone;
 	struct ib_cqe cqe;
 	enum ib_wc_status wc_status;
 	struct completion done;
@@ -172,5 +174,6 @@ int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end,
 		       bool remote_write);
 void ndk_mr_window_gone(struct ndk_mr *mr);
+bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout);
 
 #endif /* NDK_MR_H */
