@@ -22,15 +22,34 @@
  * overflowing): STATUS_BUFFER_OVERFLOW for an overrun, otherwise
  * STATUS_INTERNAL_ERROR.  A satisfied arm queues one notification; a
  * single work item delivers them, so the callbacks are serialized and run
- * in process context, and destroy cancels it after marking the CQ dying,
- * so no callback runs once the close has completed.
+ * in process context.  The consumer's close marks the CQ closed (no
+ * notification is queued any more) and, without a completion, waits for
+ * a callback in progress, so no callback runs once ndk_close_cq()
+ * returns, even when the QPs still attached keep the CQ alive for a
+ * while; destroy cancels the work again after marking the CQ dying.
+ *
+ * Capacity: every request posted on a QP reserves one result in the CQ
+ * its result goes to (ndk_cq_reserve()); the reservation is released
+ * when the result is polled (or dropped: a silent success, a QP destroy
+ * that resolved the request).  A post that would reserve more than the
+ * CQ's depth fails inline with STATUS_INSUFFICIENT_RESOURCES, like a full
+ * queue, so the device never gets more requests than the CQ can hold and
+ * the ib_cq cannot overflow (rxe drops what does not fit).
+ *
+ * Destroy quiesces the driver first (ndk_cq_quiesce()): Debian's 6.1 rxe
+ * schedules a tasklet per notification and never kills it when the CQ is
+ * destroyed, so a CQ that was ever armed waits for the tasklets pending
+ * on every CPU before ib_destroy_cq() frees it.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/cpu.h>
+#include <linux/interrupt.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 
 #include "ndk_qp.h"
 
@@ -104,6 +123,7 @@ void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res)
 {
 	lockdep_assert_held(&cq->lock);
 	if (cq->sw_count == cq->sw_cap) {
+		ndk_cq_unreserve(cq, 1);
 		ndk_cq_fail_locked(cq, STATUS_BUFFER_OVERFLOW);
 		return;
 	}
@@ -186,6 +206,39 @@ u32 ndk_cq_drain(struct ndk_cq *cq)
 bool ndk_cq_failed(struct ndk_cq *cq)
 {
 	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
+}
+
+/**
+ * ndk_cq_reserve() - reserve room for the result of a request to be posted
+ * @cq: the CQ the request's result goes to
+ *
+ * Context: any.
+ * Return: true when the CQ can hold one more result; false when it is
+ * committed to its depth already (the post must fail inline).
+ */
+bool ndk_cq_reserve(struct ndk_cq *cq)
+{
+	int cur = atomic_read(&cq->reserved);
+
+	do {
+		if (cur >= (int)READ_ONCE(cq->depth))
+			return false;
+	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
+	return true;
+}
+
+/**
+ * ndk_cq_unreserve() - release reservations of ndk_cq_reserve()
+ * @cq: the CQ
+ * @n:  how many: results polled or dropped, requests never posted or
+ *      resolved without a completion
+ *
+ * Context: any.
+ */
+void ndk_cq_unreserve(struct ndk_cq *cq, u32 n)
+{
+	if (n)
+		atomic_sub(n, &cq->reserved);
 }
 
 /**
@@ -344,6 +397,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	c->notify = notification;
 	c->notify_context = notification_context;
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
+	atomic_set(&c->reserved, 0);
 	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
 			      request_context, (void **)cq);
 }
@@ -373,23 +427,33 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 	struct ndk_result_ex *sw = NULL, *old = NULL;
 	unsigned long flags;
 	s32 status = STATUS_SUCCESS;
-	u32 i;
+	u32 i, old_depth;
 	int ret;
 
 	mutex_lock(&cq->resize_lock);
+	/* Never below the results the CQ is committed to hold. */
+	spin_lock_irqsave(&cq->lock, flags);
+	old_depth = cq->depth;
+	if (depth < (u32)atomic_read(&cq->reserved))
+		status = STATUS_INVALID_PARAMETER;
+	else
+		WRITE_ONCE(cq->depth, min(depth, old_depth));
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (status)
+		goto out_unlock;
 	/* The software queue only grows: it may hold results already. */
 	if (depth > cq->sw_cap) {
 		sw = kvcalloc(depth, sizeof(*sw), GFP_KERNEL);
 		if (!sw) {
 			status = STATUS_INSUFFICIENT_RESOURCES;
-			goto out_unlock;
+			goto out_restore_depth;
 		}
 	}
 	ret = ib_resize_cq(cq->ibcq, depth);
 	if (ret) {
 		kvfree(sw);
 		status = ndk_status_from_errno(ret);
-		goto out_unlock;
+		goto out_restore_depth;
 	}
 	spin_lock_irqsave(&cq->lock, flags);
 	if (sw) {
@@ -400,9 +464,13 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 		cq->sw_cap = depth;
 		cq->sw_head = 0;
 	}
-	cq->depth = depth;
+	WRITE_ONCE(cq->depth, depth);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	kvfree(old);
+	goto out_unlock;
+
+out_restore_depth:
+	WRITE_ONCE(cq->depth, old_depth);
 out_unlock:
 	mutex_unlock(&cq->resize_lock);
 	return status;
@@ -560,6 +628,8 @@ static u32 ndk_cq_poll(struct ndk_cq *cq, struct ndk_result_ex *ex,
 		if (got < (int)want)
 			break;
 	}
+	/* Polled results leave the CQ (silent ones: ndk_qp_translate()). */
+	ndk_cq_unreserve(cq, n);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
