@@ -58,7 +58,7 @@ static void ndk_cq_fire_locked(struct ndk_cq *cq, s32 status)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->arm = NDK_CQ_ARM_NONE;
-	if (cq->dying)
+	if (cq->dying || cq->closed)
 		return;
 	if (status)
 		cq->fire_status = status;
@@ -75,7 +75,7 @@ static void ndk_cq_notify_work(struct work_struct *work)
 
 	for (;;) {
 		spin_lock_irqsave(&cq->lock, flags);
-		if (cq->dying) {
+		if (cq->dying || cq->closed) {
 			spin_unlock_irqrestore(&cq->lock, flags);
 			return;
 		}
@@ -335,6 +335,70 @@ err_free_sw:
 	return ret;
 }
 
+/* A tasklet queued behind every tasklet pending on one CPU. */
+struct ndk_bh_fence {
+	struct tasklet_struct tasklet;
+	struct completion done;
+};
+
+static void ndk_bh_fence_done(struct tasklet_struct *t)
+{
+	struct ndk_bh_fence *f = from_tasklet(f, t, tasklet);
+
+	complete(&f->done);
+}
+
+/* In an IPI on the fence's CPU: append the fence to its tasklet list. */
+static void ndk_bh_fence_queue(void *arg)
+{
+	struct ndk_bh_fence *f = arg;
+
+	tasklet_schedule(&f->tasklet);
+}
+
+/* Wait for the tasklets queued on @cpu so far. */
+static void ndk_bh_fence_cpu(int cpu)
+{
+	struct ndk_bh_fence f;
+
+	tasklet_setup(&f.tasklet, ndk_bh_fence_done);
+	init_completion(&f.done);
+	/* Run in order with the CPU's tasklets, at the IPI's exit. */
+	smp_call_function_single(cpu, ndk_bh_fence_queue, &f, 1);
+	wait_for_completion(&f.done);
+	/* Not running any more either: it lives on this stack. */
+	tasklet_kill(&f.tasklet);
+}
+
+/**
+ * ndk_cq_quiesce() - wait until the driver runs no completion callback
+ * of the CQ any more
+ * @cq: the CQ, dying, with no QP attached (none can complete into it)
+ *
+ * rxe (Debian 6.1) runs the completion handler from a tasklet of the CQ
+ * scheduled by the completion that satisfied an arm, and does not kill it
+ * in destroy: the tasklet could run on the freed ib_cq.  Tasklets of a
+ * CPU run in the order they were scheduled, so one fence tasklet per
+ * online CPU that has run means every tasklet scheduled before it has
+ * run; a second round covers a tasklet that was running on another CPU
+ * and was requeued behind the first fence (tasklet_action's trylock).
+ * Only a CQ ever armed in the device can have one pending.
+ *
+ * Context: process context.
+ */
+static void ndk_cq_quiesce(struct ndk_cq *cq)
+{
+	int round, cpu;
+
+	if (!READ_ONCE(cq->dev_armed))
+		return;
+	cpus_read_lock();
+	for (round = 0; round < 2; round++)
+		for_each_online_cpu(cpu)
+			ndk_bh_fence_cpu(cpu);
+	cpus_read_unlock();
+}
+
 static void ndk_cq_destroy(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
@@ -344,7 +408,8 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	cq->dying = true;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	/* Every QP is gone: they hold the CQ. */
+	/* Every QP is gone (they hold the CQ): nothing completes into it. */
+	ndk_cq_quiesce(cq);
 	ib_destroy_cq(cq->ibcq);
 	/* Waits for a notification callback in progress. */
 	cancel_work_sync(&cq->notify_work);
@@ -410,7 +475,11 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
  * @close_completion: NULL for a blocking close
  * @request_context:  passed to @close_completion
  *
- * No notification callback runs once the close has completed.
+ * No notification is queued once this is called, and no notification
+ * callback runs once the close has completed: without a completion, once
+ * this returns (a callback in progress is waited for, unless the caller is
+ * that callback), even when the CQ itself lives on until its QPs are
+ * closed.
  *
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
@@ -418,6 +487,14 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
 s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
 		 void *request_context)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->closed = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* Nothing requeues the work now; wait for a callback running. */
+	if (!close_completion && current_work() != &cq->notify_work)
+		cancel_work_sync(&cq->notify_work);
 	return ndk_obj_close(&cq->obj, close_completion, request_context);
 }
 EXPORT_SYMBOL_GPL(ndk_close_cq);
@@ -583,6 +660,7 @@ void ndk_arm_cq(struct ndk_cq *cq, u32 type)
 	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED) {
 		flags = cq->arm == NDK_CQ_ARM_ANY ? IB_CQ_NEXT_COMP :
 						    IB_CQ_SOLICITED;
+		cq->dev_armed = true;
 		if (ib_req_notify_cq(cq->ibcq,
 				     flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 		    cq->sw_count)
