@@ -440,7 +440,7 @@ int BindCloseChild() {
             pinned_after++;
         }
     }
-    std::printf("bind-close: %ld rounds, %ld left pages pinned\n", rounds, pinned_after);
+    std::printf("bind-close: %ld rounds, %ld of them left pages pinned\n", rounds, pinned_after);
     return pinned_after != 0;
 }
 
