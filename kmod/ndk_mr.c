@@ -271,9 +271,12 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	if (ret)
 		goto err_unmap;
 	if (mr->wc_status != IB_WC_SUCCESS) {
-		/* The MR's state is unknown now: never pool it again. */
-		ndk_mr_unmap(mr);
+		/*
+		 * The MR's state is unknown now: never pool it again, and
+		 * let its key die before the pages' mapping goes.
+		 */
 		ib_dereg_mr(ibmr);
+		ndk_mr_unmap(mr);
 		ret = -EIO;
 		goto err_idle;
 	}
@@ -324,11 +327,14 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 		wr.ex.invalidate_rkey = ibmr->lkey;
 		ret = ndk_reg_post(reg, &wr, &mr->done);
 	}
-	ndk_mr_unmap(mr);
-	if (ret || mr->wc_status != IB_WC_SUCCESS)
-		ib_dereg_mr(ibmr);	/* the key dies with the MR */
-	else
+	if (ret || mr->wc_status != IB_WC_SUCCESS) {
+		/* The key is alive: it dies with the MR, then the mapping. */
+		ib_dereg_mr(ibmr);
+		ndk_mr_unmap(mr);
+	} else {
+		ndk_mr_unmap(mr);
 		ndk_reg_mr_put(reg, ibmr, mr->page_class);
+	}
 	mr->ibmr = NULL;
 }
 
@@ -441,6 +447,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 		.flags = flags,
 	};
 	unsigned long irqflags;
+	s32 status;
 	u64 end;
 
 	if (mr->fast_register)
@@ -466,7 +473,11 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	mr->state = NDK_MR_BUSY;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 
-	return ndk_mr_request(&req);
+	status = ndk_mr_request(&req);
+	/* Not queued (only an asynchronous request fails before running). */
+	if (request_completion && status == STATUS_INSUFFICIENT_RESOURCES)
+		ndk_mr_set_state(mr, NDK_MR_IDLE);
+	return status;
 }
 
 /**
