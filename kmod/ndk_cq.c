@@ -22,15 +22,34 @@
  * overflowing): STATUS_BUFFER_OVERFLOW for an overrun, otherwise
  * STATUS_INTERNAL_ERROR.  A satisfied arm queues one notification; a
  * single work item delivers them, so the callbacks are serialized and run
- * in process context, and destroy cancels it after marking the CQ dying,
- * so no callback runs once the close has completed.
+ * in process context.  The consumer's close marks the CQ closed (no
+ * notification is queued any more) and, without a completion, waits for
+ * a callback in progress, so no callback runs once ndk_close_cq()
+ * returns, even when the QPs still attached keep the CQ alive for a
+ * while; destroy cancels the work again after marking the CQ dying.
+ *
+ * Capacity: every request posted on a QP reserves one result in the CQ
+ * its result goes to (ndk_cq_reserve()); the reservation is released
+ * when the result is polled (or dropped: a silent success, a QP destroy
+ * that resolved the request).  A post that would reserve more than the
+ * CQ's depth fails inline with STATUS_INSUFFICIENT_RESOURCES, like a full
+ * queue, so the device never gets more requests than the CQ can hold and
+ * the ib_cq cannot overflow (rxe drops what does not fit).
+ *
+ * Destroy quiesces the driver first (ndk_cq_quiesce()): Debian's 6.1 rxe
+ * schedules a tasklet per notification and never kills it when the CQ is
+ * destroyed, so a CQ that was ever armed waits for the tasklets pending
+ * on every CPU before ib_destroy_cq() frees it.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/cpu.h>
+#include <linux/interrupt.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 
 #include "ndk_qp.h"
 
@@ -39,7 +58,7 @@ static void ndk_cq_fire_locked(struct ndk_cq *cq, s32 status)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->arm = NDK_CQ_ARM_NONE;
-	if (cq->dying)
+	if (cq->dying || cq->closed)
 		return;
 	if (status)
 		cq->fire_status = status;
@@ -56,7 +75,7 @@ static void ndk_cq_notify_work(struct work_struct *work)
 
 	for (;;) {
 		spin_lock_irqsave(&cq->lock, flags);
-		if (cq->dying) {
+		if (cq->dying || cq->closed) {
 			spin_unlock_irqrestore(&cq->lock, flags);
 			return;
 		}
@@ -104,6 +123,7 @@ void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res)
 {
 	lockdep_assert_held(&cq->lock);
 	if (cq->sw_count == cq->sw_cap) {
+		ndk_cq_unreserve(cq, 1);
 		ndk_cq_fail_locked(cq, STATUS_BUFFER_OVERFLOW);
 		return;
 	}
@@ -186,6 +206,39 @@ u32 ndk_cq_drain(struct ndk_cq *cq)
 bool ndk_cq_failed(struct ndk_cq *cq)
 {
 	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
+}
+
+/**
+ * ndk_cq_reserve() - reserve room for the result of a request to be posted
+ * @cq: the CQ the request's result goes to
+ *
+ * Context: any.
+ * Return: true when the CQ can hold one more result; false when it is
+ * committed to its depth already (the post must fail inline).
+ */
+bool ndk_cq_reserve(struct ndk_cq *cq)
+{
+	int cur = atomic_read(&cq->reserved);
+
+	do {
+		if (cur >= (int)READ_ONCE(cq->depth))
+			return false;
+	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
+	return true;
+}
+
+/**
+ * ndk_cq_unreserve() - release reservations of ndk_cq_reserve()
+ * @cq: the CQ
+ * @n:  how many: results polled or dropped, requests never posted or
+ *      resolved without a completion
+ *
+ * Context: any.
+ */
+void ndk_cq_unreserve(struct ndk_cq *cq, u32 n)
+{
+	if (n)
+		atomic_sub(n, &cq->reserved);
 }
 
 /**
@@ -282,6 +335,70 @@ err_free_sw:
 	return ret;
 }
 
+/* A tasklet queued behind every tasklet pending on one CPU. */
+struct ndk_bh_fence {
+	struct tasklet_struct tasklet;
+	struct completion done;
+};
+
+static void ndk_bh_fence_done(struct tasklet_struct *t)
+{
+	struct ndk_bh_fence *f = from_tasklet(f, t, tasklet);
+
+	complete(&f->done);
+}
+
+/* In an IPI on the fence's CPU: append the fence to its tasklet list. */
+static void ndk_bh_fence_queue(void *arg)
+{
+	struct ndk_bh_fence *f = arg;
+
+	tasklet_schedule(&f->tasklet);
+}
+
+/* Wait for the tasklets queued on @cpu so far. */
+static void ndk_bh_fence_cpu(int cpu)
+{
+	struct ndk_bh_fence f;
+
+	tasklet_setup(&f.tasklet, ndk_bh_fence_done);
+	init_completion(&f.done);
+	/* Run in order with the CPU's tasklets, at the IPI's exit. */
+	smp_call_function_single(cpu, ndk_bh_fence_queue, &f, 1);
+	wait_for_completion(&f.done);
+	/* Not running any more either: it lives on this stack. */
+	tasklet_kill(&f.tasklet);
+}
+
+/**
+ * ndk_cq_quiesce() - wait until the driver runs no completion callback
+ * of the CQ any more
+ * @cq: the CQ, dying, with no QP attached (none can complete into it)
+ *
+ * rxe (Debian 6.1) runs the completion handler from a tasklet of the CQ
+ * scheduled by the completion that satisfied an arm, and does not kill it
+ * in destroy: the tasklet could run on the freed ib_cq.  Tasklets of a
+ * CPU run in the order they were scheduled, so one fence tasklet per
+ * online CPU that has run means every tasklet scheduled before it has
+ * run; a second round covers a tasklet that was running on another CPU
+ * and was requeued behind the first fence (tasklet_action's trylock).
+ * Only a CQ ever armed in the device can have one pending.
+ *
+ * Context: process context.
+ */
+static void ndk_cq_quiesce(struct ndk_cq *cq)
+{
+	int round, cpu;
+
+	if (!READ_ONCE(cq->dev_armed))
+		return;
+	cpus_read_lock();
+	for (round = 0; round < 2; round++)
+		for_each_online_cpu(cpu)
+			ndk_bh_fence_cpu(cpu);
+	cpus_read_unlock();
+}
+
 static void ndk_cq_destroy(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
@@ -291,7 +408,8 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	cq->dying = true;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	/* Every QP is gone: they hold the CQ. */
+	/* Every QP is gone (they hold the CQ): nothing completes into it. */
+	ndk_cq_quiesce(cq);
 	ib_destroy_cq(cq->ibcq);
 	/* Waits for a notification callback in progress. */
 	cancel_work_sync(&cq->notify_work);
@@ -344,6 +462,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	c->notify = notification;
 	c->notify_context = notification_context;
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
+	atomic_set(&c->reserved, 0);
 	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
 			      request_context, (void **)cq);
 }
@@ -356,7 +475,11 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
  * @close_completion: NULL for a blocking close
  * @request_context:  passed to @close_completion
  *
- * No notification callback runs once the close has completed.
+ * No notification is queued once this is called, and no notification
+ * callback runs once the close has completed: without a completion, once
+ * this returns (a callback in progress is waited for, unless the caller is
+ * that callback), even when the CQ itself lives on until its QPs are
+ * closed.
  *
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
@@ -364,6 +487,14 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
 s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
 		 void *request_context)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->closed = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* Nothing requeues the work now; wait for a callback running. */
+	if (!close_completion && current_work() != &cq->notify_work)
+		cancel_work_sync(&cq->notify_work);
 	return ndk_obj_close(&cq->obj, close_completion, request_context);
 }
 EXPORT_SYMBOL_GPL(ndk_close_cq);
@@ -373,23 +504,33 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 	struct ndk_result_ex *sw = NULL, *old = NULL;
 	unsigned long flags;
 	s32 status = STATUS_SUCCESS;
-	u32 i;
+	u32 i, old_depth;
 	int ret;
 
 	mutex_lock(&cq->resize_lock);
+	/* Never below the results the CQ is committed to hold. */
+	spin_lock_irqsave(&cq->lock, flags);
+	old_depth = cq->depth;
+	if (depth < (u32)atomic_read(&cq->reserved))
+		status = STATUS_INVALID_PARAMETER;
+	else
+		WRITE_ONCE(cq->depth, min(depth, old_depth));
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (status)
+		goto out_unlock;
 	/* The software queue only grows: it may hold results already. */
 	if (depth > cq->sw_cap) {
 		sw = kvcalloc(depth, sizeof(*sw), GFP_KERNEL);
 		if (!sw) {
 			status = STATUS_INSUFFICIENT_RESOURCES;
-			goto out_unlock;
+			goto out_restore_depth;
 		}
 	}
 	ret = ib_resize_cq(cq->ibcq, depth);
 	if (ret) {
 		kvfree(sw);
 		status = ndk_status_from_errno(ret);
-		goto out_unlock;
+		goto out_restore_depth;
 	}
 	spin_lock_irqsave(&cq->lock, flags);
 	if (sw) {
@@ -400,9 +541,13 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 		cq->sw_cap = depth;
 		cq->sw_head = 0;
 	}
-	cq->depth = depth;
+	WRITE_ONCE(cq->depth, depth);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	kvfree(old);
+	goto out_unlock;
+
+out_restore_depth:
+	WRITE_ONCE(cq->depth, old_depth);
 out_unlock:
 	mutex_unlock(&cq->resize_lock);
 	return status;
@@ -515,6 +660,7 @@ void ndk_arm_cq(struct ndk_cq *cq, u32 type)
 	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED) {
 		flags = cq->arm == NDK_CQ_ARM_ANY ? IB_CQ_NEXT_COMP :
 						    IB_CQ_SOLICITED;
+		cq->dev_armed = true;
 		if (ib_req_notify_cq(cq->ibcq,
 				     flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 		    cq->sw_count)
@@ -560,6 +706,8 @@ static u32 ndk_cq_poll(struct ndk_cq *cq, struct ndk_result_ex *ex,
 		if (got < (int)want)
 			break;
 	}
+	/* Polled results leave the CQ (silent ones: ndk_qp_translate()). */
+	ndk_cq_unreserve(cq, n);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

@@ -43,6 +43,7 @@
 #include <linux/vmalloc.h>
 
 #include "ndk_file.h"
+#include "ndk_mr.h"
 #include "ndk_netlink.h"
 
 /* Live entries of every file: debugfs ndk/user_objects. */
@@ -472,11 +473,14 @@ s32 ndk_mem_release(struct ndk_uobj *u)
 	return status;
 }
 
+/* A QP's drain gives up after 10 s: its requests are resolved by then. */
+#define NDK_MEM_WINDOWS_TIMEOUT	(60 * HZ)
+
 /*
  * Remove @u, not an adapter (ndk_uobj_adapter_detach()), from the table
- * and release its object.  It has no children;
- * a registration has no users (ndk_mem_release() succeeded or cannot fail
- * any more).
+ * and release its object.  It has no children; a registration has no
+ * users left but the teardowns of closed windows (ndk_mem_release()
+ * succeeded, or it waits for those at the file's release).
  */
 static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 {
@@ -488,7 +492,15 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 		rb_erase(&u->mem.node, &u->parent->mems);
 		fallthrough;
 	case NDK_UOBJ_MR:
-		WARN_ON(ndk_mem_release(u));
+		/*
+		 * Windows and fast-register MRs closed while a request on them
+		 * was outstanding leave the memory from their teardown, once
+		 * the QPs (closed before, ndk_uobj_rank()) resolved it.
+		 */
+		if (ndk_mem_release(u) &&
+		    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
+			ndk_mem_release(u);
+		WARN_ON(u->mem.umem.pages);
 		/* The notifier goes with the entry, whatever happened above. */
 		if (u->type == NDK_UOBJ_MEM)
 			ndk_ucache_untrack(&u->mem.cache);

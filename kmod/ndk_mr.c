@@ -305,9 +305,12 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	if (ret)
 		goto err_unmap;
 	if (mr->wc_status != IB_WC_SUCCESS) {
-		/* The MR's state is unknown now: never pool it again. */
-		ndk_mr_unmap(mr);
+		/*
+		 * The MR's state is unknown now: never pool it again, and
+		 * let its key die before the pages' mapping goes.
+		 */
 		ib_dereg_mr(ibmr);
+		ndk_mr_unmap(mr);
 		ret = -EIO;
 		goto err_idle;
 	}
@@ -359,11 +362,14 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 		wr.ex.invalidate_rkey = ibmr->lkey;
 		ret = ndk_reg_post(reg, &wr, &mr->done);
 	}
-	ndk_mr_unmap(mr);
-	if (ret || mr->wc_status != IB_WC_SUCCESS)
-		ib_dereg_mr(ibmr);	/* the key dies with the MR */
-	else
+	if (ret || mr->wc_status != IB_WC_SUCCESS) {
+		/* The key is alive: it dies with the MR, then the mapping. */
+		ib_dereg_mr(ibmr);
+		ndk_mr_unmap(mr);
+	} else {
+		ndk_mr_unmap(mr);
 		ndk_reg_mr_put(reg, ibmr, mr->page_class);
+	}
 	mr->ibmr = NULL;
 }
 
@@ -436,6 +442,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	spin_lock_init(&m->lock);
 	ndk_fr_init(&m->fr, &m->obj);
 	init_completion(&m->done);
+	init_waitqueue_head(&m->windows_gone);
 	m->cqe.done = ndk_mr_wr_done;
 	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
 			      request_context, (void **)mr);
@@ -475,6 +482,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 		.flags = flags,
 	};
 	unsigned long irqflags;
+	s32 status;
 	u64 end;
 
 	if (mr->fast_register)
@@ -503,7 +511,11 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	mr->state = NDK_MR_BUSY;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 
-	return ndk_mr_request(&req);
+	status = ndk_mr_request(&req);
+	/* Not queued (only an asynchronous request fails before running). */
+	if (request_completion && status == STATUS_INSUFFICIENT_RESOURCES)
+		ndk_mr_set_state(mr, NDK_MR_IDLE);
+	return status;
 }
 
 /**
@@ -687,11 +699,46 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 void ndk_mr_window_gone(struct ndk_mr *mr)
 {
 	unsigned long flags;
+	bool last;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->bound_windows--;
+	last = !--mr->bound_windows;
 	spin_unlock_irqrestore(&mr->lock, flags);
+	if (last)
+		wake_up_all(&mr->windows_gone);
 	ndk_obj_put(&mr->obj);
+}
+
+static bool ndk_mr_unbound(struct ndk_mr *mr)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	ret = !mr->bound_windows;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+
+/**
+ * ndk_mr_wait_windows() - wait until no window is counted in the MR
+ * @mr:      the MR
+ * @timeout: jiffies to wait at most
+ *
+ * A window or fast-register MR closed while a request on it was still
+ * outstanding is torn down (and leaves the MR) only after that request
+ * is resolved, from ndk_wq.  Once every window and QP that could use the
+ * MR is closed, the counts left are such teardowns, already under way:
+ * a caller that closed them all waits here before deregistering.
+ *
+ * Context: process context.
+ * Return: true when no window is counted any more.
+ */
+bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout)
+{
+	might_sleep();
+	return wait_event_timeout(mr->windows_gone, ndk_mr_unbound(mr),
+				  timeout) > 0;
 }
 
 /**

@@ -111,6 +111,7 @@ enum ndk_mr_state {
  *                 (windows map sub-ranges of them)
  * @fr:            fast-register: the registration state of @ibmr
  * @bound_windows: windows bound inside this MR (deregister is refused)
+ * @windows_gone:  woken when @bound_windows drops to 0
  * @cqe:           completion of the internal REG_MR / LOCAL_INV
  * @wc_status:     status of that completion
  * @done:          signalled by @cqe for blocking callers
@@ -131,6 +132,7 @@ struct ndk_mr {
 	int page_class;
 	struct ndk_fr fr;
 	u32 bound_windows;
+	wait_queue_head_t windows_gone;
 	struct ib_cqe cqe;
 	enum ib_wc_status wc_status;
 	struct completion done;
@@ -174,6 +176,7 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);
+bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout);
 
 /* The IB access rights that let the device write the pages. */
 #define NDK_IB_WRITE_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)

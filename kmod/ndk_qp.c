@@ -28,6 +28,14 @@
  * inline, then waits until every claimed slot has come back, moving the
  * completions out of the ib_cqs into the software queues, before
  * ib_destroy_qp(): no completion of a destroyed QP is left in an ib_cq.
+ * What a dead CQ lost, or the device never completed within the drain's
+ * time, is resolved after ib_destroy_qp() (ndk_qp_resolve()): every
+ * request's references are dropped, whatever happened to its completion.
+ *
+ * Capacity: a slot is claimed only with room reserved for its result in
+ * its CQ (ndk_cq_reserve()); a CQ shared by QPs whose depths add up to
+ * more than its own takes only what it can hold, the rest of the posts
+ * fail inline with STATUS_INSUFFICIENT_RESOURCES.
  *
  * Parameters are checked before the connection state, so a bad request
  * fails STATUS_INVALID_PARAMETER on any QP.
@@ -145,6 +153,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	if (res->status)
 		res->provider_error_code = wc->vendor_err;
 
+	/* A result given back is unreserved when it is polled. */
 	if (recv) {
 		if (slot >= qp->rq_depth)
 			return false;
@@ -179,16 +188,21 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	keep = res->status || !s->silent;
 	ndk_sq_finish(s, res->status);
 	ndk_sq_release(qp, s);
+	if (!keep)
+		ndk_cq_unreserve(qp->scq, 1);
 	return keep;
 }
 
-/* Claim the next initiator slot; NULL when the queue is full. */
+/*
+ * Claim the next initiator slot; NULL when the queue is full or its CQ
+ * has no room left for the result.
+ */
 static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
 {
 	struct ndk_swr *s = &qp->sq[qp->sq_prod % qp->sq_depth];
 
 	/* Pairs with the release in ndk_sq_release(). */
-	if (smp_load_acquire(&s->busy))
+	if (smp_load_acquire(&s->busy) || !ndk_cq_reserve(qp->scq))
 		return NULL;
 	WRITE_ONCE(s->busy, true);
 	atomic_inc(&qp->sq_outstanding);
@@ -205,6 +219,7 @@ static void ndk_sq_unclaim(struct ndk_qp *qp)
 	s = &qp->sq[qp->sq_prod % qp->sq_depth];
 	s->fr = NULL;		/* the poster undoes what it changed */
 	ndk_sq_release(qp, s);
+	ndk_cq_unreserve(qp->scq, 1);
 }
 
 /*
@@ -497,6 +512,36 @@ static void ndk_qp_drain(struct ndk_qp *qp)
 	}
 }
 
+/*
+ * After ib_destroy_qp() and the CQs' detach, nothing completes the QP's
+ * requests any more: resolve the slots still claimed (completions a dead
+ * CQ lost, or the drain gave up on) as STATUS_CANCELLED without a result,
+ * dropping what each request holds and its reservation in its CQ.
+ */
+static void ndk_qp_resolve(struct ndk_qp *qp)
+{
+	u32 i, sq = 0, rq = 0;
+
+	for (i = 0; i < qp->sq_depth; i++) {
+		if (!READ_ONCE(qp->sq[i].busy))
+			continue;
+		ndk_sq_finish(&qp->sq[i], STATUS_CANCELLED);
+		ndk_sq_release(qp, &qp->sq[i]);
+		sq++;
+	}
+	for (i = 0; i < qp->rq_depth; i++) {
+		if (!READ_ONCE(qp->rq[i].busy))
+			continue;
+		ndk_rq_release(qp, &qp->rq[i]);
+		rq++;
+	}
+	ndk_cq_unreserve(qp->scq, sq);
+	ndk_cq_unreserve(qp->rcq, rq);
+	if (sq || rq)
+		pr_warn("ndk: QP %u: %u initiator and %u receive requests resolved without a completion\n",
+			qp->id, sq, rq);
+}
+
 static void ndk_qp_free_slots(struct ndk_qp *qp)
 {
 	kvfree(qp->sq);
@@ -624,6 +669,7 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 	if (qp->rcq != qp->scq)
 		ndk_cq_detach(qp->rcq, qp);
 	ndk_cq_detach(qp->scq, qp);
+	ndk_qp_resolve(qp);
 	ndk_qp_free_slots(qp);
 	kfree(qp);
 }
@@ -856,7 +902,7 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 	slot = qp->rq_prod % qp->rq_depth;
 	r = &qp->rq[slot];
 	/* Pairs with the release in ndk_rq_release(). */
-	if (smp_load_acquire(&r->busy)) {
+	if (smp_load_acquire(&r->busy) || !ndk_cq_reserve(cq)) {
 		status = STATUS_INSUFFICIENT_RESOURCES;
 		goto out_unlock;
 	}
@@ -891,6 +937,7 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 	if (ret) {
 		qp->rq_prod--;
 		ndk_rq_release(qp, r);
+		ndk_cq_unreserve(cq, 1);
 		status = ndk_status_from_errno(ret);
 	}
 out_unlock:

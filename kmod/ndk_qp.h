@@ -71,7 +71,15 @@ enum ndk_cq_arm {
  * @fires:        SUCCESS notifications waiting for @notify_work
  * @fire_status:  error notification waiting for @notify_work, or 0
  * @dying:        destroy started: no notification is queued any more
+ * @closed:       the consumer closed the CQ: no notification callback
+ *                runs any more (ndk_close_cq())
+ * @dev_armed:    the ib_cq was ever armed: its driver may have a
+ *                completion callback pending (ndk_cq_quiesce())
  * @notify_work:  delivers notifications one at a time (serialized)
+ * @reserved:     results the CQ is committed to hold: requests of its
+ *                QPs posted and not yet polled, plus results in @sw;
+ *                never above @depth (ndk_cq_reserve()), so the ib_cq
+ *                cannot overflow
  */
 struct ndk_cq {
 	struct ndk_obj obj;
@@ -94,7 +102,10 @@ struct ndk_cq {
 	u32 fires;
 	s32 fire_status;
 	bool dying;
+	bool closed;
+	bool dev_armed;
 	struct work_struct notify_work;
+	atomic_t reserved;
 };
 
 /* The work request of an initiator slot, by opcode. */
@@ -263,6 +274,8 @@ void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res);
 void ndk_cq_notify_locked(struct ndk_cq *cq);
 u32 ndk_cq_drain(struct ndk_cq *cq);
 bool ndk_cq_failed(struct ndk_cq *cq);
+bool ndk_cq_reserve(struct ndk_cq *cq);
+void ndk_cq_unreserve(struct ndk_cq *cq, u32 n);
 
 /* ndk_qp.c */
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0
+// Lifetime attacks on /dev/ndk (Documentation/security.md, issue 15 items
+// 2, 3, 4 and 12), each run by a child that drops to user nobody while
+// this process (root) watches it: the child must end promptly (never in D
+// state), ndk.ko's counters (debugfs ndk/user_objects, user_pinned_pages)
+// and the child's VmPin must come back to their baseline, and the kernel
+// log must stay free of reports.
+//
+//   sec-lifetimes qp-destroy    a depth-1 CQ shared by two loopback QPs,
+//                               one registration, 8 binds; close(fd), then
+//                               kill -9 with everything open; then
+//                               `rdma link delete rxe0` (and add) works
+//   sec-lifetimes notify-close  receive on QP A, CQ_ARM(ANY), HANDLE_CLOSE
+//                               QP A then CQ A (the connector keeps them),
+//                               send from B: no event of the closed CQ
+//   sec-lifetimes bind-close    a bind (window) and a fast-register (FR-MR)
+//                               posted, their handles closed, close(fd):
+//                               200 rounds, no WARN, no pages left pinned
+//   sec-lifetimes cq-tasklet    CQ_ARM, one outstanding receive, close(fd):
+//                               the QP's flush completion schedules rxe's
+//                               CQ tasklet right before the CQ is destroyed
+//
+// Rounds scale with NDK_STRESS_SCALE (rel::Scaled()).
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rel_common.hpp"
+
+namespace {
+
+using rel::Dev;
+
+constexpr unsigned kPage = 4096;
+constexpr double kPrompt = 10.0;  // seconds a close or kill may take
+
+bool DropToNobody() {
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+        std::perror("drop to nobody");
+        return false;
+    }
+    return true;
+}
+
+// The state letter of /proc/<pid>/stat (R, S, D, Z...), or 0.
+char ProcState(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string s;
+    std::getline(in, s);
+    auto p = s.rfind(')');
+    return p != std::string::npos && p + 2 < s.size() ? s[p + 2] : 0;
+}
+
+void DumpStack(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stack");
+    std::string line;
+    while (std::getline(in, line)) std::fprintf(stderr, "  %s\n", line.c_str());
+}
+
+// Waits up to @secs for @pid; its wait status, or -1 if still there.
+int WaitFor(pid_t pid, double secs) {
+    double end = rel::Now() + secs;
+    for (;;) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return st;
+        if (r < 0) return -1;
+        if (rel::Now() > end) return -1;
+        usleep(10000);
+    }
+}
+
+// A child that hangs is reported (state, kernel stack) and killed; one
+// that survives SIGKILL is reported in D state.  True if it exited 0.
+bool Reap(pid_t pid, double secs, const char* what) {
+    double t0 = rel::Now();
+    int st = WaitFor(pid, secs);
+    if (st == -1) {
+        std::fprintf(stderr, "%s: child still running after %.0f s, state %c\n", what, secs,
+                     ProcState(pid));
+        DumpStack(pid);
+        kill(pid, SIGKILL);
+        st = WaitFor(pid, kPrompt);
+        if (st == -1) {
+            std::fprintf(stderr, "%s: child survives SIGKILL, state %c\n", what, ProcState(pid));
+            return false;
+        }
+        return false;
+    }
+    std::printf("%s: child done in %.2f s\n", what, rel::Now() - t0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+// Runs @fn as nobody in a child; its exit status is @fn's result.
+pid_t Spawn(const std::function<int()>& fn) {
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(DropToNobody() ? fn() : 1);
+    if (pid < 0) std::perror("fork");
+    return pid;
+}
+
+// Lines of the kernel log that report a kernel problem.
+long KernelReports() {
+    FILE* f = popen(
+        "dmesg | grep -cE 'WARNING:|BUG:|Poison overwritten|KASAN|general protection|"
+        "refcount_t|list_(add|del) corruption'",
+        "r");
+    long n = -1;
+    if (f) {
+        if (std::fscanf(f, "%ld", &n) != 1) n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+// ---- loopback connections ----------------------------------------------------
+
+struct Pair {
+    std::uint32_t ad = 0, pd = 0, lis = 0;
+    sockaddr_in to{};
+    rel::Conn c;
+};
+
+// Adapter, PD and listener of @d.
+bool Open(Dev& d, Pair* p) {
+    p->ad = d.OpenAdapter();
+    p->pd = p->ad ? t_pd_create(d.fd(), p->ad) : 0;
+    p->lis = p->pd ? rel::Listen(d, p->ad, &p->to) : 0;
+    if (!p->lis) std::fprintf(stderr, "adapter/PD/listener: %s\n", std::strerror(errno));
+    return p->lis != 0;
+}
+
+std::uint32_t CreateCq(Dev& d, std::uint32_t ad, std::uint32_t depth) {
+    ndk_u_cq_create cc{};
+    cc.adapter_handle = ad;
+    cc.depth = depth;
+    return d.Create(NDK_IOCTL_CQ_CREATE, &cc);
+}
+
+// Connects the two given QPs (qp[0] active, qp[1] passive) of @c.
+bool Handshake(Dev& d, Pair* p) {
+    rel::Conn& c = p->c;
+    ndk_u_connector_create ccr{};
+    ccr.adapter_handle = p->ad;
+    c.con = d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr);
+    if (!c.con) return false;
+    ndk_u_connect cn{};
+    cn.connector_handle = c.con;
+    cn.qp_handle = c.qp[0];
+    cn.inbound_read_limit = cn.outbound_read_limit = 1;
+    std::memcpy(cn.dest_address, &p->to, sizeof(p->to));
+    ndk_u_event ev{};
+    if (d.Ioctl(NDK_IOCTL_CONNECT, &cn) != 0 ||
+        !d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, p->lis, &ev) || !ev.object)
+        return false;
+    c.acc = ev.object;
+    ndk_u_accept ac{};
+    ac.connector_handle = c.acc;
+    ac.qp_handle = c.qp[1];
+    ac.inbound_read_limit = ac.outbound_read_limit = 1;
+    if (d.Ioctl(NDK_IOCTL_ACCEPT, &ac) != 0 || !d.WaitEvent(NDK_U_EVENT_REQUEST, c.con, &ev) ||
+        ev.status != 0)
+        return false;
+    ndk_u_connector_request cr{};
+    cr.connector_handle = c.con;
+    return d.Ioctl(NDK_IOCTL_COMPLETE_CONNECT, &cr) == 0 &&
+           d.WaitEvent(NDK_U_EVENT_REQUEST, c.con, &ev) && ev.status == 0 &&
+           d.WaitEvent(NDK_U_EVENT_REQUEST, c.acc, &ev) && ev.status == 0;
+}
+
+int Post(Dev& d, ndk_u_qp_post* p) { return d.Ioctl(NDK_IOCTL_QP_POST, p); }
+
+int PostSge(Dev& d, std::uint32_t qp, std::uint32_t op, std::uint64_t addr, std::uint32_t len,
+            std::uint32_t token) {
+    ndk_u_sge sge{addr, len, token};
+    ndk_u_qp_post p{};
+    p.qp_handle = qp;
+    p.op = op;
+    p.nsge = 1;
+    p.sgl = reinterpret_cast<std::uintptr_t>(&sge);
+    p.request_context = 0x51;
+    return Post(d, &p);
+}
+
+int Bind(Dev& d, std::uint32_t qp, std::uint32_t mw, std::uint32_t mr, std::uint64_t addr,
+         std::uint64_t len) {
+    ndk_u_qp_post p{};
+    p.qp_handle = qp;
+    p.op = NDK_U_OP_BIND;
+    p.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_READ;
+    p.object_handle = mw;
+    p.mr_handle = mr;
+    p.address = addr;
+    p.length = len;
+    return Post(d, &p);
+}
+
+std::uint32_t CreateMw(Dev& d, std::uint32_t pd) {
+    ndk_u_mw_create m{};
+    m.pd_handle = pd;
+    return d.Create(NDK_IOCTL_MW_CREATE, &m);
+}
+
+// ---- item 2: QP destroy resolves every request -------------------------------
+
+// The attack: one depth-1 CQ for both QPs, 8 binds.  Inline refusals are
+// the CQ's capacity at work; the ones taken must all be resolved.
+int QpDestroyChild(bool kill_me, int ready_fd) {
+    Dev d;
+    Pair p;
+    if (d.fd() < 0 || !Open(d, &p)) return 1;
+    std::uint32_t cq = CreateCq(d, p.ad, 1);
+    p.c.qp[0] = cq ? rel::CreateQp(d.fd(), p.pd, cq, 0x100) : 0;
+    p.c.qp[1] = cq ? rel::CreateQp(d.fd(), p.pd, cq, 0x101) : 0;
+    if (!p.c.qp[0] || !p.c.qp[1] || !Handshake(d, &p)) {
+        std::fprintf(stderr, "qp-destroy: loopback connection failed\n");
+        return 1;
+    }
+    rel::Mapping buf(8 * kPage);
+    ndk_u_mr_register reg{};
+    std::uint32_t mr =
+        rel::RegisterMr(d, p.pd, buf.addr(), buf.size(),
+                        NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_U_MR_FLAG_ALLOW_REMOTE_READ, &reg);
+    if (!mr) return 1;
+    int taken = 0, refused = 0, other = 0;
+    for (unsigned i = 0; i < 8; i++) {
+        std::uint32_t mw = CreateMw(d, p.pd);
+        if (!mw) return 1;
+        if (Bind(d, p.c.qp[0], mw, mr, buf.addr() + i * kPage, kPage) == 0)
+            taken++;
+        else if (errno == ENOMEM)
+            refused++;
+        else
+            other++;
+    }
+    std::printf(
+        "qp-destroy: 8 binds on a depth-1 CQ: %d taken, %d refused (ENOMEM), %d other; "
+        "VmPin %ld kB\n",
+        taken, refused, other, t_vmpin_kb());
+    // The CQ holds 1 result: the device never gets more.
+    int bad = taken != 1 || refused != 7 || other;
+    if (kill_me) {
+        char c = bad ? 'f' : 'r';
+        if (write(ready_fd, &c, 1) != 1) return 1;
+        pause();
+        return 1;
+    }
+    double t0 = rel::Now();
+    d.Close();
+    double dt = rel::Now() - t0;
+    std::printf("qp-destroy: close(fd) took %.3f s, VmPin %ld kB\n", dt, t_vmpin_kb());
+    return bad || dt > kPrompt || t_vmpin_kb() != 0;
+}
+
+int QpDestroy() {
+    int fails = 0;
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+
+    pid_t pid = Spawn([] { return QpDestroyChild(false, -1); });
+    if (pid < 0 || !Reap(pid, 60, "qp-destroy close")) fails++;
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("qp-destroy: counters after close(fd)", rel::ReadCounters());
+        fails++;
+    }
+
+    int pfd[2];
+    if (pipe(pfd) != 0) return 1;
+    pid = Spawn([&] {
+        close(pfd[0]);
+        return QpDestroyChild(true, pfd[1]);
+    });
+    close(pfd[1]);
+    char c = 0;
+    if (pid > 0 && read(pfd[0], &c, 1) == 1) {
+        if (c != 'r') fails++;
+        double t0 = rel::Now();
+        kill(pid, SIGKILL);
+        int st = WaitFor(pid, kPrompt);
+        if (st == -1) {
+            std::fprintf(stderr, "qp-destroy: kill -9 did not end the child, state %c\n",
+                         ProcState(pid));
+            DumpStack(pid);
+            fails++;
+        } else {
+            std::printf("qp-destroy: kill -9 took %.3f s\n", rel::Now() - t0);
+        }
+    } else {
+        fails++;
+        if (pid > 0) Reap(pid, kPrompt, "qp-destroy kill");
+    }
+    close(pfd[0]);
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("qp-destroy: counters after kill -9", rel::ReadCounters());
+        fails++;
+    }
+
+    // Nothing is left that holds the device.
+    double t0 = rel::Now();
+    int rc = std::system("timeout 60 rdma link delete rxe0");
+    std::printf("qp-destroy: rdma link delete rxe0: rc %d in %.2f s\n", rc, rel::Now() - t0);
+    if (rc != 0) fails++;
+    if (std::system("rdma link add rxe0 type rxe netdev v0") != 0) {
+        std::fprintf(stderr, "qp-destroy: rdma link add rxe0 failed\n");
+        fails++;
+    }
+    if (KernelReports() != reports) {
+        std::fprintf(stderr, "qp-destroy: new kernel reports\n");
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+// ---- item 3: no callback of a CQ after its close -----------------------------
+
+// Events of @handle queued on @d within @ms (all events are taken).
+int EventsOf(Dev& d, std::uint32_t handle, int ms) {
+    int n = 0;
+    double end = rel::Now() + ms / 1000.0;
+    while (rel::Now() < end) {
+        pollfd pf{d.fd(), POLLIN, 0};
+        if (poll(&pf, 1, 10) <= 0) continue;
+        ndk_u_event ev[16];
+        ndk_u_event_get g{};
+        g.count = 16;
+        g.events = reinterpret_cast<std::uintptr_t>(ev);
+        if (d.Ioctl(NDK_IOCTL_EVENT_GET, &g) != 0) break;
+        for (std::uint32_t i = 0; i < g.count; i++) n += ev[i].handle == handle;
+    }
+    return n;
+}
+
+int NotifyCloseChild() {
+    long rounds = rel::Scaled(50, 10);
+    int late = 0, bad = 0;
+    for (long r = 0; r < rounds && !bad; r++) {
+        Dev d;
+        Pair p;
+        if (d.fd() < 0 || !Open(d, &p)) return 1;
+        rel::Conn& c = p.c;
+        if (!rel::Connect(d, p.ad, p.lis, p.to, p.pd, p.pd, &c)) {
+            std::fprintf(stderr, "notify-close: loopback connection failed\n");
+            return 1;
+        }
+        rel::Mapping buf(2 * kPage);
+        ndk_u_mr_register reg{};
+        std::uint32_t mr =
+            rel::RegisterMr(d, p.pd, buf.addr(), buf.size(), NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE, &reg);
+        // QP A: the active one, kept by its connector.
+        ndk_u_cq_arm arm{c.cq[0], NDK_U_CQ_NOTIFY_ANY};
+        if (!mr || PostSge(d, c.qp[0], NDK_U_OP_RECEIVE, buf.addr(), kPage, reg.local_token) ||
+            d.Ioctl(NDK_IOCTL_CQ_ARM, &arm) || t_handle_close(d.fd(), c.qp[0]) ||
+            t_handle_close(d.fd(), c.cq[0])) {
+            std::fprintf(stderr, "notify-close: setup: %s\n", std::strerror(errno));
+            return 1;
+        }
+        // The send from B completes A's receive into the closed CQ.
+        ndk_u_result res{};
+        if (PostSge(d, c.qp[1], NDK_U_OP_SEND, buf.addr() + kPage, 64, reg.local_token) ||
+            !d.WaitResult(c.cq[1], &res) || res.status != 0) {
+            std::fprintf(stderr, "notify-close: send from B failed\n");
+            bad++;
+        }
+        late += EventsOf(d, c.cq[0], 100);
+        bad += late != 0;
+    }
+    std::printf("notify-close: %ld rounds, %d events of a closed CQ, VmPin %ld kB\n", rounds, late,
+                t_vmpin_kb());
+    return bad || t_vmpin_kb() != 0;
+}
+
+int NotifyClose() {
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    pid_t pid = Spawn(NotifyCloseChild);
+    int fails = pid < 0 || !Reap(pid, 200, "notify-close");
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("notify-close: counters", rel::ReadCounters());
+        fails++;
+    }
+    if (KernelReports() != reports) {
+        std::fprintf(stderr, "notify-close: new kernel reports\n");
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+// ---- item 4: a closed window's teardown and the file's release ---------------
+
+int BindCloseChild() {
+    long rounds = rel::Scaled(200, 40);
+    long pinned_after = 0;
+    for (long r = 0; r < rounds; r++) {
+        Dev d;
+        Pair p;
+        if (d.fd() < 0 || !Open(d, &p)) return 1;
+        if (!rel::Connect(d, p.ad, p.lis, p.to, p.pd, p.pd, &p.c)) {
+            std::fprintf(stderr, "bind-close: loopback connection failed\n");
+            return 1;
+        }
+        rel::Mapping buf(4 * kPage);
+        ndk_u_mr_register reg{};
+        std::uint32_t mr = rel::RegisterMr(
+            d, p.pd, buf.addr(), buf.size(),
+            NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_U_MR_FLAG_ALLOW_REMOTE_READ, &reg);
+        std::uint32_t mw = mr ? CreateMw(d, p.pd) : 0;
+        ndk_u_mr_create mc{};
+        mc.pd_handle = p.pd;
+        mc.flags = NDK_U_MR_CREATE_F_FAST_REGISTER;
+        std::uint32_t fr = mw ? d.Create(NDK_IOCTL_MR_CREATE, &mc) : 0;
+        ndk_u_mr_init_fr init{fr, 4, NDK_U_MR_INIT_FR_F_REMOTE_ACCESS, 0};
+        if (!fr || d.Ioctl(NDK_IOCTL_MR_INIT_FR, &init) != 0) {
+            std::fprintf(stderr, "bind-close: setup: %s\n", std::strerror(errno));
+            return 1;
+        }
+        ndk_u_qp_post fp{};
+        fp.qp_handle = p.c.qp[0];
+        fp.op = NDK_U_OP_FAST_REGISTER;
+        fp.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_READ;
+        fp.object_handle = fr;
+        fp.mr_handle = mr;
+        fp.address = buf.addr() + 2 * kPage;
+        fp.length = 2 * kPage;
+        fp.remote_address = 0x10000;
+        // Posted, their results left in the CQ, their handles closed.
+        if (Bind(d, p.c.qp[0], mw, mr, buf.addr(), 2 * kPage) != 0 || Post(d, &fp) != 0 ||
+            t_handle_close(d.fd(), mw) != 0 || t_handle_close(d.fd(), fr) != 0) {
+            std::fprintf(stderr, "bind-close: round %ld: %s\n", r, std::strerror(errno));
+            return 1;
+        }
+        d.Close();
+        long pin = t_vmpin_kb();
+        if (pin != 0) {
+            std::fprintf(stderr, "bind-close: round %ld: VmPin %ld kB after close(fd)\n", r, pin);
+            pinned_after++;
+        }
+    }
+    std::printf("bind-close: %ld rounds, %ld of them left pages pinned\n", rounds, pinned_after);
+    return pinned_after != 0;
+}
+
+int BindClose() {
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    pid_t pid = Spawn(BindCloseChild);
+    int fails = pid < 0 || !Reap(pid, 500, "bind-close");
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("bind-close: counters", rel::ReadCounters());
+        fails++;
+    }
+    long now = KernelReports();
+    if (now != reports) {
+        std::fprintf(stderr, "bind-close: %ld new kernel reports\n", now - reports);
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+// ---- item 12: rxe's CQ tasklet and the CQ's destroy -------------------------
+
+int CqTaskletChild() {
+    long rounds = rel::Scaled(500, 100);
+    rel::Mapping buf(kPage);
+    for (long r = 0; r < rounds; r++) {
+        Dev d;
+        std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+        std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+        std::uint32_t cq = pd ? CreateCq(d, ad, 4) : 0;
+        std::uint32_t qp = cq ? rel::CreateQp(d.fd(), pd, cq, 0x100) : 0;
+        ndk_u_mem_register m{};
+        if (!qp || t_mem_register(d.fd(), pd, buf.get(), kPage, NDK_U_MEM_WRITE, &m) != 0) {
+            std::fprintf(stderr, "cq-tasklet: round %ld: setup: %s\n", r, std::strerror(errno));
+            return 1;
+        }
+        ndk_u_cq_arm arm{cq, NDK_U_CQ_NOTIFY_ANY};
+        if (PostSge(d, qp, NDK_U_OP_RECEIVE, buf.addr(), kPage, m.local_token) != 0 ||
+            d.Ioctl(NDK_IOCTL_CQ_ARM, &arm) != 0) {
+            std::fprintf(stderr, "cq-tasklet: round %ld: %s\n", r, std::strerror(errno));
+            return 1;
+        }
+        // Destroy flushes the receive (a completion for the armed CQ),
+        // then destroys the CQ.
+        d.Close();
+    }
+    std::printf("cq-tasklet: %ld rounds, VmPin %ld kB\n", rounds, t_vmpin_kb());
+    return t_vmpin_kb() != 0;
+}
+
+int CqTasklet() {
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    pid_t pid = Spawn(CqTaskletChild);
+    int fails = pid < 0 || !Reap(pid, 500, "cq-tasklet");
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("cq-tasklet: counters", rel::ReadCounters());
+        fails++;
+    }
+    long now = KernelReports();
+    if (now != reports) {
+        std::fprintf(stderr, "cq-tasklet: %ld new kernel reports\n", now - reports);
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s qp-destroy|notify-close|bind-close|cq-tasklet\n", argv[0]);
+        return kTestFail;
+    }
+    if (geteuid() != 0 || rel::ReadCounters().objects < 0) {
+        std::fprintf(stderr, "needs root and ndk.ko's debugfs counters\n");
+        return kTestFail;
+    }
+    std::string mode = argv[1];
+    int rc = mode == "qp-destroy"     ? QpDestroy()
+             : mode == "notify-close" ? NotifyClose()
+             : mode == "bind-close"   ? BindClose()
+             : mode == "cq-tasklet"   ? CqTasklet()
+                                      : 1;
+    if (rc) t_failures++;
+    return t_result(("sec-lifetimes " + mode).c_str());
+}
