@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
+#include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 
 #include "ndk_core.h"
@@ -49,6 +50,14 @@ static struct ib_client ndk_ib_client;
 #define NDK_FRMR_PAGE_COUNT_MAX	512
 /* LargeRequestThreshold hint: above it, read/write beats send/receive. */
 #define NDK_LARGE_REQUEST_THRESHOLD	(64 * 1024)
+/*
+ * What one object of a /dev/ndk file may get at most (ndk_user_limits(),
+ * Documentation/uapi.md "Resource limits"): at these a QP costs ndk.ko
+ * about 2.5 MB and rxe about 5 MB, a CQ about 1 MB each, instead of the
+ * gigabytes of rxe's advertised maxima.
+ */
+#define NDK_USER_QUEUE_DEPTH_MAX	4096
+#define NDK_USER_CQ_DEPTH_MAX		16384
 
 /*
  * The device's largest inline data size is not an attribute in ib_core:
@@ -165,6 +174,35 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	if (ibdev->ops.resize_cq)
 		info->adapter_flags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
 	info->rdma_technology = ndk_technology(ibdev, port);
+}
+
+/**
+ * ndk_user_limits() - clamp adapter limits to what a /dev/ndk file may get
+ * @info: the device's limits; clamped in place
+ *
+ * Queue depths, CQ depth and SGE counts are bounded so that no single
+ * create of an unprivileged caller can make ndk.ko or the driver allocate
+ * more than a few megabytes (Documentation/uapi.md, "Resource limits").
+ * The adapters of /dev/ndk files report and enforce these; netlink
+ * reports them too.
+ *
+ * Context: any.
+ */
+void ndk_user_limits(struct ndk_adapter_info *info)
+{
+	info->max_receive_queue_depth = min_t(u32, info->max_receive_queue_depth,
+					      NDK_USER_QUEUE_DEPTH_MAX);
+	info->max_initiator_queue_depth =
+		min_t(u32, info->max_initiator_queue_depth,
+		      NDK_USER_QUEUE_DEPTH_MAX);
+	info->max_cq_depth = min_t(u32, info->max_cq_depth,
+				   NDK_USER_CQ_DEPTH_MAX);
+	info->max_initiator_request_sge =
+		min_t(u32, info->max_initiator_request_sge, NDK_U_SGE_MAX);
+	info->max_receive_request_sge =
+		min_t(u32, info->max_receive_request_sge, NDK_U_SGE_MAX);
+	info->max_read_request_sge = min_t(u32, info->max_read_request_sge,
+					   NDK_U_SGE_MAX);
 }
 
 static int ndk_ib_add(struct ib_device *ibdev)
@@ -335,9 +373,9 @@ static void ndk_adapter_destroy(struct ndk_obj *obj)
 
 /*
  * Open an adapter on the device named @name, or with id @id when @name is
- * NULL.
+ * NULL; @user: for a /dev/ndk file, in its opener's context.
  */
-static s32 ndk_adapter_open(const char *name, u32 id,
+static s32 ndk_adapter_open(const char *name, u32 id, bool user,
 			    ndk_fn_adapter_removal_callback removal,
 			    void *removal_context, struct ndk_adapter **adapter)
 {
@@ -347,13 +385,15 @@ static s32 ndk_adapter_open(const char *name, u32 id,
 	s32 status = STATUS_SUCCESS;
 
 	might_sleep();
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_obj_init(&a->obj, NDK_OBJECT_TYPE_ADAPTER, NULL, ndk_adapter_destroy);
 	a->obj.adapter = a;
 	a->removal = removal;
 	a->removal_context = removal_context;
+	a->user = user;
+	a->net = user ? get_net(current->nsproxy->net_ns) : &init_net;
 	init_completion(&a->closed);
 
 	mutex_lock(&ndk_devices_lock);
@@ -367,6 +407,9 @@ static s32 ndk_adapter_open(const char *name, u32 id,
 	} else {
 		found = xa_load(&ndk_devices, id);
 	}
+	/* As ib_uverbs and ucma: a device of another namespace is unknown. */
+	if (found && user && !rdma_dev_access_netns(found->ibdev, a->net))
+		found = NULL;
 	if (!found) {
 		status = STATUS_INVALID_PARAMETER;
 	} else {
@@ -376,15 +419,20 @@ static s32 ndk_adapter_open(const char *name, u32 id,
 		} else {
 			list_add_tail(&a->dev_entry, &found->adapters);
 			refcount_inc(&found->users);
+			a->info = found->info;
 		}
 		mutex_unlock(&found->lock);
 	}
 	mutex_unlock(&ndk_devices_lock);
 
 	if (status) {
+		if (user)
+			put_net(a->net);
 		kfree(a);
 		return status;
 	}
+	if (user)
+		ndk_user_limits(&a->info);
 	a->dev = found;
 	*adapter = a;
 	pr_debug("ndk: adapter %p opened on %s (adapter %u)\n", a, found->name,
@@ -411,24 +459,32 @@ s32 ndk_open_adapter(const char *name,
 		     ndk_fn_adapter_removal_callback removal,
 		     void *removal_context, struct ndk_adapter **adapter)
 {
-	return ndk_adapter_open(name, 0, removal, removal_context, adapter);
+	return ndk_adapter_open(name, 0, false, removal, removal_context,
+				adapter);
 }
 EXPORT_SYMBOL_GPL(ndk_open_adapter);
 
 /**
- * ndk_open_adapter_id() - open an NDK adapter by its /dev/ndk adapter id
+ * ndk_open_adapter_id() - open an NDK adapter for a /dev/ndk file
  * @id:              the id NDK_IOCTL_ADAPTER_QUERY reports
  * @removal:         as for ndk_open_adapter()
  * @removal_context: passed to @removal
  * @adapter:         receives the adapter
  *
- * Context: process context, may sleep.
- * Return: as ndk_open_adapter(); STATUS_INVALID_PARAMETER for an unknown id.
+ * The adapter belongs to the calling process: its limits are clamped
+ * (ndk_user_limits()), its connectors and listeners live in the caller's
+ * network namespace, and a device that namespace may not use
+ * (rdma_dev_access_netns()) is unknown to it.
+ *
+ * Context: process context of the opener, may sleep.
+ * Return: as ndk_open_adapter(); STATUS_INVALID_PARAMETER for an unknown id
+ * or a device of another network namespace.
  */
 s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
 			void *removal_context, struct ndk_adapter **adapter)
 {
-	return ndk_adapter_open(NULL, id, removal, removal_context, adapter);
+	return ndk_adapter_open(NULL, id, true, removal, removal_context,
+				adapter);
 }
 
 /**
@@ -461,12 +517,21 @@ void ndk_close_adapter(struct ndk_adapter *adapter)
 		     dev->removal_task == current;
 	if (in_removal)
 		dev->removal_adapter = NULL;
+	/*
+	 * A closing adapter gets no removal callback: ndk_ib_remove() only
+	 * picks adapters with one set, and must never take a reference on
+	 * one whose last reference may be going (below).  One it picked
+	 * already holds its own reference, which the wait below outlasts.
+	 */
+	adapter->removal = NULL;
 	mutex_unlock(&dev->lock);
 	if (in_removal)
 		ndk_obj_put(&adapter->obj);	/* never the last: ours is held */
 
 	ndk_obj_close(&adapter->obj, NULL, NULL);
 	wait_for_completion(&adapter->closed);
+	if (adapter->user)
+		put_net(adapter->net);
 	kfree(adapter);
 }
 EXPORT_SYMBOL_GPL(ndk_close_adapter);
@@ -488,7 +553,7 @@ s32 ndk_query_adapter_info(struct ndk_adapter *adapter,
 		*buffer_size = sizeof(*info);
 		return STATUS_BUFFER_TOO_SMALL;
 	}
-	*info = adapter->dev->info;
+	*info = adapter->info;
 	*buffer_size = sizeof(*info);
 	return STATUS_SUCCESS;
 }

@@ -45,10 +45,12 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/in.h>
+#include <linux/capability.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 
@@ -56,6 +58,11 @@
 #include "ndk_qp.h"
 
 #define NDK_CM_RESOLVE_TIMEOUT_MS	2000
+/*
+ * Connection requests a listener holds at most that its consumer has not
+ * accepted, rejected or closed yet (NdkListen has no backlog argument);
+ * more are rejected before anything is allocated for them.
+ */
 #define NDK_CM_BACKLOG			128
 /* The largest private data rdma_cm hands over (a REP's). */
 #define NDK_CM_PDATA_MAX		IB_CM_REP_PRIVATE_DATA_SIZE
@@ -117,7 +124,10 @@ enum ndk_conn_op {
  * @pdata_out: private data to send with the REQ or REP
  * @pdata_out_len: its length
  * @entry:     in the listener's queue while not yet handed over
+ * @backlogged: passive: counted in the listener's @pending (under @lock)
  * @work:      runs @op on ndk_wq for an asynchronous request
+ * @unbind_work: replaces an id that address resolution bound to another
+ *             RDMA device (ndk_conn_unbind_work())
  * @closer:    runs the close completion, then releases @qp
  */
 struct ndk_connector {
@@ -145,7 +155,9 @@ struct ndk_connector {
 	u8 pdata_out[NDK_CM_PDATA_MAX];
 	u32 pdata_out_len;
 	struct list_head entry;
+	bool backlogged;
 	struct work_struct work;
+	struct work_struct unbind_work;
 	struct ndk_conn_closer *closer;
 };
 
@@ -167,6 +179,8 @@ enum ndk_listener_state {
  * @paused:        ndk_control_connect_events() holds back ConnectEvents
  * @stopping:      ndk_close_listener() was called: no more ConnectEvents
  * @queue:         connectors not yet handed to the consumer
+ * @pending:       connection requests not yet accepted, rejected or closed
+ *                 (queued or handed over): at most NDK_CM_BACKLOG
  * @addr:          the address given to ndk_listen()
  * @listen_done:   completion of an asynchronous ndk_listen()
  * @listen_context: its context
@@ -186,6 +200,7 @@ struct ndk_listener {
 	bool paused;
 	bool stopping;
 	struct list_head queue;
+	atomic_t pending;
 	struct sockaddr_storage addr;
 	ndk_fn_request_completion listen_done;
 	void *listen_context;
@@ -245,7 +260,7 @@ static void ndk_conn_closed(void *context)
 
 static const struct ndk_adapter_info *ndk_cm_info(struct ndk_obj *obj)
 {
-	return &obj->adapter->dev->info;
+	return &obj->adapter->info;
 }
 
 static u32 ndk_cm_addr_len(sa_family_t family)
@@ -293,6 +308,37 @@ static s32 ndk_cm_put_addr(const struct sockaddr_storage *ss,
 	memcpy(addr, ss, need);
 	*len = need;
 	return STATUS_SUCCESS;
+}
+
+/**
+ * ndk_cm_port_allowed() - may the caller bind this local address's port?
+ * @adapter: the adapter of the connector or listener
+ * @addr:    the local address (a validated copy)
+ *
+ * Binds run on ndk_wq for asynchronous requests, where rdma_cm's own
+ * CAP_NET_BIND_SERVICE check (cma_use_port()) sees a kernel worker.  The
+ * caller's right is therefore checked here, in its context, for adapters
+ * of /dev/ndk files: a port below PROT_SOCK needs CAP_NET_BIND_SERVICE in
+ * the user namespace owning the adapter's network namespace, as for
+ * sockets.  Port 0 picks one from ip_local_port_range.  Kernel consumers
+ * are trusted.
+ *
+ * Context: the consumer's.
+ * Return: true when the bind may go ahead.
+ */
+static bool ndk_cm_port_allowed(struct ndk_adapter *adapter,
+				const struct sockaddr_storage *addr)
+{
+	u16 port = 0;
+
+	if (!adapter->user)
+		return true;
+	if (addr->ss_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+	else if (addr->ss_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+	return !port || port >= PROT_SOCK ||
+	       ns_capable(adapter->net->user_ns, CAP_NET_BIND_SERVICE);
 }
 
 /*
@@ -360,6 +406,24 @@ static enum ndk_conn_state ndk_conn_get_state(struct ndk_connector *c)
 	state = c->state;
 	spin_unlock_irqrestore(&c->lock, flags);
 	return state;
+}
+
+/*
+ * A passive connector's request is answered (accepted or rejected) or the
+ * connector goes: it no longer counts in its listener's backlog.  Once.
+ */
+static void ndk_conn_unbacklog(struct ndk_connector *c)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&c->lock, flags);
+	was = c->backlogged;
+	c->backlogged = false;
+	spin_unlock_irqrestore(&c->lock, flags);
+	if (was)
+		atomic_dec(&container_of(c->obj.parent, struct ndk_listener,
+					 obj)->pending);
 }
 
 /*
@@ -616,6 +680,31 @@ static void ndk_conn_save_data(struct ndk_connector *c, const void *data,
 	spin_unlock_irqrestore(&c->lock, flags);
 }
 
+static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
+/*
+ * Address resolution bound the id of a failed connect to another RDMA
+ * device: rdma_cm would hold that device's removal until the connector is
+ * closed.  Give the connector a fresh, unbound id and destroy the old one
+ * (not from its own event handler, hence this work item).  The connector
+ * is FAILED: nothing else uses its id any more, and ndk_conn_event()
+ * ignores the old id's events meanwhile.
+ */
+static void ndk_conn_unbind_work(struct work_struct *work)
+{
+	struct ndk_connector *c = container_of(work, struct ndk_connector,
+					       unbind_work);
+	struct rdma_cm_id *id, *old = c->id;
+
+	id = rdma_create_id(c->obj.adapter->net, ndk_cm_handler, &c->obj,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (!IS_ERR(id)) {
+		WRITE_ONCE(c->id, id);
+		rdma_destroy_id(old);
+	}
+	ndk_obj_put(&c->obj);
+}
+
 static void ndk_conn_addr_resolved(struct ndk_connector *c)
 {
 	int ret;
@@ -624,6 +713,8 @@ static void ndk_conn_addr_resolved(struct ndk_connector *c)
 		/* The route leaves through another RDMA device. */
 		ndk_conn_fail(c, c->have_src ? STATUS_INVALID_ADDRESS :
 				 STATUS_NETWORK_UNREACHABLE);
+		ndk_obj_get(&c->obj);
+		queue_work(ndk_wq, &c->unbind_work);
 		return;
 	}
 	ret = rdma_resolve_route(c->id, NDK_CM_RESOLVE_TIMEOUT_MS);
@@ -726,10 +817,15 @@ static void ndk_conn_disconnected(struct ndk_connector *c)
 		ndk_conn_finish(c, STATUS_CONNECTION_ABORTED);
 }
 
-static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_event *ev)
+static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_id *id,
+			   struct rdma_cm_event *ev)
 {
 	pr_debug("ndk: connector %p: %s (status %d)\n", c,
 		 rdma_event_msg(ev->event), ev->status);
+	/* An id bound to another device is being replaced: not ours. */
+	if (id->device && id->device != ndk_ibdev(&c->obj) &&
+	    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ndk_conn_addr_resolved(c);
@@ -782,6 +878,7 @@ static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
 	spin_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->entry);
 	INIT_WORK(&c->work, ndk_conn_work);
+	INIT_WORK(&c->unbind_work, ndk_conn_unbind_work);
 	return c;
 }
 
@@ -821,18 +918,24 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	/* A wildcard listen also hears other devices' requests. */
 	if (id->device != ndk_ibdev(&l->obj))
 		return -ECONNREFUSED;
+	/* The backlog is full: reject, allocating nothing. */
+	if (atomic_inc_return(&l->pending) > NDK_CM_BACKLOG) {
+		atomic_dec(&l->pending);
+		pr_debug("ndk: listener %p: backlog full, request rejected\n",
+			 l);
+		return -ECONNREFUSED;
+	}
 	c = ndk_conn_alloc(GFP_KERNEL);
 	if (!c)
-		return -ENOMEM;
+		goto err_unbacklog;
 	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL);
-	if (!c->closer) {
-		kfree(c);
-		return -ENOMEM;
-	}
+	if (!c->closer)
+		goto err_free_conn;
 	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CONNECTOR, &l->obj,
 		     ndk_conn_destroy);
 	c->id = id;
 	c->state = NDK_CONN_REQUESTED;
+	c->backlogged = true;
 	ndk_conn_save_data(c, p->private_data, p->private_data_len,
 			   ndk_cm_info(&c->obj)->max_caller_data, p);
 	id->context = &c->obj;	/* under the new id's handler mutex */
@@ -843,6 +946,12 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	spin_unlock_irqrestore(&l->lock, flags);
 	ndk_listener_deliver(l);
 	return 0;
+
+err_free_conn:
+	kfree(c);
+err_unbacklog:
+	atomic_dec(&l->pending);
+	return -ENOMEM;
 }
 
 static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -858,7 +967,7 @@ static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	 */
 	if (obj->hdr.object_type == NDK_OBJECT_TYPE_LISTENER)
 		return 0;
-	ndk_conn_event(container_of(obj, struct ndk_connector, obj), ev);
+	ndk_conn_event(container_of(obj, struct ndk_connector, obj), id, ev);
 	return 0;
 }
 
@@ -868,10 +977,10 @@ static int ndk_conn_init(struct ndk_obj *obj)
 {
 	struct ndk_connector *c = container_of(obj, struct ndk_connector, obj);
 
-	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL);
+	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL_ACCOUNT);
 	if (!c->closer)
 		return -ENOMEM;
-	c->id = rdma_create_id(&init_net, ndk_cm_handler, &c->obj,
+	c->id = rdma_create_id(obj->adapter->net, ndk_cm_handler, &c->obj,
 			       RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(c->id)) {
 		kfree(c->closer);
@@ -886,6 +995,7 @@ static void ndk_conn_destroy(struct ndk_obj *obj)
 
 	/* Waits for a running event handler; no event comes after it. */
 	rdma_destroy_id(c->id);
+	ndk_conn_unbacklog(c);
 	ndk_conn_qp_error(c);
 	ndk_conn_finish(c, STATUS_CANCELLED);
 	/* ndk_conn_closed() releases the QP after the close completion. */
@@ -981,7 +1091,9 @@ EXPORT_SYMBOL_GPL(ndk_close_connector);
  * STATUS_CONNECTION_REFUSED (rejected, or nobody listens),
  * STATUS_IO_TIMEOUT, STATUS_NETWORK_UNREACHABLE, STATUS_HOST_UNREACHABLE,
  * STATUS_SHARING_VIOLATION (source address in use), STATUS_INVALID_ADDRESS
- * (bad source address or address family), STATUS_INVALID_PARAMETER
+ * (bad source address or address family), STATUS_ACCESS_VIOLATION (a
+ * source port below 1024 without CAP_NET_BIND_SERVICE, /dev/ndk adapters
+ * only: ndk_cm_port_allowed()), STATUS_INVALID_PARAMETER
  * (private data or read limits over the adapter's, bad arguments),
  * STATUS_INVALID_DEVICE_STATE (connector already used),
  * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.  Inline failures
@@ -1023,6 +1135,8 @@ s32 ndk_connect(struct ndk_connector *connector, struct ndk_qp *qp,
 			return status;
 		if (src.ss_family != dst.ss_family)
 			return STATUS_INVALID_ADDRESS;
+		if (!ndk_cm_port_allowed(c->obj.adapter, &src))
+			return STATUS_ACCESS_VIOLATION;
 		have_src = true;
 	}
 
@@ -1141,6 +1255,7 @@ s32 ndk_accept(struct ndk_connector *connector, struct ndk_qp *qp,
 				request_completion, request_context, &sync);
 	if (status)
 		return status;
+	ndk_conn_unbacklog(c);
 	ndk_obj_get(&qp->obj);
 	c->qp = qp;
 	memcpy(c->pdata_out, private_data, private_data_length);
@@ -1190,6 +1305,7 @@ s32 ndk_reject(struct ndk_connector *connector, const void *private_data,
 	spin_unlock_irqrestore(&c->lock, flags);
 	if (!ok)
 		return STATUS_INVALID_DEVICE_STATE;
+	ndk_conn_unbacklog(c);
 	ret = rdma_reject(c->id, private_data, private_data_length,
 			  IB_CM_REJ_CONSUMER_DEFINED);
 	return ndk_status_from_errno(ret);
@@ -1365,15 +1481,25 @@ static s32 ndk_listener_start(struct ndk_listener *l)
 	/* A specific address binds the id to its device. */
 	if (l->id->device && l->id->device != ndk_ibdev(&l->obj)) {
 		status = STATUS_INVALID_ADDRESS;
-		goto out_set_state;
+		goto err_destroy_id;
 	}
 	ret = rdma_listen(l->id, NDK_CM_BACKLOG);
 	if (ret) {
 		status = ndk_cm_addr_status(ret, true);
-		goto out_set_state;
+		goto err_destroy_id;
 	}
 	state = NDK_LISTENER_LISTENING;
 	status = STATUS_SUCCESS;
+	goto out_set_state;
+
+err_destroy_id:
+	/*
+	 * A bound id holds its device (maybe another adapter's): its removal
+	 * would wait for this listener's close.  A failed listener keeps no
+	 * id; it can only be closed.
+	 */
+	rdma_destroy_id(l->id);
+	l->id = NULL;
 out_set_state:
 	spin_lock_irqsave(&l->lock, flags);
 	l->state = state;
@@ -1422,7 +1548,8 @@ static void ndk_listener_stop(struct ndk_listener *l)
 	flush_work(&l->listen_work);
 	flush_work(&l->deliver_work);
 	/* Waits for a running CONNECT_REQUEST handler. */
-	rdma_destroy_id(l->id);
+	if (l->id)
+		rdma_destroy_id(l->id);
 	l->id = NULL;
 
 	spin_lock_irqsave(&l->lock, flags);
@@ -1448,7 +1575,7 @@ static int ndk_listener_init(struct ndk_obj *obj)
 {
 	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
 
-	l->id = rdma_create_id(&init_net, ndk_cm_handler, &l->obj,
+	l->id = rdma_create_id(obj->adapter->net, ndk_cm_handler, &l->obj,
 			       RDMA_PS_TCP, IB_QPT_RC);
 	return PTR_ERR_OR_ZERO(l->id);
 }
@@ -1466,7 +1593,11 @@ static void ndk_listener_destroy(struct ndk_obj *obj)
  * @adapter:               the adapter
  * @connect_event:         called with a new connector for each incoming
  *                         connection request; the consumer owns it and
- *                         must close it (accepted, rejected or not)
+ *                         must close it (accepted, rejected or not).  At
+ *                         most NDK_CM_BACKLOG (128) requests are pending
+ *                         (not yet accepted, rejected or closed); further
+ *                         ones are rejected (the peer sees
+ *                         STATUS_CONNECTION_REFUSED)
  * @connect_event_context: passed to @connect_event
  * @create_completion:     NULL for a blocking create
  * @request_context:       passed to @create_completion
@@ -1546,7 +1677,8 @@ EXPORT_SYMBOL_GPL(ndk_close_listener);
  * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
  * STATUS_SHARING_VIOLATION (address and port in use),
  * STATUS_INVALID_ADDRESS (not an address of this adapter, or an
- * unsupported family), STATUS_INVALID_PARAMETER,
+ * unsupported family), STATUS_ACCESS_VIOLATION (a port below 1024 without
+ * CAP_NET_BIND_SERVICE, /dev/ndk adapters only), STATUS_INVALID_PARAMETER,
  * STATUS_INVALID_DEVICE_STATE (listen was called already),
  * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.
  */
@@ -1565,6 +1697,8 @@ s32 ndk_listen(struct ndk_listener *listener, const struct sockaddr *address,
 	status = ndk_cm_copy_addr(&addr, address, address_length);
 	if (status)
 		return status;
+	if (!ndk_cm_port_allowed(l->obj.adapter, &addr))
+		return STATUS_ACCESS_VIOLATION;
 	spin_lock_irqsave(&l->lock, flags);
 	if (l->state != NDK_LISTENER_IDLE) {
 		spin_unlock_irqrestore(&l->lock, flags);

@@ -37,6 +37,13 @@
 
 extern struct workqueue_struct *ndk_wq;
 
+/*
+ * Arrays sized by a caller (queue slots, page lists): charged to its memory
+ * cgroup, and a failure is the caller's ENOMEM, not the OOM killer's or
+ * the kernel log's business.
+ */
+#define NDK_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+
 /**
  * struct ndk_device - ndk.ko's view of one ib_device
  * @ibdev:    the RDMA device; valid from the ib_client add() callback until
@@ -120,6 +127,13 @@ struct ndk_obj {
  *             STATUS_DEVICE_REMOVED
  * @dev_entry: entry in @dev->adapters
  * @closed:    completed when the last reference is gone
+ * @user:      opened for a /dev/ndk file (ndk_open_adapter_id()): its
+ *             limits are clamped (ndk_user_limits()) and privileged
+ *             choices are checked against the opener's credentials
+ * @net:       the network namespace its connectors and listeners live in:
+ *             the opener's for @user (a reference), else init_net
+ * @info:      what ndk_query_adapter_info() reports and what creates are
+ *             checked against: the device's, clamped for @user
  */
 struct ndk_adapter {
 	struct ndk_obj obj;
@@ -129,6 +143,9 @@ struct ndk_adapter {
 	bool removed;
 	struct list_head dev_entry;
 	struct completion closed;
+	bool user;
+	struct net *net;
+	struct ndk_adapter_info info;
 };
 
 /**
@@ -248,6 +265,7 @@ u32 ndk_adapter_count(void);
 int ndk_adapter_query(struct ndk_u_adapter_query *q);
 s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
 			void *removal_context, struct ndk_adapter **adapter);
+void ndk_user_limits(struct ndk_adapter_info *info);
 int ndk_device_get(u32 *id, const char *name, bool next,
 		   int (*fn)(struct ndk_device *dev, void *arg), void *arg);
 u32 ndk_device_adapters(struct ndk_device *dev);

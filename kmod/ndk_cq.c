@@ -256,7 +256,7 @@ int ndk_cq_attach(struct ndk_cq *cq, struct ndk_qp *qp)
 	 * the completion handler takes in softirq context: never take it
 	 * with interrupts on.
 	 */
-	return xa_insert_irq(&cq->qps, qp->id, qp, GFP_KERNEL);
+	return xa_insert_irq(&cq->qps, qp->id, qp, GFP_KERNEL_ACCOUNT);
 }
 
 /**
@@ -318,7 +318,7 @@ static int ndk_cq_init(struct ndk_obj *obj)
 	};
 	int ret;
 
-	cq->sw = kvcalloc(cq->depth, sizeof(*cq->sw), GFP_KERNEL);
+	cq->sw = kvcalloc(cq->depth, sizeof(*cq->sw), NDK_GFP_ARRAY);
 	if (!cq->sw)
 		return -ENOMEM;
 	cq->sw_cap = cq->depth;
@@ -445,7 +445,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	struct ib_device *ibdev = adapter->dev->ibdev;
 	struct ndk_cq *c;
 
-	if (!cq_depth || cq_depth > adapter->dev->info.max_cq_depth)
+	if (!cq_depth || cq_depth > adapter->info.max_cq_depth)
 		return STATUS_INVALID_PARAMETER;
 	c = kzalloc(sizeof(*c), ndk_gfp(create_completion));
 	if (!c)
@@ -520,7 +520,7 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 		goto out_unlock;
 	/* The software queue only grows: it may hold results already. */
 	if (depth > cq->sw_cap) {
-		sw = kvcalloc(depth, sizeof(*sw), GFP_KERNEL);
+		sw = kvcalloc(depth, sizeof(*sw), NDK_GFP_ARRAY);
 		if (!sw) {
 			status = STATUS_INSUFFICIENT_RESOURCES;
 			goto out_restore_depth;
@@ -596,13 +596,13 @@ s32 ndk_resize_cq(struct ndk_cq *cq, u32 cq_depth,
 
 	if (!ndk_ibdev(&cq->obj)->ops.resize_cq)
 		return STATUS_NOT_SUPPORTED;
-	if (!cq_depth || cq_depth > cq->obj.adapter->dev->info.max_cq_depth)
+	if (!cq_depth || cq_depth > cq->obj.adapter->info.max_cq_depth)
 		return STATUS_INVALID_PARAMETER;
 	if (!request_completion) {
 		might_sleep();
 		return ndk_cq_resize(cq, cq_depth);
 	}
-	req = kzalloc(sizeof(*req), GFP_ATOMIC);
+	req = kzalloc(sizeof(*req), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!req)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	req->cq = cq;

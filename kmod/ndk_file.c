@@ -120,7 +120,7 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	struct ndk_file *nf;
 	int ret;
 
-	nf = kzalloc(sizeof(*nf), GFP_KERNEL);
+	nf = kzalloc(sizeof(*nf), GFP_KERNEL_ACCOUNT);
 	if (!nf)
 		return -ENOMEM;
 	mutex_init(&nf->lock);
@@ -258,7 +258,7 @@ struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent)
 {
-	struct ndk_uobj *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	struct ndk_uobj *u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
 
 	if (!u)
 		return NULL;
@@ -282,7 +282,7 @@ int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 	int ret;
 
 	ret = xa_alloc_cyclic(&nf->handles, &u->handle, u, xa_limit_32b,
-			      &nf->next, GFP_KERNEL);
+			      &nf->next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		return ret == -EBUSY ? -ENOBUFS : ret;
 	if (u->parent)
@@ -425,7 +425,7 @@ int ndk_mem_key_add(struct ndk_uobj *u)
 	unsigned long key = ndk_get_local_token_from_mr(u->mem.mr) >> 8;
 	int ret;
 
-	ret = xa_insert(&pd->keys, key, u, GFP_KERNEL);
+	ret = xa_insert(&pd->keys, key, u, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret == -EBUSY ? -EIO : ret;
 	u->mem.key = key;
@@ -710,7 +710,7 @@ int ndk_file_event_get(struct file *file, void *arg)
 
 	if (g->flags || !g->count || g->count > NDK_U_EVENT_GET_MAX)
 		return -EINVAL;
-	out = kcalloc(g->count, sizeof(*out), GFP_KERNEL);
+	out = kcalloc(g->count, sizeof(*out), GFP_KERNEL_ACCOUNT);
 	if (!out)
 		return -ENOMEM;
 	nf = ndk_file_lock(file);

@@ -100,14 +100,15 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	u32 i;
 	int ret;
 
-	sg = kvmalloc_array(max_pages, sizeof(*sg), GFP_KERNEL);
+	sg = kvmalloc_array(max_pages, sizeof(*sg), NDK_GFP_ARRAY);
 	if (!sg)
 		return -ENOMEM;
 	sg_init_table(sg, max_pages);
 	/* Every entry is one page: ndk_fr_map() only sets the addresses. */
 	for (i = 0; i < max_pages; i++)
 		sg_dma_len(&sg[i]) = PAGE_SIZE;
-	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr, GFP_KERNEL);
+	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr,
+			    GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_free_sg;
 

@@ -86,7 +86,7 @@ static s32 ndk_mr_request(struct ndk_mr_req *req)
 		might_sleep();
 		return ndk_status_from_errno(req->fn(req));
 	}
-	async = kmemdup(req, sizeof(*req), GFP_ATOMIC);
+	async = kmemdup(req, sizeof(*req), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!async)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_obj_get(&async->mr->obj);
@@ -225,10 +225,10 @@ static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
 	int nents, ret;
 
 	mr->dma_pages = kvmalloc_array(req->pages, sizeof(*mr->dma_pages),
-				       GFP_KERNEL);
+				       NDK_GFP_ARRAY);
 	if (!mr->dma_pages)
 		return -ENOMEM;
-	ret = sg_alloc_table(&mr->sgt, req->pages, GFP_KERNEL);
+	ret = sg_alloc_table(&mr->sgt, req->pages, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_free_pages;
 	sg = mr->sgt.sgl;

@@ -18,7 +18,7 @@
 static int ndk_mw_init(struct ndk_obj *obj)
 {
 	struct ndk_mw *mw = container_of(obj, struct ndk_mw, obj);
-	u32 pages = obj->adapter->dev->info.frmr_page_count;
+	u32 pages = obj->adapter->info.frmr_page_count;
 	struct ib_mr *ibmr;
 	int ret;
 

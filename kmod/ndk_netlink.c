@@ -152,7 +152,7 @@ int ndk_nl_file_add(struct ndk_file *nf)
 
 	mutex_lock(&ndk_files_lock);
 	ret = xa_alloc_cyclic(&ndk_files, &nf->id, nf, xa_limit_32b,
-			      &ndk_files_next, GFP_KERNEL);
+			      &ndk_files_next, GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&ndk_files_lock);
 	nf->ucache.file_id = nf->id;
 	return ret < 0 ? ret : 0;
@@ -283,8 +283,12 @@ static int ndk_nl_fill_adapter(struct ndk_device *dev, void *arg)
 	struct ndk_nl_fill *f = arg;
 	u32 counts[__NDK_NL_OBJ_MAX] = {};
 	struct ib_device *ibdev = dev->ibdev;
+	struct ndk_adapter_info info = dev->info;
 	void *hdr;
 	int t;
+
+	/* The limits a /dev/ndk file gets (ADAPTER_INFO reports the same). */
+	ndk_user_limits(&info);
 
 	hdr = genlmsg_put(f->skb, f->portid, f->seq, &ndk_nl_family, f->flags,
 			  f->cmd);
@@ -300,7 +304,7 @@ static int ndk_nl_fill_adapter(struct ndk_device *dev, void *arg)
 	    nla_put_u32(f->skb, NDK_NL_ATTR_IB_INDEX, ibdev->index) ||
 	    nla_put_u32(f->skb, NDK_NL_ATTR_PORT_COUNT,
 			rdma_end_port(ibdev) - rdma_start_port(ibdev) + 1) ||
-	    ndk_nl_put_info(f->skb, &dev->info) ||
+	    ndk_nl_put_info(f->skb, &info) ||
 	    ndk_nl_put_objects(f->skb, counts)) {
 		genlmsg_cancel(f->skb, hdr);
 		return -EMSGSIZE;

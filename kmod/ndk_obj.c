@@ -34,12 +34,16 @@ struct workqueue_struct *ndk_wq;
  * ndk_gfp() - allocation flags for a call that may be asynchronous
  * @completion: the consumer's completion callback, or NULL
  *
+ * Objects are charged to the caller's memory cgroup (__GFP_ACCOUNT): a
+ * /dev/ndk command runs in its caller's context; kernel consumers run in
+ * kernel threads, whose charges go to the root cgroup.
+ *
  * Return: GFP_ATOMIC when a completion is given (the caller may be in
- * atomic context), GFP_KERNEL for a blocking call.
+ * atomic context), GFP_KERNEL for a blocking call; both accounted.
  */
 gfp_t ndk_gfp(const void *completion)
 {
-	return completion ? GFP_ATOMIC : GFP_KERNEL;
+	return completion ? GFP_ATOMIC | __GFP_ACCOUNT : GFP_KERNEL_ACCOUNT;
 }
 
 /**

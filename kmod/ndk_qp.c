@@ -556,13 +556,13 @@ static int ndk_qp_alloc_slots(struct ndk_qp *qp)
 	u32 nsge = max(qp->max_ssge, 1U);
 	u32 i;
 
-	qp->sq = kvcalloc(qp->sq_depth, sizeof(*qp->sq), GFP_KERNEL);
+	qp->sq = kvcalloc(qp->sq_depth, sizeof(*qp->sq), NDK_GFP_ARRAY);
 	qp->sq_sge = kvcalloc(array_size(qp->sq_depth, nsge),
-			      sizeof(*qp->sq_sge), GFP_KERNEL);
-	qp->rq = kvcalloc(qp->rq_depth, sizeof(*qp->rq), GFP_KERNEL);
+			      sizeof(*qp->sq_sge), NDK_GFP_ARRAY);
+	qp->rq = kvcalloc(qp->rq_depth, sizeof(*qp->rq), NDK_GFP_ARRAY);
 	qp->rq_sge = kcalloc(max(qp->max_rsge, 1U), sizeof(*qp->rq_sge),
-			     GFP_KERNEL);
-	qp->inline_buf = kzalloc(max(qp->inline_size, 1U), GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
+	qp->inline_buf = kzalloc(max(qp->inline_size, 1U), GFP_KERNEL_ACCOUNT);
 	if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->rq_sge ||
 	    !qp->inline_buf) {
 		ndk_qp_free_slots(qp);
@@ -716,7 +716,7 @@ s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
 	    receive_cq->obj.adapter != pd->obj.adapter ||
 	    initiator_cq->obj.adapter != pd->obj.adapter)
 		return STATUS_INVALID_PARAMETER;
-	info = &pd->obj.adapter->dev->info;
+	info = &pd->obj.adapter->info;
 	if (receive_queue_depth > info->max_receive_queue_depth ||
 	    initiator_queue_depth > info->max_initiator_queue_depth ||
 	    max_receive_request_sge > info->max_receive_request_sge ||

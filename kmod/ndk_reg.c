@@ -94,7 +94,7 @@ static struct ndk_reg *ndk_reg_create(struct ndk_pd *pd)
 
 	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
 		return ERR_PTR(-EOPNOTSUPP);	/* iWARP QPs need iw_cm */
-	reg = kzalloc(sizeof(*reg), GFP_KERNEL);
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
 		return ERR_PTR(-ENOMEM);
 	sema_init(&reg->credits, NDK_REG_SQ_DEPTH);

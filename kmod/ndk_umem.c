@@ -149,7 +149,7 @@ static int ndk_umem_build_mdl(struct ndk_umem *um)
 		struct ndk_mdl *mdl;
 
 		mdl = ndk_mdl_from_pages(um->pages + page, va, count,
-					 GFP_KERNEL);
+					 GFP_KERNEL_ACCOUNT);
 		if (!mdl) {
 			ndk_mdl_free_chain(um->mdl);
 			um->mdl = NULL;
@@ -209,7 +209,8 @@ int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
-	um->pages = kvmalloc_array(npages, sizeof(*um->pages), GFP_KERNEL);
+	um->pages = kvmalloc_array(npages, sizeof(*um->pages),
+				   NDK_GFP_ARRAY);
 	if (!um->pages) {
 		ret = -ENOMEM;
 		goto err_uncharge;

@@ -168,7 +168,8 @@ int ndk_uv_cq_poll(struct file *file, void *arg)
 
 	if (!p->count || p->count > NDK_U_CQ_POLL_MAX)
 		return -EINVAL;
-	res = kcalloc(p->count, sizeof(*res) + sizeof(*out), GFP_KERNEL);
+	res = kcalloc(p->count, sizeof(*res) + sizeof(*out),
+		      GFP_KERNEL_ACCOUNT);
 	if (!res)
 		return -ENOMEM;
 	out = (struct ndk_u_result *)(res + p->count);
@@ -278,35 +279,98 @@ out_unlock:
 	return ret;
 }
 
-/* The SGE list of @p, copied from user space into @usge. */
-static int ndk_uv_copy_sges(const struct ndk_u_qp_post *p,
-			    struct ndk_u_sge *usge)
+/*
+ * What a data post takes from user memory, copied before the file's lock
+ * is taken: a fault stalled there (userfaultfd, FUSE) must not hold up the
+ * device removal, which needs that lock.
+ * @usge: the SGE list
+ * @buf:  INLINE: the bytes of the request (kmalloc'ed), else NULL
+ * @len:  INLINE: their count
+ */
+struct ndk_uv_post_in {
+	struct ndk_u_sge usge[NDK_U_SGE_MAX];
+	void *buf;
+	u32 len;
+};
+
+static bool ndk_uv_post_is_data(const struct ndk_u_qp_post *p)
 {
-	if (p->nsge > NDK_U_SGE_MAX)
+	switch (p->op) {
+	case NDK_U_OP_SEND:
+	case NDK_U_OP_SEND_INVALIDATE:
+	case NDK_U_OP_RECEIVE:
+	case NDK_U_OP_READ:
+	case NDK_U_OP_WRITE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The fields a data post must leave 0; before anything is copied. */
+static int ndk_uv_post_data_check(const struct ndk_u_qp_post *p)
+{
+	bool rdma = p->op == NDK_U_OP_READ || p->op == NDK_U_OP_WRITE;
+
+	if (p->object_handle || p->mr_handle || p->address || p->length ||
+	    (!rdma && p->remote_address) ||
+	    (!rdma && p->op != NDK_U_OP_SEND_INVALIDATE && p->remote_token))
 		return -EINVAL;
-	if (copy_from_user(usge, u64_to_user_ptr(p->sgl),
-			   p->nsge * sizeof(*usge)))
-		return -EFAULT;
 	return 0;
 }
 
 /*
- * Copy and check the SGEs of @p for @qp: each must name, by its current
+ * Copy a data post's SGE list and, for INLINE, its bytes (at most
+ * NDK_UV_INLINE_MAX) into @in.  Without the file's lock.
+ */
+static int ndk_uv_post_copy(const struct ndk_u_qp_post *p,
+			    struct ndk_uv_post_in *in)
+{
+	u32 i, total = 0;
+	u8 *data;
+
+	in->buf = NULL;
+	in->len = 0;
+	if (p->nsge > NDK_U_SGE_MAX)
+		return -EINVAL;
+	if (copy_from_user(in->usge, u64_to_user_ptr(p->sgl),
+			   p->nsge * sizeof(*in->usge)))
+		return -EFAULT;
+	if (!(p->flags & NDK_OP_FLAG_INLINE))
+		return 0;
+	for (i = 0; i < p->nsge; i++) {
+		if (in->usge[i].length > NDK_UV_INLINE_MAX - total)
+			return -EINVAL;
+		total += in->usge[i].length;
+	}
+	data = kmalloc(max(total, 1U), GFP_KERNEL_ACCOUNT);
+	if (!data)
+		return -ENOMEM;
+	for (total = 0, i = 0; i < p->nsge; total += in->usge[i].length, i++) {
+		if (copy_from_user(data + total,
+				   u64_to_user_ptr(in->usge[i].address),
+				   in->usge[i].length)) {
+			kfree(data);
+			return -EFAULT;
+		}
+	}
+	in->buf = data;
+	in->len = total;
+	return 0;
+}
+
+/*
+ * Check the copied SGEs of @p for @qp: each must name, by its current
  * local token, a registration of the QP's PD on this file, and lie inside
  * it (a fast-registered MR: the device checks its current region).
  */
 static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
-		      struct ndk_sge *sgl)
+		      const struct ndk_u_sge *usge, struct ndk_sge *sgl)
 {
-	struct ndk_u_sge usge[NDK_U_SGE_MAX];
 	struct ndk_uobj *m;
 	u64 end;
 	u32 i;
-	int ret;
 
-	ret = ndk_uv_copy_sges(p, usge);
-	if (ret)
-		return ret;
 	for (i = 0; i < p->nsge; i++) {
 		m = xa_load(&qp->parent->keys, usge[i].token >> 8);
 		if (!m || ndk_get_local_token_from_mr(m->mem.mr) !=
@@ -323,44 +387,6 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 		sgl[i].length = usge[i].length;
 		sgl[i].memory_region_token = usge[i].token;
 	}
-	return 0;
-}
-
-/*
- * An INLINE request: its bytes, copied from user space into @buf, become
- * the request's one SGE (the device copies from kernel addresses).
- */
-static int ndk_uv_inline(const struct ndk_u_qp_post *p, struct ndk_sge *sgl,
-			 void **buf)
-{
-	struct ndk_u_sge usge[NDK_U_SGE_MAX];
-	u32 i, total = 0;
-	u8 *data;
-	int ret;
-
-	ret = ndk_uv_copy_sges(p, usge);
-	if (ret)
-		return ret;
-	for (i = 0; i < p->nsge; i++) {
-		if (usge[i].length > NDK_UV_INLINE_MAX - total)
-			return -EINVAL;
-		total += usge[i].length;
-	}
-	data = kmalloc(max(total, 1U), GFP_KERNEL);
-	if (!data)
-		return -ENOMEM;
-	for (total = 0, i = 0; i < p->nsge; total += usge[i].length, i++) {
-		if (copy_from_user(data + total,
-				   u64_to_user_ptr(usge[i].address),
-				   usge[i].length)) {
-			kfree(data);
-			return -EFAULT;
-		}
-	}
-	sgl[0].virtual_address = data;
-	sgl[0].length = total;
-	sgl[0].memory_region_token = 0;
-	*buf = data;
 	return 0;
 }
 
@@ -430,30 +456,31 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 	return ndk_errno_from_status(status);
 }
 
-/* NDK_U_OP_SEND, _SEND_INVALIDATE, _RECEIVE, _READ and _WRITE. */
-static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p)
+/*
+ * NDK_U_OP_SEND, _SEND_INVALIDATE, _RECEIVE, _READ and _WRITE, with what
+ * ndk_uv_post_copy() took from user memory.
+ */
+static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
+			    const struct ndk_uv_post_in *in)
 {
 	void *ctx = ndk_uv_ptr(p->request_context);
 	struct ndk_sge sgl[NDK_U_SGE_MAX];
 	struct ndk_qp *q = qp->qp.qp;
-	bool rdma = p->op == NDK_U_OP_READ || p->op == NDK_U_OP_WRITE;
-	void *buf = NULL;
 	u32 nsge = p->nsge;
 	s32 status;
 	int ret;
 
-	if (p->object_handle || p->mr_handle || p->address || p->length ||
-	    (!rdma && p->remote_address) ||
-	    (!rdma && p->op != NDK_U_OP_SEND_INVALIDATE && p->remote_token))
-		return -EINVAL;
 	if (p->flags & NDK_OP_FLAG_INLINE) {
-		ret = ndk_uv_inline(p, sgl, &buf);
+		/* The device copies from kernel addresses. */
+		sgl[0].virtual_address = in->buf;
+		sgl[0].length = in->len;
+		sgl[0].memory_region_token = 0;
 		nsge = 1;
 	} else {
-		ret = ndk_uv_sgl(qp, p, sgl);
+		ret = ndk_uv_sgl(qp, p, in->usge, sgl);
+		if (ret)
+			return ret;
 	}
-	if (ret)
-		return ret;
 
 	switch (p->op) {
 	case NDK_U_OP_SEND:
@@ -477,7 +504,6 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p)
 				   p->remote_token, p->flags);
 		break;
 	}
-	kfree(buf);
 	return ndk_errno_from_status(status);
 }
 
@@ -499,15 +525,26 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p)
 int ndk_uv_qp_post(struct file *file, void *arg)
 {
 	struct ndk_u_qp_post *p = arg;
+	struct ndk_uv_post_in in = {};
 	struct ndk_file *nf;
 	struct ndk_uobj *qp;
 	int ret;
 
 	if (p->token)
 		return -EINVAL;
+	/* User memory is read before the lock (struct ndk_uv_post_in). */
+	if (ndk_uv_post_is_data(p)) {
+		ret = ndk_uv_post_data_check(p);
+		if (!ret)
+			ret = ndk_uv_post_copy(p, &in);
+		if (ret)
+			return ret;
+	}
 	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
+	if (IS_ERR(nf)) {
+		ret = PTR_ERR(nf);
+		goto out_free;
+	}
 	qp = ndk_uobj_find(nf, p->qp_handle, NDK_UOBJ_QP);
 	if (IS_ERR(qp)) {
 		ret = PTR_ERR(qp);
@@ -519,7 +556,7 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 	case NDK_U_OP_RECEIVE:
 	case NDK_U_OP_READ:
 	case NDK_U_OP_WRITE:
-		ret = ndk_uv_post_data(qp, p);
+		ret = ndk_uv_post_data(qp, p, &in);
 		break;
 	case NDK_U_OP_FAST_REGISTER:
 	case NDK_U_OP_BIND:
@@ -532,6 +569,8 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 	}
 out_unlock:
 	mutex_unlock(&nf->lock);
+out_free:
+	kfree(in.buf);
 	return ret;
 }
 
@@ -831,7 +870,7 @@ static void ndk_uv_request_done(void *context, s32 status)
 static struct ndk_uevent *ndk_uv_request(struct ndk_uobj *u, u32 req,
 					 u64 context)
 {
-	struct ndk_uevent *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct ndk_uevent *e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 
 	if (!e)
 		return NULL;
@@ -1187,7 +1226,7 @@ static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
 	struct ndk_uevent *e;
 	unsigned long flags;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (e) {
 		ndk_uevent_init(e, nf, NDK_U_EVENT_CONNECT_REQUEST,
 				listener->handle, listener->listener.context);

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+// sec-cm-foreign-bind (issue 15 item 7): a connector or listener whose
+// address resolution or bind picked another RDMA device must not keep
+// that device from going away.
+//
+// A second device, rxe1 on a new veth (10.99.1.1).  As nobody, on rxe0's
+// adapter: round 1, LISTEN on 10.99.1.1 (rxe1's address: EADDRNOTAVAIL);
+// round 2, CONNECT to 10.99.1.1 (the route leaves through rxe1: the
+// connect fails with STATUS_NETWORK_UNREACHABLE).  With that file still
+// open, `rdma link delete rxe1` must return within 30 s (before the fix it
+// waited for the file's close).
+#include "sec_common.hpp"
+
+namespace {
+
+enum class Round { kListen, kConnect };
+
+// As nobody: the failed listen or connect, then report on @out and hold
+// the file open until @in says so.
+int Attempt(Round round, int out, int in) {
+    rel::Dev d;
+    long id = sec::AdapterId(d.fd(), "rxe0");
+    std::uint32_t adapter = id >= 0 ? t_adapter_open(d.fd(), static_cast<std::uint32_t>(id)) : 0;
+    std::uint32_t pd = adapter ? t_pd_create(d.fd(), adapter) : 0;
+    T_CHECK(pd != 0);
+    sockaddr_in foreign = rel::LoopbackAddress(4791);
+    inet_pton(AF_INET, "10.99.1.1", &foreign.sin_addr);
+    if (round == Round::kListen) {
+        ndk_u_listener_create lc{};
+        lc.adapter_handle = adapter;
+        std::uint32_t lis = d.Create(NDK_IOCTL_LISTENER_CREATE, &lc);
+        ndk_u_listen ln{};
+        ln.listener_handle = lis;
+        foreign.sin_port = 0;
+        std::memcpy(ln.address, &foreign, sizeof(foreign));
+        T_CHECK(lis != 0);
+        T_EXPECT_ERRNO(d.Ioctl(NDK_IOCTL_LISTEN, &ln), EADDRNOTAVAIL);
+    } else {
+        ndk_u_cq_create cc{};
+        cc.adapter_handle = adapter;
+        cc.depth = 8;
+        std::uint32_t cq = d.Create(NDK_IOCTL_CQ_CREATE, &cc);
+        std::uint32_t qp = cq ? rel::CreateQp(d.fd(), pd, cq, 1) : 0;
+        ndk_u_connector_create ccr{};
+        ccr.adapter_handle = adapter;
+        std::uint32_t con = qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+        ndk_u_connect cn{};
+        cn.connector_handle = con;
+        cn.qp_handle = qp;
+        cn.inbound_read_limit = cn.outbound_read_limit = 1;
+        std::memcpy(cn.dest_address, &foreign, sizeof(foreign));
+        T_CHECK(con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
+        ndk_u_event ev{};
+        T_CHECK(d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev, 10000));
+        std::printf("CONNECT through rxe1 on rxe0's adapter: status %#x\n",
+                    static_cast<unsigned>(ev.status));
+        T_CHECK(ev.status == static_cast<std::int32_t>(0xC000023C));  // NETWORK_UNREACHABLE
+    }
+    char c = t_failures ? 'f' : 'p';
+    T_CHECK(write(out, &c, 1) == 1);
+    T_CHECK(read(in, &c, 1) == 1);  // the file stays open until here
+    return t_failures ? kTestFail : kTestPass;
+}
+
+bool RunRound(Round round, const char* what) {
+    int up[2], down[2];
+    if (pipe(up) != 0 || pipe(down) != 0) return false;
+    T_CHECK(sec::RunTimed("ip link add v2 type veth peer name v3 && "
+                          "ip addr add 10.99.1.1/24 dev v2 && ip link set v2 up && "
+                          "ip link set v3 up && rdma link add rxe1 type rxe netdev v2",
+                          60) == 0);
+    std::fflush(nullptr);
+    pid_t kid = fork();
+    if (kid == 0) {
+        close(up[0]);
+        close(down[1]);
+        t_failures = 0;  // the child's own verdict
+        _exit(sec::BecomeNobody() ? Attempt(round, up[1], down[0]) : kTestFail);
+    }
+    close(up[1]);
+    close(down[0]);
+    char c = 0;
+    T_CHECK(read(up[0], &c, 1) == 1 && c == 'p');
+    pid_t hung = 0;
+    double t0 = rel::Now();
+    int rc = sec::RunTimed("rdma link delete rxe1", 30, &hung);
+    std::printf("%s: rdma link delete rxe1 with the file open: %s after %.1f s\n", what,
+                rc == 0 ? "returned" : "did not return", rel::Now() - t0);
+    T_CHECK(rc == 0);
+    c = 'x';
+    T_CHECK(write(down[1], &c, 1) == 1);
+    T_CHECK(sec::WaitFor(kid, 60) == kTestPass);
+    if (hung) T_CHECK(sec::WaitFor(hung, 60) == 0);  // the close let it go
+    close(up[0]);
+    close(down[1]);
+    T_CHECK(sec::RunTimed("ip link del v2", 30) == 0);
+    return true;
+}
+
+}  // namespace
+
+int main() {
+    RunRound(Round::kListen, "listen on rxe1's address");
+    RunRound(Round::kConnect, "connect through rxe1");
+    return t_result("sec-cm-foreign-bind");
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+// Helpers of the tests/security programs of the "resources, namespaces,
+// connection manager" section: running a function as user nobody in a
+// child process, cgroup v2, and /proc/meminfo.
+#pragma once
+
+#include <grp.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "rel_common.hpp"
+
+namespace sec {
+
+inline constexpr uid_t kNobody = 65534;
+
+// Drop to nobody/nogroup for good (no capability left).
+inline bool BecomeNobody() {
+    if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) {
+        std::perror("dropping to nobody");
+        return false;
+    }
+    return getuid() == kNobody && geteuid() == kNobody;
+}
+
+// Runs @fn in a child process: @as_root first (as root), then as nobody.
+// @fn returns the child's exit code (kTestPass or kTestFail).  Returns
+// the child's exit code, kTestFail when it died.
+inline int AsNobody(const char* what, const std::function<int()>& fn,
+                    const std::function<bool()>& as_root = {}) {
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) return kTestFail;
+    if (pid == 0) {
+        t_failures = 0;  // the child's own verdict
+        if (as_root && !as_root()) _exit(kTestFail);
+        if (!BecomeNobody()) _exit(kTestFail);
+        int rc = fn();
+        std::fflush(nullptr);
+        _exit(rc);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid) return kTestFail;
+    if (WIFSIGNALED(st)) {
+        std::fprintf(stderr, "%s: child killed by signal %d\n", what, WTERMSIG(st));
+        return kTestFail;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : kTestFail;
+}
+
+inline bool WriteFile(const std::string& path, const std::string& value) {
+    std::ofstream out(path);
+    out << value;
+    out.flush();
+    if (!out) std::fprintf(stderr, "writing '%s' to %s failed\n", value.c_str(), path.c_str());
+    return static_cast<bool>(out);
+}
+
+inline long ReadLong(const std::string& path) {
+    std::ifstream in(path);
+    long v = -1;
+    in >> v;
+    return in ? v : -1;
+}
+
+// A /proc/meminfo field in kB, or -1.
+inline long MemInfoKb(const char* field) {
+    std::ifstream in("/proc/meminfo");
+    std::string line, want = std::string(field) + ":";
+    while (std::getline(in, line))
+        if (line.rfind(want, 0) == 0) return std::stol(line.substr(want.size()));
+    return -1;
+}
+
+// The cgroup v2 root, mounted at /sys/fs/cgroup when nothing is (the
+// guest's init mounts only proc, sysfs and devtmpfs), with the memory
+// controller enabled for its children.  Empty on failure.
+inline std::string Cgroup2Root() {
+    const std::string root = "/sys/fs/cgroup";
+    std::ifstream m("/proc/self/mounts");
+    std::string dev, dir, type;
+    bool mounted = false;
+    for (std::string rest; m >> dev >> dir >> type && std::getline(m, rest);)
+        if (type == "cgroup2" && dir == root) mounted = true;
+    if (!mounted && mount("cgroup2", root.c_str(), "cgroup2", 0, nullptr) != 0) {
+        std::perror("mount cgroup2 on /sys/fs/cgroup");
+        return {};
+    }
+    std::ifstream ctl(root + "/cgroup.subtree_control");
+    std::string enabled((std::istreambuf_iterator<char>(ctl)), std::istreambuf_iterator<char>());
+    if (enabled.find("memory") == std::string::npos &&
+        !WriteFile(root + "/cgroup.subtree_control", "+memory"))
+        return {};
+    return root;
+}
+
+// ADAPTER_INFO of @adapter on @fd.
+inline bool AdapterInfo(int fd, std::uint32_t adapter, ndk_u_adapter_info* info) {
+    *info = {};
+    info->handle = adapter;
+    return ioctl(fd, NDK_IOCTL_ADAPTER_INFO, info) == 0;
+}
+
+}  // namespace sec
+
+namespace sec {
+
+// Starts `bash -c @cmd`; its pid.
+inline pid_t Spawn(const std::string& cmd) {
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/bash", "bash", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    return pid;
+}
+
+// Waits up to @secs for @pid: its exit code, -1 when it is still running.
+inline int WaitFor(pid_t pid, double secs) {
+    double end = rel::Now() + secs;
+    for (;;) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 || rel::Now() > end) return -1;
+        usleep(20000);
+    }
+}
+
+// `bash -c @cmd` must finish within @secs: its exit code, -1 if it hangs
+// (it is left running; the caller unblocks it and reaps it).
+inline int RunTimed(const std::string& cmd, double secs, pid_t* hung = nullptr) {
+    pid_t pid = Spawn(cmd);
+    int rc = WaitFor(pid, secs);
+    if (rc == -1) {
+        std::fprintf(stderr, "'%s' did not return within %.0f s\n", cmd.c_str(), secs);
+        if (hung) *hung = pid;
+    }
+    return rc;
+}
+
+// The adapter id of the RDMA device @name, or -1.
+inline long AdapterId(int fd, const char* name) {
+    ndk_u_adapter_query q{};
+    q.flags = NDK_U_ADAPTER_QUERY_F_NEXT;
+    while (ioctl(fd, NDK_IOCTL_ADAPTER_QUERY, &q) == 0) {
+        if (std::strcmp(reinterpret_cast<const char*>(q.name), name) == 0) return q.adapter_id;
+        q.adapter_id++;
+    }
+    return -1;
+}
+
+}  // namespace sec

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+// sec-memcg (issue 15 item 9): a /dev/ndk caller's allocations are charged
+// to its memory cgroup and what ADAPTER_INFO advertises is what a file
+// may really get.
+//
+// As nobody, in a cgroup v2 memory cgroup with memory.max 256M:
+//  - ADAPTER_INFO advertises at most the per-file limits of
+//    Documentation/uapi.md ("Resource limits"); one above them is EINVAL;
+//  - one QP_CREATE and one CQ_CREATE at the advertised maxima succeed,
+//    memory.current grows by what ndk.ko allocated (>= 1 MiB) and the
+//    kernel took little more than that outside the cgroup (the driver's
+//    own queues, < 64 MiB; 4.7 GB before the clamp);
+//  - with the cgroup filled by the caller's own memory, the same creates
+//    fail with ENOMEM, and succeed again once that memory is freed.
+#include <sys/mman.h>
+
+#include <vector>
+
+#include "sec_common.hpp"
+
+namespace {
+
+constexpr long kMax = 256L << 20;
+constexpr std::uint32_t kDepthCap = 4096, kCqCap = 16384, kSgeCap = 32;
+std::string g_cg;
+
+long Current() { return sec::ReadLong(g_cg + "/memory.current"); }
+
+std::uint32_t Cq(int fd, std::uint32_t adapter, std::uint32_t depth) {
+    ndk_u_cq_create c{};
+    c.adapter_handle = adapter;
+    c.depth = depth;
+    return ioctl(fd, NDK_IOCTL_CQ_CREATE, &c) == 0 ? c.handle : 0;
+}
+
+std::uint32_t Qp(int fd, std::uint32_t pd, std::uint32_t cq, const ndk_u_adapter_info& i,
+                 std::uint32_t extra_depth = 0, std::uint32_t extra_sge = 0) {
+    ndk_u_qp_create q{};
+    q.pd_handle = pd;
+    q.receive_cq_handle = q.initiator_cq_handle = cq;
+    q.receive_queue_depth = i.max_receive_queue_depth + extra_depth;
+    q.initiator_queue_depth = i.max_initiator_queue_depth;
+    q.max_receive_request_sge = i.max_receive_request_sge;
+    q.max_initiator_request_sge = i.max_initiator_request_sge + extra_sge;
+    q.inline_data_size = i.max_inline_data_size;
+    return ioctl(fd, NDK_IOCTL_QP_CREATE, &q) == 0 ? q.handle : 0;
+}
+
+int Child() {
+    rel::Dev d;
+    std::uint32_t adapter = d.OpenAdapter();
+    std::uint32_t pd = adapter ? t_pd_create(d.fd(), adapter) : 0;
+    ndk_u_adapter_info i{};
+    T_CHECK(pd && sec::AdapterInfo(d.fd(), adapter, &i));
+    if (t_failures) return kTestFail;
+    std::printf("advertised: queue depth %u/%u, SGE %u/%u/%u, CQ depth %u, inline %u\n",
+                i.max_receive_queue_depth, i.max_initiator_queue_depth, i.max_receive_request_sge,
+                i.max_initiator_request_sge, i.max_read_request_sge, i.max_cq_depth,
+                i.max_inline_data_size);
+    T_CHECK(i.max_receive_queue_depth && i.max_receive_queue_depth <= kDepthCap);
+    T_CHECK(i.max_initiator_queue_depth && i.max_initiator_queue_depth <= kDepthCap);
+    T_CHECK(i.max_cq_depth && i.max_cq_depth <= kCqCap);
+    T_CHECK(i.max_initiator_request_sge <= kSgeCap && i.max_receive_request_sge <= kSgeCap);
+    T_CHECK(i.max_read_request_sge <= kSgeCap);
+    if (t_failures) return kTestFail;
+
+    // Beyond the advertised limits: refused by the limits, EINVAL.
+    T_EXPECT_ERRNO(Cq(d.fd(), adapter, i.max_cq_depth + 1) ? 0 : -1, EINVAL);
+    std::uint32_t small = Cq(d.fd(), adapter, 8);
+    T_CHECK(small);
+    T_EXPECT_ERRNO(Qp(d.fd(), pd, small, i, 1) ? 0 : -1, EINVAL);
+    T_EXPECT_ERRNO(Qp(d.fd(), pd, small, i, 0, 1) ? 0 : -1, EINVAL);
+
+    // At the advertised maxima: charged, and bounded outside the cgroup.
+    long cur0 = Current(), avail0 = sec::MemInfoKb("MemAvailable");
+    std::uint32_t cq = Cq(d.fd(), adapter, i.max_cq_depth);
+    std::uint32_t qp = cq ? Qp(d.fd(), pd, cq, i) : 0;
+    long cur1 = Current(), avail1 = sec::MemInfoKb("MemAvailable");
+    T_CHECK(cq && qp);
+    long charged = cur1 - cur0, taken = (avail0 - avail1) * 1024;
+    std::printf(
+        "maximal CQ + QP: memory.current +%ld kB, MemAvailable -%ld kB, "
+        "outside the cgroup ~%ld kB\n",
+        charged / 1024, taken / 1024, (taken - charged) / 1024);
+    T_CHECK(charged >= (1L << 20));
+    T_CHECK(taken - charged < (64L << 20));
+    T_CHECK(t_handle_close(d.fd(), qp) == 0 && t_handle_close(d.fd(), cq) == 0);
+
+    // Fill the cgroup with our own memory, up to 256 kB under memory.max.
+    std::vector<std::pair<void*, std::size_t>> fill;
+    const std::size_t chunk = 64 << 10;
+    while (Current() >= 0 && Current() + (256L << 10) + static_cast<long>(chunk) < kMax) {
+        void* p = mmap(nullptr, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) break;
+        std::memset(p, 0x5a, chunk);
+        fill.emplace_back(p, chunk);
+    }
+    std::printf("filled: memory.current %ld kB of %ld kB\n", Current() / 1024, kMax / 1024);
+    T_EXPECT_ERRNO(Cq(d.fd(), adapter, i.max_cq_depth) ? 0 : -1, ENOMEM);
+    T_EXPECT_ERRNO(Qp(d.fd(), pd, small, i) ? 0 : -1, ENOMEM);
+    std::printf("full cgroup: maximal CQ_CREATE and QP_CREATE refused (memory.current %ld kB)\n",
+                Current() / 1024);
+    for (auto& [p, n] : fill) munmap(p, n);
+    fill.clear();
+
+    // The same creates fit again: it was the cgroup's limit.
+    cq = Cq(d.fd(), adapter, i.max_cq_depth);
+    T_CHECK(cq != 0);
+    qp = Qp(d.fd(), pd, small, i);
+    T_CHECK(qp != 0);
+    if (qp) t_handle_close(d.fd(), qp);
+    if (cq) t_handle_close(d.fd(), cq);
+    return t_failures ? kTestFail : kTestPass;
+}
+
+}  // namespace
+
+int main() {
+    std::string root = sec::Cgroup2Root();
+    if (root.empty()) {
+        std::fprintf(stderr, "sec-memcg: no cgroup v2 memory controller\n");
+        return kTestFail;
+    }
+    g_cg = root + "/ndk-sec-memcg";
+    rmdir(g_cg.c_str());
+    if (mkdir(g_cg.c_str(), 0755) != 0 && errno != EEXIST) {
+        std::perror(g_cg.c_str());
+        return kTestFail;
+    }
+    T_CHECK(sec::WriteFile(g_cg + "/memory.max", std::to_string(kMax)));
+    if (t_failures) return kTestFail;
+    long base = sec::ReadLong("/sys/kernel/debug/ndk/user_objects");
+    int rc = sec::AsNobody("sec-memcg", Child, [] {
+        return sec::WriteFile(g_cg + "/cgroup.procs", std::to_string(getpid()));
+    });
+    T_CHECK(rc == kTestPass);
+    // Everything the child made went with its file.
+    double end = rel::Now() + 10;
+    while (t_ndk_counter("user_objects") != base && rel::Now() < end) usleep(10000);
+    T_CHECK(t_ndk_counter("user_objects") == base);
+    T_CHECK(rmdir(g_cg.c_str()) == 0);
+    return t_result("sec-memcg");
+}
