@@ -271,7 +271,7 @@ int ndk_device_get(u32 *id, const char *name, bool next,
 u32 ndk_device_adapters(struct ndk_device *dev);
 
 /* ndk_umem.c */
-int ndk_mr_flags_write(struct ndk_mr *mr, u32 flags);
+int ndk_mr_flags_write(struct ndk_obj *obj, u32 flags);
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 		 u64 length, bool write);
 void ndk_umem_unpin(struct ndk_umem *um);
