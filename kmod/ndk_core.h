@@ -188,17 +188,17 @@ struct ndk_umem {
 
 /**
  * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
- * @lock:  protects the generations' writes and the notifiers' sequence
- *         numbers; taken by the MMU notifier callback
+ * @lock:  protects @slots, the generations' writes and the notifiers'
+ *         sequence numbers; taken by the MMU notifier callback
  * @gens:  NDK_U_CACHE_SLOTS generations from vmalloc_user(), mapped
  *         read-only by the opener; NULL until first needed
- * @slots: slots in use (the file's lock)
+ * @slots: slots in use (@lock)
  * @file_id: the file's netlink id, for invalidation events
  * @tgid:  the opener's thread group id, for invalidation events
  * @invalidations: bumps made by the MMU notifier, for netlink
  */
 struct ndk_ucache {
-	spinlock_t lock; /* generations and notifier sequence numbers */
+	spinlock_t lock; /* slots, generations, notifier sequence numbers */
 	u64 *gens;
 	DECLARE_BITMAP(slots, NDK_U_CACHE_SLOTS);
 	u32 file_id;
@@ -271,7 +271,7 @@ int ndk_device_get(u32 *id, const char *name, bool next,
 u32 ndk_device_adapters(struct ndk_device *dev);
 
 /* ndk_umem.c */
-int ndk_mr_flags_write(struct ndk_mr *mr, u32 flags);
+int ndk_mr_flags_write(struct ndk_obj *obj, u32 flags);
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 		 u64 length, bool write);
 void ndk_umem_unpin(struct ndk_umem *um);

@@ -24,9 +24,13 @@
  * moved, ndk_ucache.c); each MEM_DEREGISTER drops one; at zero the region
  * is deregistered, then its pages are unpinned and uncharged (ndk_umem.c).
  *
- * Locking: ndk_file.lock serialises every command on the file, including
- * the blocking registration, and the release.  It nests outside every ndk
- * lock (the kernel API is called with it held).
+ * Locking: ndk_file.lock serialises every command on the file and the
+ * release.  It nests outside every ndk lock (the kernel API is called with
+ * it held).  It is never held across an access to user memory that may
+ * fault (device removal takes it, and a fault may wait on user space for
+ * ever: userfaultfd, FUSE): commands copy their input before taking it and
+ * their output after dropping it, and registrations pin their pages
+ * without it, then look their PD or MR up again (ndk_file_mem_register()).
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -913,32 +917,35 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 }
 
 /**
- * ndk_umr_register() - pin user memory and register it in an entry's MR
- * @u:        an MEM or MR entry whose MR is created and not registered
+ * ndk_umr_check() - may user memory be registered; how are its pages pinned?
+ * @u:        the entry the registration is made through (a PD or an MR),
+ *            whose adapter is present
+ * @obj:      that entry's kernel object (its PD or its MR)
  * @address:  user address of the first byte
  * @length:   bytes, > 0
- * @mr_flags: NDK_MR_FLAG_*; the pages are pinned writable exactly when
- *            the access they give has a write right (local write, read
- *            sink, remote write: ndk_mr_access_writes()), and read-only
- *            otherwise, so no later fast-register or bind can write them
+ * @mr_flags: NDK_MR_FLAG_* the registration asks for
  *
- * A WSP registration (MEM entry) is also tracked by the registration
- * cache: a slot and an MMU notifier (ndk_ucache_pin()).
+ * The pin mode is the rights': the pages are pinned writable exactly when
+ * the access they give has a write right (local write, read sink, remote
+ * write: ndk_mr_flags_write()), and read-only otherwise, so no later
+ * fast-register or bind can write them.  The caller pins without the
+ * file's lock, then looks its entry up again and asks again: a different
+ * answer means the handle now names another object (-ENOENT).
  *
- * Context: process context of the file's opener, may sleep.
- * Return: 0; %-EFAULT (see ndk_umem_pin()); %-EPERM (RLIMIT_MEMLOCK 0);
- * %-ENOMEM (memory or RLIMIT_MEMLOCK); %-EMSGSIZE (longer than MaxRegistrationSize);
- * %-EOPNOTSUPP (MaxRegistrationSize 0); %-EINVAL; %-ENODEV; %-EINTR.
+ * Context: process context, ndk_file.lock held.
+ * Return: 1 (pin writable), 0 (pin read-only); %-EFAULT (wrapping or
+ * kernel range); %-EMSGSIZE (longer than MaxRegistrationSize);
+ * %-EOPNOTSUPP (MaxRegistrationSize 0); %-EINVAL (flags); %-ENODEV.
  */
-int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
-		     u32 mr_flags)
+int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj, u64 address,
+		  u64 length, u32 mr_flags)
 {
 	struct ndk_adapter_info info;
 	u32 size = sizeof(info);
-	int ret, write;
 	s32 status;
 	u64 last;
 
+	lockdep_assert_held(&u->nf->lock);
 	/* Wrapping or kernel ranges before the size rule (EFAULT first). */
 	if (check_add_overflow(address, length, &last) ||
 	    !access_ok(u64_to_user_ptr(address), length))
@@ -951,21 +958,47 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 		return -EOPNOTSUPP;
 	if (length > info.max_registration_size)
 		return -EMSGSIZE;
+	return ndk_mr_flags_write(obj, mr_flags);
+}
 
-	write = ndk_mr_flags_write(u->mem.mr, mr_flags);
-	if (write < 0)
-		return write;
+/**
+ * ndk_umr_unpin() - release pages pinned for an entry never registered
+ * @u: an MEM or MR entry whose mem.umem holds pages no MR uses
+ *
+ * A WSP registration's cache tracking goes too.
+ *
+ * Context: process context, may sleep; the file's lock not needed.
+ */
+void ndk_umr_unpin(struct ndk_uobj *u)
+{
 	if (u->type == NDK_UOBJ_MEM)
-		ret = ndk_ucache_pin(&u->nf->ucache, &u->mem.cache,
-				     &u->mem.umem, current->mm, address, length,
-				     write);
-	else
-		ret = ndk_umem_pin(&u->mem.umem, current->mm, address, length,
-				   write);
-	if (ret)
-		return ret;
-	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl, length, mr_flags,
-				 NULL, NULL);
+		ndk_ucache_untrack(&u->mem.cache);
+	ndk_umem_unpin(&u->mem.umem);
+}
+
+/**
+ * ndk_umr_register() - register pinned user memory in an entry's MR
+ * @u:        an MEM or MR entry whose MR is created and not registered;
+ *            mem.umem holds the pages, pinned as ndk_umr_check() said
+ *            (and, for MEM, tracked by the cache: ndk_ucache_pin())
+ * @mr_flags: NDK_MR_FLAG_* as given to ndk_umr_check()
+ *
+ * Pinning is the caller's, done without the file's lock (a fault may
+ * wait for user space, and device removal needs the lock); this only
+ * hands the MDL chain to ndk_register_mr() and files the key.
+ *
+ * Context: process context of the file's opener, ndk_file.lock held.
+ * Return: 0; %-ENOMEM; %-EINVAL; %-EACCES; %-ENODEV; another errno of
+ * ndk_register_mr().  On failure the pages are unpinned (ndk_umr_unpin()).
+ */
+int ndk_umr_register(struct ndk_uobj *u, u32 mr_flags)
+{
+	s32 status;
+	int ret;
+
+	lockdep_assert_held(&u->nf->lock);
+	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl,
+				 u->mem.umem.length, mr_flags, NULL, NULL);
 	if (status) {
 		ret = ndk_errno_from_status(status);
 		goto err_unpin;
@@ -978,30 +1011,53 @@ int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
 err_deregister:
 	ndk_deregister_mr(u->mem.mr, NULL, NULL);
 err_unpin:
-	if (u->type == NDK_UOBJ_MEM)
-		ndk_ucache_untrack(&u->mem.cache);
-	ndk_umem_unpin(&u->mem.umem);
+	ndk_umr_unpin(u);
 	return ret;
 }
 
-/* Create and register a new WSP registration of @pd (->mem.flags set). */
-static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u,
-			  struct ndk_u_mem_register *m)
+/**
+ * ndk_uobj_gone() - the errno for an entry that went while unlocked
+ * @nf:      the file, locked
+ * @adapter: the handle of the adapter the entry descended from
+ * @err:     what ndk_uobj_find() said of the entry
+ *
+ * A command that drops the lock (to pin user memory) looks its entry up
+ * again; when the device was removed meanwhile the entry is gone but the
+ * adapter's handle stays, failing with -ENODEV.
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: %-ENODEV when the adapter's device went away, else @err.
+ */
+int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err)
+{
+	if (err == -ENOENT &&
+	    PTR_ERR(ndk_uobj_find(nf, adapter, NDK_UOBJ_ADAPTER)) == -ENODEV)
+		return -ENODEV;
+	return err;
+}
+
+/*
+ * WSD registrations are local sources and targets of transfers; remote
+ * access goes through windows and fast-registered MRs over them.  The
+ * device writes only with MEM_WRITE.
+ */
+static u32 ndk_mem_mr_flags(u32 mem_flags)
+{
+	return mem_flags & NDK_U_MEM_WRITE ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0;
+}
+
+/* Create @u's MR on @pd and register @u's pinned pages; unpins on failure. */
+static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u)
 {
 	s32 status;
 	int ret;
 
 	status = ndk_create_mr(pd->pd, false, NULL, NULL, &u->mem.mr);
-	if (status)
+	if (status) {
+		ndk_umr_unpin(u);
 		return ndk_errno_from_status(status);
-	/*
-	 * WSD registrations are local sources and targets of transfers;
-	 * remote access goes through windows and fast-registered MRs over
-	 * them.  The device writes only with MEM_WRITE.
-	 */
-	ret = ndk_umr_register(u, m->address, m->length,
-			       m->flags & NDK_U_MEM_WRITE ?
-			       NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0);
+	}
+	ret = ndk_umr_register(u, ndk_mem_mr_flags(u->mem.flags));
 	if (ret)
 		ndk_close_mr(u->mem.mr, NULL, NULL);
 	return ret;
@@ -1072,25 +1128,45 @@ static void ndk_mem_insert(struct ndk_uobj *pd, struct ndk_uobj *u)
 	rb_insert_color(&u->mem.node, &pd->mems);
 }
 
+/* One more reference on registration @u; its answer in @m. */
+static int ndk_mem_ref(struct ndk_uobj *u, struct ndk_u_mem_register *m)
+{
+	if (u->mem.refs == U32_MAX)
+		return -EOVERFLOW;
+	u->mem.refs++;
+	ndk_mem_result(u, m);
+	return 0;
+}
+
 /**
  * ndk_file_mem_register() - NDK_IOCTL_MEM_REGISTER (WSPRegisterMemory)
  * @file: the file
  * @m:    in: pd_handle, flags, address, length (validated by the
  *        caller: flags one of NDK_U_MEM_*, length > 0); out: the rest
  *
+ * A registration that exists already costs one lookup.  Otherwise the
+ * pages are pinned (and charged) without the file's lock: a fault may
+ * wait on user space (userfaultfd, FUSE) for as long as it likes, and
+ * device removal needs the lock.  Then, locked again, the PD is looked up
+ * again: gone (closed, or its device removed), the pin is undone; the same
+ * registration made meanwhile by another thread gets one more reference
+ * and this pin is undone, as if this call had come second.
+ *
  * Context: process context, may sleep.
- * Return: 0; %-EPERM (not the opener, or RLIMIT_MEMLOCK 0); %-ENOENT;
- * %-EINVAL (not a PD); %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory
- * or RLIMIT_MEMLOCK); %-EMSGSIZE
- * (longer than MaxRegistrationSize); %-EOPNOTSUPP (the adapter cannot
- * register, MaxRegistrationSize 0); %-EOVERFLOW (reference count);
- * %-ENODEV; %-ENOBUFS (no handle left); %-EINTR.
+ * Return: 0; %-EPERM (not the opener, or RLIMIT_MEMLOCK 0); %-ENOENT (no
+ * such PD, or it was closed while the pages were pinned); %-EINVAL (not a
+ * PD); %-EFAULT (see ndk_umem_pin()); %-ENOMEM (memory or RLIMIT_MEMLOCK);
+ * %-EMSGSIZE (longer than MaxRegistrationSize); %-EOPNOTSUPP (the adapter
+ * cannot register, MaxRegistrationSize 0; or see ndk_umem_pin());
+ * %-EOVERFLOW (reference count); %-ENODEV (also: the device was removed
+ * while the pages were pinned); %-ENOBUFS (no handle left); %-EINTR.
  */
 int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 {
-	struct ndk_uobj *pd, *u;
+	struct ndk_uobj *pd, *u, *fresh;
 	struct ndk_file *nf;
-	int ret;
+	int write, ret;
+	u32 adapter;
 
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
@@ -1102,41 +1178,74 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	}
 	u = ndk_mem_find(pd, m);
 	if (u) {
-		if (u->mem.refs == U32_MAX) {
-			ret = -EOVERFLOW;
-			goto out_unlock;
-		}
-		u->mem.refs++;
-		ndk_mem_result(u, m);
-		ret = 0;
+		ret = ndk_mem_ref(u, m);
 		goto out_unlock;
 	}
+	write = ndk_umr_check(pd, &pd->pd->obj, m->address, m->length,
+			      ndk_mem_mr_flags(m->flags));
+	if (write < 0) {
+		ret = write;
+		goto out_unlock;
+	}
+	adapter = ndk_uobj_root(pd)->handle;
+	mutex_unlock(&nf->lock);
 
-	u = ndk_uobj_alloc(nf, NDK_UOBJ_MEM, pd);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	u->mem.flags = m->flags;
-	u->mem.refs = 1;
-	u->mem.key = -1;
-	ret = ndk_mem_create(pd, u, m);
+	/* The parent is set once the PD is found again. */
+	fresh = ndk_uobj_alloc(nf, NDK_UOBJ_MEM, NULL);
+	if (!fresh)
+		return -ENOMEM;
+	fresh->mem.flags = m->flags;
+	fresh->mem.refs = 1;
+	fresh->mem.key = -1;
+	ret = ndk_ucache_pin(&nf->ucache, &fresh->mem.cache, &fresh->mem.umem,
+			     current->mm, m->address, m->length, write);
 	if (ret)
 		goto err_free_uobj;
-	ret = ndk_uobj_publish(nf, u);
+
+	mutex_lock(&nf->lock);
+	pd = ndk_uobj_find(nf, m->pd_handle, NDK_UOBJ_PD);
+	if (IS_ERR(pd)) {
+		ret = ndk_uobj_gone(nf, adapter, PTR_ERR(pd));
+		goto err_unpin;
+	}
+	u = ndk_mem_find(pd, m);
+	if (u) {
+		/* Registered by another thread meanwhile: share it. */
+		ret = ndk_mem_ref(u, m);
+		goto err_unpin;
+	}
+	if (ndk_umr_check(pd, &pd->pd->obj, m->address, m->length,
+			  ndk_mem_mr_flags(m->flags)) != write) {
+		/* The handle names another PD now. */
+		ret = -ENOENT;
+		goto err_unpin;
+	}
+	fresh->parent = pd;
+	ret = ndk_mem_create(pd, fresh);
+	if (ret)
+		goto err_unlock;
+	ret = ndk_uobj_publish(nf, fresh);
 	if (ret)
 		goto err_release_mem;
-	ndk_mem_insert(pd, u);
-	WRITE_ONCE(u->mem.cache.handle, u->handle);
-	ndk_mem_result(u, m);
+	ndk_mem_insert(pd, fresh);
+	WRITE_ONCE(fresh->mem.cache.handle, fresh->handle);
+	ndk_mem_result(fresh, m);
 	mutex_unlock(&nf->lock);
 	return 0;
 
 err_release_mem:
-	ndk_mem_release(u);
-	ndk_close_mr(u->mem.mr, NULL, NULL);
+	ndk_mem_release(fresh);
+	ndk_close_mr(fresh->mem.mr, NULL, NULL);
+err_unlock:
+	mutex_unlock(&nf->lock);
+	kfree(fresh);
+	return ret;
+err_unpin:
+	mutex_unlock(&nf->lock);
+	ndk_umr_unpin(fresh);
 err_free_uobj:
-	kfree(u);
+	kfree(fresh);
+	return ret;
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;

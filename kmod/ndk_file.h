@@ -180,8 +180,11 @@ void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope);
 int ndk_mem_key_add(struct ndk_uobj *u);
 void ndk_mem_key_del(struct ndk_uobj *u);
 s32 ndk_mem_release(struct ndk_uobj *u);
-int ndk_umr_register(struct ndk_uobj *u, u64 address, u64 length,
-		     u32 mr_flags);
+int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj, u64 address,
+		  u64 length, u32 mr_flags);
+int ndk_umr_register(struct ndk_uobj *u, u32 mr_flags);
+void ndk_umr_unpin(struct ndk_uobj *u);
+int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
 struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
 __poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
 int ndk_file_event_get(struct file *file, void *arg);

@@ -151,19 +151,20 @@ int ndk_mr_access(struct ib_device *ibdev, u32 flags)
 
 /**
  * ndk_mr_flags_write() - may the device write pages registered with @flags?
- * @mr:    the MR (its device decides what RDMA_READ_SINK needs)
+ * @obj:   an object of the adapter the registration is for (its PD or its
+ *         MR: the device decides what RDMA_READ_SINK needs)
  * @flags: NDK_MR_FLAG_* bits
  *
  * Whoever pins pages for a registration asks this first and pins them
- * writable exactly when it says so (ndk_umr_register()).
+ * writable exactly when it says so (ndk_umr_check()).
  *
  * Context: any.
  * Return: 1 when the access has a write right (local write, read sink,
  * remote write), 0 when not, -EINVAL for flags NDK does not have.
  */
-int ndk_mr_flags_write(struct ndk_mr *mr, u32 flags)
+int ndk_mr_flags_write(struct ndk_obj *obj, u32 flags)
 {
-	int access = ndk_mr_access(ndk_ibdev(&mr->obj), flags);
+	int access = ndk_mr_access(ndk_ibdev(obj), flags);
 
 	if (access < 0)
 		return access;

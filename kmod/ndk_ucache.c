@@ -46,10 +46,13 @@
  * user space then sees as stale: never a stale registration that looks
  * valid.
  *
- * Locking: ndk_file.lock (held by every caller but the mmap handler and
- * the notifier) serialises slot allocation.  ndk_ucache.lock, a spinlock,
- * protects the generations' writes and the notifiers' sequence numbers;
- * the notifier callback takes only that lock and never sleeps.
+ * Locking: ndk_ucache.lock, a spinlock, protects the slot bitmap, the
+ * generations' writes and the notifiers' sequence numbers; the notifier
+ * callback takes only that lock and never sleeps.  ndk_file.lock is not
+ * needed: MEM_REGISTER pins (ndk_ucache_pin()) without it, since a fault
+ * may take as long as user space wants (userfaultfd, FUSE) and device
+ * removal needs the file's lock; a registration is only published, and
+ * found by others, under ndk_file.lock afterwards.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -211,7 +214,7 @@ static int ndk_ucache_pin_current(struct ndk_ucache_reg *r,
  * ndk_ucache_untrack() and ndk_umem_unpin() undo it.
  *
  * Context: process context of the owner of @mm, may sleep; the file's
- * lock held.
+ * lock not needed (the pin may wait for user space to resolve a fault).
  * Return: 0; %-ENOMEM (no memory for the generation array); what
  * mmu_interval_notifier_insert() or ndk_umem_pin() return.
  */
@@ -236,6 +239,7 @@ int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
 	r->uc = uc;
 	r->address = address;
 	r->length = length;
+	spin_lock(&uc->lock);
 	slot = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
 	if (slot < NDK_U_CACHE_SLOTS) {
 		__set_bit(slot, uc->slots);
@@ -245,6 +249,7 @@ int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
 		r->slot = NDK_U_CACHE_SLOT_NONE;
 		r->gen = &r->own;
 	}
+	spin_unlock(&uc->lock);
 
 	ret = mmu_interval_notifier_insert(&r->notifier, mm, start,
 					   end - start, &ndk_ucache_ops);
@@ -259,8 +264,10 @@ err_untrack:
 	ndk_ucache_untrack(r);
 	return ret;
 err_free_slot:
+	spin_lock(&uc->lock);
 	if (r->slot != NDK_U_CACHE_SLOT_NONE)
 		__clear_bit(r->slot, uc->slots);
+	spin_unlock(&uc->lock);
 	r->uc = NULL;
 	return ret;
 }
@@ -275,7 +282,8 @@ err_free_slot:
  * them once the device can no longer reach them.  Once untracked, @r is
  * left alone by further calls.
  *
- * Context: process context, may sleep; the file's lock held.
+ * Context: process context, may sleep; the file's lock held once the
+ * registration is published.
  */
 void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 {
@@ -284,9 +292,9 @@ void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 	mmu_interval_notifier_remove(&r->notifier);
 	spin_lock(&r->uc->lock);
 	ndk_ucache_bump(r);
-	spin_unlock(&r->uc->lock);
 	if (r->slot != NDK_U_CACHE_SLOT_NONE)
 		__clear_bit(r->slot, r->uc->slots);
+	spin_unlock(&r->uc->lock);
 	r->slot = NDK_U_CACHE_SLOT_NONE;
 	r->uc = NULL;
 }

@@ -647,22 +647,52 @@ int ndk_uv_mw_create(struct file *file, void *arg)
 			 NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
 			 NDK_MR_FLAG_RDMA_READ_SINK)
 
+/*
+ * Under the lock: @r's MR entry, if it may be registered now; how its
+ * pages are pinned in *@write.
+ */
+static struct ndk_uobj *ndk_uv_mr_registrable(struct ndk_file *nf,
+					      struct ndk_u_mr_register *r,
+					      int *write)
+{
+	struct ndk_uobj *u = ndk_uobj_find(nf, r->handle, NDK_UOBJ_MR);
+
+	if (IS_ERR(u))
+		return u;
+	if (u->mem.umem.pages)
+		return ERR_PTR(-EBADRQC);
+	/* Fast-register MRs are registered by posts. */
+	if (u->mem.mr->fast_register)
+		return ERR_PTR(-EINVAL);
+	*write = ndk_umr_check(u, &u->mem.mr->obj, r->address, r->length,
+			       r->flags);
+	return *write < 0 ? ERR_PTR(*write) : u;
+}
+
 /**
  * ndk_uv_mr_register() - NDK_IOCTL_MR_REGISTER
  * @file: the file
  * @arg:  struct ndk_u_mr_register
  *
+ * The pages are pinned without the file's lock (a fault may wait on user
+ * space for ever, and device removal needs the lock), then the MR is
+ * looked up and checked again: closed meanwhile (-ENOENT), its device
+ * removed (-ENODEV) or registered by another thread (-EBADRQC), the pin
+ * is undone.
+ *
  * Context: process context, may sleep.
  * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (flags, length 0, not an MR, a
- * fast-register MR); %-EBADRQC (registered already); what
- * ndk_umr_register() returns.
+ * fast-register MR); %-EBADRQC (registered already); %-ENODEV; what
+ * ndk_umr_check(), ndk_umem_pin() and ndk_umr_register() return.
  */
 int ndk_uv_mr_register(struct file *file, void *arg)
 {
 	struct ndk_u_mr_register *r = arg;
+	struct ndk_umem um = {};
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	int ret;
+	int write, again, ret;
+	u32 adapter;
 
 	if ((r->flags & ~NDK_UV_MR_FLAGS) || !r->length || r->local_token ||
 	    r->remote_token)
@@ -670,28 +700,42 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
 		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, r->handle, NDK_UOBJ_MR);
+	u = ndk_uv_mr_registrable(nf, r, &write);
 	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
+		mutex_unlock(&nf->lock);
+		return PTR_ERR(u);
 	}
-	if (u->mem.umem.pages) {
-		ret = -EBADRQC;
-		goto out_unlock;
+	adapter = ndk_uobj_root(u)->handle;
+	mutex_unlock(&nf->lock);
+
+	ret = ndk_umem_pin(&um, current->mm, r->address, r->length, write);
+	if (ret)
+		return ret;
+
+	mutex_lock(&nf->lock);
+	u = ndk_uv_mr_registrable(nf, r, &again);
+	if (IS_ERR(u)) {
+		ret = ndk_uobj_gone(nf, adapter, PTR_ERR(u));
+		goto err_unpin;
 	}
-	if (u->mem.mr->fast_register) {
-		/* Fast-register MRs are registered by posts. */
-		ret = -EINVAL;
-		goto out_unlock;
+	if (again != write) {
+		/* The handle names another MR now. */
+		ret = -ENOENT;
+		goto err_unpin;
 	}
-	ret = ndk_umr_register(u, r->address, r->length, r->flags);
+	u->mem.umem = um;
+	ret = ndk_umr_register(u, r->flags);
 	if (!ret) {
 		u->mem.flags = r->flags;
 		r->local_token = ndk_get_local_token_from_mr(u->mem.mr);
 		r->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	}
-out_unlock:
 	mutex_unlock(&nf->lock);
+	return ret;
+
+err_unpin:
+	mutex_unlock(&nf->lock);
+	ndk_umem_unpin(&um);
 	return ret;
 }
 
