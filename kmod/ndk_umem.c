@@ -43,6 +43,7 @@
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <ndk/ndk_mdl.h>
@@ -87,7 +88,8 @@ static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 		goto out_unlock;
 	}
 	if (write && vma->vm_file && (vma->vm_flags & VM_SHARED) &&
-	    !vma_is_shmem(vma) && !is_vm_hugetlb_page(vma)) {
+	    !shmem_mapping(vma->vm_file->f_mapping) &&
+	    !is_vm_hugetlb_page(vma)) {
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
