@@ -82,7 +82,7 @@ check-debug: kmod lib
 # CI: the stock tiers, then the debug tier's CI subset (Documentation/
 # reliability.md, "The debug-kernel tier in CI"): the reliability, memory
 # and lifetime tests; `make check-debug` runs all of them.
-NDK_DEBUG_CI = dev-open|ioctl-abi|uobj-handles|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cm-close-order|removal-live-objects|removal-in-callback
+NDK_DEBUG_CI = dev-open|ioctl-abi|uobj-handles|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cm-close-order|removal-live-objects|removal-in-callback|sec-lifecycle-fuzz|sec-fr-reinit-race|k-fr-reinit-race
 check-all: check
 	$(MAKE) check-debug NDK_DEBUG_ONLY='$(NDK_DEBUG_CI)'
 
