@@ -244,6 +244,20 @@ struct ndk_conn_closer {
 	struct ndk_qp *qp;
 };
 
+/*
+ * A QP is given to one connector at a time: the first ndk_connect() or
+ * ndk_accept() that names it holds it until that connector's close.
+ */
+static bool ndk_conn_claim_qp(struct ndk_qp *qp)
+{
+	return !atomic_cmpxchg(&qp->claimed, 0, 1);
+}
+
+static void ndk_conn_release_qp(struct ndk_qp *qp)
+{
+	atomic_set(&qp->claimed, 0);
+}
+
 /* The close completion ndk_obj runs after ndk_conn_destroy(). */
 static void ndk_conn_closed(void *context)
 {
@@ -251,8 +265,10 @@ static void ndk_conn_closed(void *context)
 
 	if (closer->done)
 		closer->done(closer->context);
-	if (closer->qp)
+	if (closer->qp) {
+		ndk_conn_release_qp(closer->qp);
 		ndk_obj_put(&closer->qp->obj);
+	}
 	if (closer->sync)
 		complete(closer->sync);
 	kfree(closer);
@@ -1095,7 +1111,8 @@ EXPORT_SYMBOL_GPL(ndk_close_connector);
  * source port below 1024 without CAP_NET_BIND_SERVICE, /dev/ndk adapters
  * only: ndk_cm_port_allowed()), STATUS_INVALID_PARAMETER
  * (private data or read limits over the adapter's, bad arguments),
- * STATUS_INVALID_DEVICE_STATE (connector already used),
+ * STATUS_INVALID_DEVICE_STATE (connector already used, or @qp given to
+ * another connector that is not closed yet),
  * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.  Inline failures
  * never call @request_completion.
  */
@@ -1140,10 +1157,14 @@ s32 ndk_connect(struct ndk_connector *connector, struct ndk_qp *qp,
 		have_src = true;
 	}
 
+	if (!ndk_conn_claim_qp(qp))
+		return STATUS_INVALID_DEVICE_STATE;
 	status = ndk_conn_begin(c, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
 				request_completion, request_context, &sync);
-	if (status)
+	if (status) {
+		ndk_conn_release_qp(qp);
 		return status;
+	}
 	ndk_obj_get(&qp->obj);
 	c->qp = qp;
 	c->have_src = have_src;
@@ -1222,7 +1243,8 @@ EXPORT_SYMBOL_GPL(ndk_complete_connect);
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
  * STATUS_INVALID_PARAMETER (private data or read limits over the
- * adapter's, bad QP), STATUS_INVALID_DEVICE_STATE (not a pending request),
+ * adapter's, bad QP), STATUS_INVALID_DEVICE_STATE (not a pending request,
+ * or @qp given to another connector that is not closed yet),
  * STATUS_CONNECTION_ABORTED (the peer gave up), STATUS_CONNECTION_REFUSED
  * (the peer rejected the reply), STATUS_IO_TIMEOUT, STATUS_DEVICE_REMOVED.
  */
@@ -1251,10 +1273,14 @@ s32 ndk_accept(struct ndk_connector *connector, struct ndk_qp *qp,
 	    outbound_read_limit > info->max_outbound_read_limit)
 		return STATUS_INVALID_PARAMETER;
 
+	if (!ndk_conn_claim_qp(qp))
+		return STATUS_INVALID_DEVICE_STATE;
 	status = ndk_conn_begin(c, NDK_CONN_REQUESTED, NDK_CONN_ACCEPTING,
 				request_completion, request_context, &sync);
-	if (status)
+	if (status) {
+		ndk_conn_release_qp(qp);
 		return status;
+	}
 	ndk_conn_unbacklog(c);
 	ndk_obj_get(&qp->obj);
 	c->qp = qp;

@@ -121,6 +121,9 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	old = *slot;
 	old_sg = fr->sg;
 	WRITE_ONCE(*slot, ibmr);
+	/* The tokens the getters read: the new ib_mr's from now on. */
+	fr->key = ibmr->rkey;
+	fr->lkey = ibmr->lkey;
 	fr->sg = sg;
 	fr->max_pages = max_pages;
 	fr->remote = remote;
@@ -292,6 +295,7 @@ static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr, const u64 *pages,
 	ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
 	spin_lock_irqsave(&fr->lock, flags);
 	fr->key = ibmr->rkey;
+	fr->lkey = ibmr->lkey;
 	spin_unlock_irqrestore(&fr->lock, flags);
 	return 0;
 }

@@ -17,7 +17,11 @@
  * Locking: ndk_mr.lock (spinlock) guards the state machine
  * IDLE -> BUSY -> REGISTERED -> BUSY -> IDLE; a request in BUSY owns
  * the registration fields.  ndk_mr.init_lock serialises fast-register
- * initialisations of one MR.
+ * initialisations of one MR, which may run concurrently on ndk_wq; each
+ * carries its call's order number, so the last call wins whatever order
+ * they run in.  The token getters read copies of the keys taken under a
+ * lock (ndk_mr.lkey/rkey, ndk_fr.key/lkey), never the ib_mr, which a
+ * re-initialisation or a deregistration frees or pools meanwhile.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -47,6 +51,7 @@
  * @access:     register: IB access flags
  * @flags:      register: NDK_MR_FLAG_*
  * @remote:     initialise: RemoteAccess
+ * @seq:        initialise: the call's order number (ndk_mr.init_calls)
  */
 struct ndk_mr_req {
 	struct work_struct work;
@@ -60,6 +65,7 @@ struct ndk_mr_req {
 	int access;
 	u32 flags;
 	bool remote;
+	u64 seq;
 };
 
 static void ndk_mr_req_work(struct work_struct *work)
@@ -275,6 +281,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 {
 	struct ndk_mr *mr = req->mr;
 	struct ib_reg_wr wr = {};
+	unsigned long irqflags;
 	struct ndk_reg *reg;
 	struct ib_mr *ibmr;
 	int class, ret;
@@ -322,7 +329,11 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->length = req->length;
 	mr->flags = req->flags;
 	mr->writable = ndk_mr_access_writes(req->access);
-	ndk_mr_set_state(mr, NDK_MR_REGISTERED);
+	spin_lock_irqsave(&mr->lock, irqflags);
+	mr->lkey = ibmr->lkey;
+	mr->rkey = ibmr->rkey;
+	mr->state = NDK_MR_REGISTERED;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
 	atomic64_inc(&ndk_stats.registrations);
 	atomic64_add(mr->length, &ndk_stats.registered_bytes);
 	trace_ndk_mr_register(mr, mr->base_va, mr->length, mr->flags,
@@ -350,9 +361,15 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 {
 	struct ib_send_wr wr = {};
 	struct ib_mr *ibmr = mr->ibmr;
+	unsigned long flags;
 	struct ndk_reg *reg;
 	int ret = -ENODEV;
 
+	/* The tokens go before the ib_mr is pooled or freed. */
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->lkey = 0;
+	mr->rkey = 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
 	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
 	atomic64_inc(&ndk_stats.deregistrations);
 	atomic64_sub(mr->length, &ndk_stats.registered_bytes);
@@ -385,17 +402,29 @@ static int ndk_mr_do_initialize(struct ndk_mr_req *req)
 {
 	struct ndk_mr *mr = req->mr;
 	struct ib_mr *ibmr;
-	int ret;
+	int ret = 0;
 
-	if (ndk_fault_fail_mr_alloc())
-		return -ENOMEM;
+	mutex_lock(&mr->init_lock);
+	/* A later call is in place already: this one has nothing to do. */
+	if (req->seq < mr->init_done)
+		goto out_unlock;
+	if (ndk_fault_fail_mr_alloc()) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
 	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, req->pages);
-	if (IS_ERR(ibmr))
-		return PTR_ERR(ibmr);
+	if (IS_ERR(ibmr)) {
+		ret = PTR_ERR(ibmr);
+		goto out_unlock;
+	}
 	ret = ndk_fr_attach(&mr->fr, mr->pd, &mr->ibmr, ibmr, req->pages,
 			    req->remote);
 	if (ret)
 		ib_dereg_mr(ibmr);
+	else
+		mr->init_done = req->seq;
+out_unlock:
+	mutex_unlock(&mr->init_lock);
 	return ret;
 }
 
@@ -441,6 +470,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	m->pd = pd;
 	m->fast_register = fast_register;
 	spin_lock_init(&m->lock);
+	mutex_init(&m->init_lock);
 	ndk_fr_init(&m->fr, &m->obj);
 	init_completion(&m->done);
 	init_waitqueue_head(&m->windows_gone);
@@ -615,8 +645,10 @@ EXPORT_SYMBOL_GPL(ndk_deregister_mr);
  * @request_context:    passed to @request_completion
  *
  * May be called again, also while another call on the MR is pending: the
- * calls are serialised and the last one wins.  Tokens can be read once it
- * has completed.
+ * calls are serialised (ndk_mr.init_lock) and the last call wins, in
+ * whatever order asynchronous ones run.  Tokens can be read once it has
+ * completed; a token getter racing a re-initialisation reads the old or
+ * the new tokens, never the ib_mr being replaced.
  *
  * Context: any with a completion; process context without.
  * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
@@ -645,6 +677,7 @@ s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
 		return STATUS_IMPLEMENTATION_LIMIT;
 	if (ndk_adapter_removed(mr->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
+	req.seq = atomic64_inc_return(&mr->init_calls);
 	return ndk_mr_request(&req);
 }
 EXPORT_SYMBOL_GPL(ndk_initialize_fast_register_mr);
@@ -742,18 +775,45 @@ bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout)
 				  timeout) > 0;
 }
 
+/*
+ * The MR's tokens as last published: a fast-register MR's by ndk_fr.c
+ * (initialisation, fast-register), another's by its registration.  Never
+ * from the ib_mr, which a concurrent re-initialisation frees and a
+ * deregistration pools or frees.
+ */
+static void ndk_mr_tokens(struct ndk_mr *mr, u32 *lkey, u32 *rkey)
+{
+	unsigned long flags;
+
+	if (mr->fast_register) {
+		spin_lock_irqsave(&mr->fr.lock, flags);
+		*lkey = mr->fr.lkey;
+		*rkey = mr->fr.key;
+		spin_unlock_irqrestore(&mr->fr.lock, flags);
+	} else {
+		spin_lock_irqsave(&mr->lock, flags);
+		*lkey = mr->lkey;
+		*rkey = mr->rkey;
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
+}
+
 /**
  * ndk_get_local_token_from_mr() - NdkGetLocalTokenFromMr
  * @mr: a registered or fast-register-initialised MR
+ *
+ * Safe against a concurrent re-initialisation or deregistration: it then
+ * gives the old or the new token (or 0).
  *
  * Context: any.
  * Return: the local token (lkey), 0 before registration.
  */
 u32 ndk_get_local_token_from_mr(struct ndk_mr *mr)
 {
-	struct ib_mr *ibmr = READ_ONCE(mr->ibmr);
+	u32 lkey, rkey;
 
-	return ibmr ? ibmr->lkey : 0;
+	ndk_mr_tokens(mr, &lkey, &rkey);
+	return lkey;
 }
 EXPORT_SYMBOL_GPL(ndk_get_local_token_from_mr);
 
@@ -761,14 +821,18 @@ EXPORT_SYMBOL_GPL(ndk_get_local_token_from_mr);
  * ndk_get_remote_token_from_mr() - NdkGetRemoteTokenFromMr
  * @mr: a registered or fast-register-initialised MR
  *
+ * Safe against a concurrent re-initialisation or deregistration, like
+ * ndk_get_local_token_from_mr().
+ *
  * Context: any.
  * Return: the remote token (rkey), 0 before registration.
  */
 u32 ndk_get_remote_token_from_mr(struct ndk_mr *mr)
 {
-	struct ib_mr *ibmr = READ_ONCE(mr->ibmr);
+	u32 lkey, rkey;
 
-	return ibmr ? ibmr->rkey : 0;
+	ndk_mr_tokens(mr, &lkey, &rkey);
+	return rkey;
 }
 EXPORT_SYMBOL_GPL(ndk_get_remote_token_from_mr);
 

@@ -7,6 +7,7 @@
 #ifndef NDK_MR_H
 #define NDK_MR_H
 
+#include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/semaphore.h>
 #include "ndk_core.h"
@@ -60,7 +61,9 @@ enum ndk_fr_state {
  * @state:      enum ndk_fr_state
  * @reg_failed: the last fast-register or bind completed with an error, so
  *              the device has nothing registered whatever follows
- * @key:        the key of the registration posted last
+ * @key:        the remote token: the key of the registration posted last,
+ *              or the ib_mr's key when attached
+ * @lkey:       the local token that goes with @key
  * @parent:     a window: the MR it is bound in (counted in its
  *              bound_windows, referenced) until the window's key is known
  *              dead
@@ -79,6 +82,7 @@ struct ndk_fr {
 	u8 state;
 	bool reg_failed;
 	u32 key;
+	u32 lkey;
 	struct ndk_mr *parent;
 	struct scatterlist *sg;
 	u32 max_pages;
@@ -98,13 +102,20 @@ enum ndk_mr_state {
  * @pd:            the PD
  * @fast_register: created with FastRegister = TRUE
  * @state:         enum ndk_mr_state, changed under @lock
- * @lock:          protects @state and @bound_windows
+ * @lock:          protects @state, @bound_windows, @lkey and @rkey
  * @ibmr:          the fast-register MR carrying the registration
  * @sgt:           DMA-mapped pages of a NdkRegisterMr registration
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
  * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
  * @flags:         NDK_MR_FLAG_* of the registration
+ * @lkey:          NdkRegisterMr: the local token while registered, else 0
+ * @rkey:          NdkRegisterMr: the remote token while registered, else 0
+ *                 (both under @lock: token getters never read @ibmr)
+ * @init_lock:     serialises fast-register initialisations of the MR
+ * @init_calls:    initialisations asked for so far (their order)
+ * @init_done:     the order number of the initialisation in place; an
+ *                 earlier one that runs after it has nothing left to do
  * @writable:      the registration has a write right, so its pages are
  *                 writable: fast-registers and binds over it may write
  * @dma_pages:     the registration's pages as DMA addresses, one per page
@@ -121,12 +132,17 @@ struct ndk_mr {
 	struct ndk_pd *pd;
 	bool fast_register;
 	enum ndk_mr_state state;
-	spinlock_t lock; /* protects state, bound_windows */
+	spinlock_t lock; /* protects state, bound_windows, lkey, rkey */
 	struct ib_mr *ibmr;
 	struct sg_table sgt;
 	u64 base_va;
 	u64 length;
 	u32 flags;
+	u32 lkey;
+	u32 rkey;
+	struct mutex init_lock; /* serialises initialisations */
+	atomic64_t init_calls;
+	u64 init_done;
 	bool writable;
 	u64 *dma_pages;
 	int page_class;

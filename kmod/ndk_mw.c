@@ -91,13 +91,20 @@ EXPORT_SYMBOL_GPL(ndk_close_mw);
  * ndk_get_remote_token_from_mw() - NdkGetRemoteTokenFromMw
  * @mw: the window
  *
- * Valid as soon as ndk_bind() returns.
+ * Valid as soon as ndk_bind() returns.  Read from the registration state
+ * (the key the last bind published), never from the ib_mr.
  *
  * Context: any.
  * Return: the window's remote token.
  */
 u32 ndk_get_remote_token_from_mw(struct ndk_mw *mw)
 {
-	return mw->ibmr->rkey;
+	unsigned long flags;
+	u32 key;
+
+	spin_lock_irqsave(&mw->fr.lock, flags);
+	key = mw->fr.key;
+	spin_unlock_irqrestore(&mw->fr.lock, flags);
+	return key;
 }
 EXPORT_SYMBOL_GPL(ndk_get_remote_token_from_mw);

@@ -186,6 +186,9 @@ struct ndk_rwr {
  * @qp_context: the consumer's QPContext, reported in every NDK_RESULT
  * @connected:  set by the connector once established, cleared on
  *              disconnect; read locklessly on the post path
+ * @claimed:    1 while a connector holds the QP (from ndk_connect() or
+ *              ndk_accept() until that connector's close): one QP, one
+ *              connector
  * @id:         key in both CQs' @qps and high half of every wr_id
  * @pd:         the PD (for its local DMA lkey)
  * @rcq:        receive CQ
@@ -221,6 +224,7 @@ struct ndk_qp {
 	struct ib_qp *ibqp;
 	void *qp_context;
 	bool connected;
+	atomic_t claimed;
 
 	u32 id;
 	struct ndk_pd *pd;

@@ -6,6 +6,7 @@
  */
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -463,6 +464,96 @@ out:
 	return NDK_TEST_PASS;
 }
 
+/* fr-reinit-race: the reader of the MR's tokens. */
+struct ndk_t_token_reader {
+	struct ndk_mr *mr;
+	unsigned long reads;
+	unsigned long zero;
+	bool stop;
+	struct completion done;
+};
+
+static int ndk_t_token_reader_fn(void *arg)
+{
+	struct ndk_t_token_reader *r = arg;
+
+	while (!READ_ONCE(r->stop)) {
+		if (!ndk_get_local_token_from_mr(r->mr) ||
+		    !ndk_get_remote_token_from_mr(r->mr))
+			r->zero++;
+		r->reads++;
+		cond_resched();
+	}
+	complete(&r->done);
+	return 0;
+}
+
+/*
+ * Re-initialisations of one fast-register MR, four pending at once on
+ * ndk_wq (they run concurrently), while a thread reads its tokens: the
+ * getters never read the ib_mr a re-initialisation frees (KASAN on the
+ * debug kernel), and a token read is never 0 once initialised.
+ */
+static int ndk_t_fr_reinit_race(struct ndk_test_env *env)
+{
+	struct ndk_t_token_reader r = {};
+	struct ndk_t_wait reqs[4];
+	unsigned long rounds = 0, end;
+	struct task_struct *t;
+	struct ndk_t_ctx c;
+	int i;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, true, NULL, NULL, &r.mr),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(r.mr, 8, true, NULL,
+							  NULL),
+		     STATUS_SUCCESS);
+	init_completion(&r.done);
+	t = kthread_run(ndk_t_token_reader_fn, &r, "ndk_t_tokens");
+	if (IS_ERR(t)) {
+		NDK_T_CHECK(env, !IS_ERR(t));
+		goto out;
+	}
+	end = jiffies + 5 * HZ;
+	while (time_before(jiffies, end) && !env->failures) {
+		for (i = 0; i < ARRAY_SIZE(reqs); i++) {
+			u32 pages = 1 + (rounds + i) % 16;
+
+			ndk_t_wait_init(&reqs[i]);
+			NDK_T_STATUS(env,
+				     ndk_initialize_fast_register_mr(r.mr, pages,
+								     i & 1,
+								     ndk_t_requested,
+								     &reqs[i]),
+				     STATUS_PENDING);
+		}
+		for (i = 0; i < ARRAY_SIZE(reqs); i++) {
+			NDK_T_CHECK(env, ndk_t_wait(&reqs[i]));
+			NDK_T_STATUS(env, reqs[i].status, STATUS_SUCCESS);
+		}
+		/* And a blocking one between the rounds. */
+		NDK_T_STATUS(env, ndk_initialize_fast_register_mr(r.mr, 4, true,
+								  NULL, NULL),
+			     STATUS_SUCCESS);
+		rounds++;
+	}
+	WRITE_ONCE(r.stop, true);
+	wait_for_completion(&r.done);
+	ndk_test_log("fr-reinit-race: %lu rounds of 5 initialisations, %lu token reads, %lu gave 0",
+		     rounds, r.reads, r.zero);
+	NDK_T_CHECK(env, rounds > 0 && r.reads > 0);
+	NDK_T_CHECK(env, r.zero == 0);
+out:
+	if (r.mr)
+		ndk_close_mr(r.mr, NULL, NULL);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
 /* NdkBuildLAM / NdkReleaseLAM and the privileged token. */
 static int ndk_t_lam(struct ndk_test_env *env)
 {
@@ -552,6 +643,7 @@ const struct ndk_test ndk_tests_mr[] = {
 	{ "mr-register-async", ndk_t_mr_register_async },
 	{ "mr-insufficient-resources", ndk_t_mr_insufficient },
 	{ "frmr-initialize", ndk_t_frmr_initialize },
+	{ "fr-reinit-race", ndk_t_fr_reinit_race },
 	{ "lam", ndk_t_lam },
 	{ "mr-lifetime", ndk_t_mr_lifetime },
 	{ NULL, NULL },

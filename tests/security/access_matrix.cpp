@@ -105,16 +105,16 @@ std::vector<Mapping> MakeMappings(const std::string& tmpfs, const std::string& e
                      Map(2 * kPage, PROT_READ, MAP_SHARED, fd, root), 2 * kPage, false, writeback,
                      root});
         v.push_back({std::string(fs) + "-root-private",
-                     Map(2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, root), 2 * kPage,
-                     true, false, root});
+                     Map(2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, root), 2 * kPage, true,
+                     false, root});
         v.push_back({std::string(fs) + "-root-private-ro",
                      Map(2 * kPage, PROT_READ, MAP_PRIVATE, fd, root), 2 * kPage, false, false,
                      root});
         close(fd);
         fd = Open(own, O_RDWR);
         v.push_back({std::string(fs) + "-own-shared-rdwr",
-                     Map(2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, own), 2 * kPage,
-                     true, writeback, ""});
+                     Map(2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, own), 2 * kPage, true,
+                     writeback, ""});
         close(fd);
     }
     return v;
@@ -180,8 +180,8 @@ class Matrix {
         lb_.Open();
         src_mr_.emplace(Must(ndk::MemoryRegion::Create(*lb_.pd), "create MR"));
         std::memset(src_.base, kNew, src_.len);
-        Must(src_mr_->Register(src_.base, src_.len, ndk::mr_flag::kAllowLocalWrite |
-                                                        ndk::mr_flag::kAllowRemoteRead),
+        Must(src_mr_->Register(src_.base, src_.len,
+                               ndk::mr_flag::kAllowLocalWrite | ndk::mr_flag::kAllowRemoteRead),
              "register the source");
         lb_.read_limit = 4;
         lb_.Connect();
@@ -246,8 +246,8 @@ class Matrix {
         Reg rs{"mem-write", false, ndk::kMemWrite, true};
         for (auto op : {ndk::op_flag::kRdmaReadSink, ndk::op_flag::kAllowRemoteWrite}) {
             std::memset(p.base, kOld, p.len);
-            ndk::Registration mem = Must(lb_.pd->RegisterMemory(p.base, p.len, ndk::kMemWrite),
-                                         "register memory");
+            ndk::Registration mem =
+                Must(lb_.pd->RegisterMemory(p.base, p.len, ndk::kMemWrite), "register memory");
             Outcome o = FastRegister(m, rs, mem, op, "control");
             if (o == Outcome::kFailed) Reconnect();
             const char* what = op == ndk::op_flag::kRdmaReadSink ? "fast-register read sink"
@@ -269,8 +269,7 @@ class Matrix {
         // cannot write or the pin would be of a file's page cache.
         static const std::set<int> documented = {EFAULT, EOPNOTSUPP};
         if (!documented.count(err))
-            t_.Fail(cell + ": registration refused with undocumented errno " +
-                    std::to_string(err));
+            t_.Fail(cell + ": registration refused with undocumented errno " + std::to_string(err));
         else if (!r.writes)
             t_.Fail(cell + ": a read-only registration was refused (" + std::strerror(err) + ")");
         else if (m.caller_writable && !m.file_writeback)
@@ -282,15 +281,15 @@ class Matrix {
 
     void Check(const Mapping& m, const std::string& cell, Outcome o) {
         t_.cells++;
-        (o == Outcome::kRefused ? t_.refused_post
-                                : o == Outcome::kFailed ? t_.failed : t_.completed)++;
+        (o == Outcome::kRefused  ? t_.refused_post
+         : o == Outcome::kFailed ? t_.failed
+                                 : t_.completed)++;
         if (Landed(m)) {
             t_.landed++;
             if (!m.caller_writable) t_.Fail(cell + ": the device wrote memory the caller cannot");
             if (m.caller_writable) std::memset(m.base, kOld, kLen);
         }
-        if (!m.file.empty() && !FileUnchanged(m.file))
-            t_.Fail(cell + ": " + m.file + " changed");
+        if (!m.file.empty() && !FileUnchanged(m.file)) t_.Fail(cell + ": " + m.file + " changed");
         if (o == Outcome::kFailed) Reconnect();
     }
 
@@ -343,8 +342,8 @@ class Matrix {
 
     Outcome PeerWrite(const Mapping& m, std::uint32_t token) {
         ndk::Sge src = Src();
-        return Post(lb_.client->Write(4, {&src, 1}, reinterpret_cast<std::uintptr_t>(m.base), token),
-                    1);
+        return Post(
+            lb_.client->Write(4, {&src, 1}, reinterpret_cast<std::uintptr_t>(m.base), token), 1);
     }
 
     // A write right asked of a read-only pin must be refused inline, with
@@ -356,8 +355,8 @@ class Matrix {
                     std::strerror(e.errnum) + ", not EACCES");
     }
 
-    Outcome FastRegister(const Mapping& m, const Reg& r, ndk::MemorySource source,
-                         std::uint32_t op, const std::string& cell) {
+    Outcome FastRegister(const Mapping& m, const Reg& r, ndk::MemorySource source, std::uint32_t op,
+                         const std::string& cell) {
         auto fr = Must(ndk::MemoryRegion::Create(*lb_.pd, true), "create FR MR");
         Must(fr.InitializeFastRegister(1, true), "initialize FR MR");
         auto token = lb_.server->FastRegister(5, fr, source, m.base, kPage, op);
@@ -375,12 +374,13 @@ class Matrix {
     Outcome Bind(const Mapping& m, const Reg& r, ndk::MemorySource source,
                  const std::string& cell) {
         auto mw = Must(ndk::MemoryWindow::Create(*lb_.pd), "create window");
-        auto token = lb_.server->Bind(6, source, mw, m.base, kPage, ndk::op_flag::kAllowRemoteWrite);
+        auto token =
+            lb_.server->Bind(6, source, mw, m.base, kPage, ndk::op_flag::kAllowRemoteWrite);
         if (!token) {
             t_.errnos[token.error().errnum]++;
             // Remote write needs an MR registered with local write (NdkBind).
-            const bool local_write = r.is_mr ? (r.flags & ndk::mr_flag::kAllowLocalWrite) != 0
-                                             : r.writes;
+            const bool local_write =
+                r.is_mr ? (r.flags & ndk::mr_flag::kAllowLocalWrite) != 0 : r.writes;
             if (token.error().errnum != EACCES || local_write)
                 t_.Fail(cell + ": bind refused with " + std::strerror(token.error().errnum));
             return Outcome::kRefused;
@@ -422,9 +422,10 @@ int main(int argc, char** argv) {
         std::printf("FAIL %s\n", f.what.c_str());
         return 1;
     }
-    std::printf("cells %ld: registration refused %ld, post refused %ld, failed %ld, completed %ld, "
-                "landed (in writable memory) %ld\n",
-                t.cells, t.refused_reg, t.refused_post, t.failed, t.completed, t.landed);
+    std::printf(
+        "cells %ld: registration refused %ld, post refused %ld, failed %ld, completed %ld, "
+        "landed (in writable memory) %ld\n",
+        t.cells, t.refused_reg, t.refused_post, t.failed, t.completed, t.landed);
     for (auto [e, n] : t.errnos) std::printf("  errno %d (%s): %ld\n", e, std::strerror(e), n);
     std::printf("%zu failure(s)\n", t.failures.size());
     return t.failures.empty() ? 0 : 1;

@@ -29,62 +29,27 @@
 #include <string>
 #include <vector>
 
-#include "rel_common.hpp"
+#include "sec_common.hpp"
 
 namespace {
 
 using rel::Dev;
+using sec::KernelReports;
+using sec::ProcState;
 
 constexpr unsigned kPage = 4096;
 constexpr double kPrompt = 10.0;  // seconds a close or kill may take
-
-bool DropToNobody() {
-    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
-        std::perror("drop to nobody");
-        return false;
-    }
-    return true;
-}
-
-// The state letter of /proc/<pid>/stat (R, S, D, Z...), or 0.
-char ProcState(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string s;
-    std::getline(in, s);
-    auto p = s.rfind(')');
-    return p != std::string::npos && p + 2 < s.size() ? s[p + 2] : 0;
-}
-
-void DumpStack(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stack");
-    std::string line;
-    while (std::getline(in, line)) std::fprintf(stderr, "  %s\n", line.c_str());
-}
-
-// Waits up to @secs for @pid; its wait status, or -1 if still there.
-int WaitFor(pid_t pid, double secs) {
-    double end = rel::Now() + secs;
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) return st;
-        if (r < 0) return -1;
-        if (rel::Now() > end) return -1;
-        usleep(10000);
-    }
-}
 
 // A child that hangs is reported (state, kernel stack) and killed; one
 // that survives SIGKILL is reported in D state.  True if it exited 0.
 bool Reap(pid_t pid, double secs, const char* what) {
     double t0 = rel::Now();
-    int st = WaitFor(pid, secs);
+    int st = sec::WaitStatus(pid, secs);
     if (st == -1) {
-        std::fprintf(stderr, "%s: child still running after %.0f s, state %c\n", what, secs,
-                     ProcState(pid));
-        DumpStack(pid);
+        std::fprintf(stderr, "%s: child still running after %.0f s\n", what, secs);
+        sec::DumpTask(pid, what);
         kill(pid, SIGKILL);
-        st = WaitFor(pid, kPrompt);
+        st = sec::WaitStatus(pid, kPrompt);
         if (st == -1) {
             std::fprintf(stderr, "%s: child survives SIGKILL, state %c\n", what, ProcState(pid));
             return false;
@@ -99,23 +64,9 @@ bool Reap(pid_t pid, double secs, const char* what) {
 pid_t Spawn(const std::function<int()>& fn) {
     std::fflush(stdout);
     pid_t pid = fork();
-    if (pid == 0) _exit(DropToNobody() ? fn() : 1);
+    if (pid == 0) _exit(sec::BecomeNobody() ? fn() : 1);
     if (pid < 0) std::perror("fork");
     return pid;
-}
-
-// Lines of the kernel log that report a kernel problem.
-long KernelReports() {
-    FILE* f = popen(
-        "dmesg | grep -cE 'WARNING:|BUG:|Poison overwritten|KASAN|general protection|"
-        "refcount_t|list_(add|del) corruption'",
-        "r");
-    long n = -1;
-    if (f) {
-        if (std::fscanf(f, "%ld", &n) != 1) n = -1;
-        pclose(f);
-    }
-    return n;
 }
 
 // ---- loopback connections ----------------------------------------------------
@@ -281,11 +232,9 @@ int QpDestroy() {
         if (c != 'r') fails++;
         double t0 = rel::Now();
         kill(pid, SIGKILL);
-        int st = WaitFor(pid, kPrompt);
+        int st = sec::WaitStatus(pid, kPrompt);
         if (st == -1) {
-            std::fprintf(stderr, "qp-destroy: kill -9 did not end the child, state %c\n",
-                         ProcState(pid));
-            DumpStack(pid);
+            sec::DumpTask(pid, "qp-destroy: kill -9 did not end the child");
             fails++;
         } else {
             std::printf("qp-destroy: kill -9 took %.3f s\n", rel::Now() - t0);

@@ -67,8 +67,8 @@ class StallFs {
         }
         fd_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
         mkdir(kMount, 0755);
-        std::string opts = "fd=" + std::to_string(fd_) +
-                           ",rootmode=40000,user_id=0,group_id=0,allow_other";
+        std::string opts =
+            "fd=" + std::to_string(fd_) + ",rootmode=40000,user_id=0,group_id=0,allow_other";
         if (fd_ < 0 || mount("ndkstall", kMount, "fuse", MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
             std::perror("mounting the FUSE file system");
             return false;
@@ -140,7 +140,8 @@ class StallFs {
             std::perror("fuse reply");
     }
     void ReplyRead(const Read& r) {
-        std::uint64_t n = r.offset >= kFileSize ? 0 : std::min<std::uint64_t>(r.size, kFileSize - r.offset);
+        std::uint64_t n =
+            r.offset >= kFileSize ? 0 : std::min<std::uint64_t>(r.size, kFileSize - r.offset);
         std::vector<char> data(n, 'F');
         Reply(r.unique, 0, data.data(), n);
     }
@@ -165,71 +166,71 @@ class StallFs {
             std::memcpy(&in, buf.data(), sizeof(in));
             const char* arg = buf.data() + sizeof(in);
             switch (in.opcode) {
-            case FUSE_INIT: {
-                fuse_init_in ii;
-                std::memcpy(&ii, arg, sizeof(ii.major) * 2 + sizeof(ii.max_readahead));
-                fuse_init_out o{};
-                o.major = FUSE_KERNEL_VERSION;
-                o.minor = std::min<std::uint32_t>(ii.minor, FUSE_KERNEL_MINOR_VERSION);
-                o.max_readahead = ii.max_readahead;
-                o.max_write = 4096;
-                // 6.1's struct is 64 bytes; a longer reply is refused.
-                Reply(in.unique, 0, &o, std::min<std::size_t>(sizeof(o), 64));
-                break;
-            }
-            case FUSE_LOOKUP: {
-                std::string name(arg);
-                std::uint64_t node = name == "a"   ? kNodeA
-                                     : name == "b" ? kNodeB
-                                     : name == "c" ? kNodeC
-                                                   : 0;
-                if (in.nodeid != FUSE_ROOT_ID || !node) {
-                    Reply(in.unique, -ENOENT, nullptr, 0);
+                case FUSE_INIT: {
+                    fuse_init_in ii;
+                    std::memcpy(&ii, arg, sizeof(ii.major) * 2 + sizeof(ii.max_readahead));
+                    fuse_init_out o{};
+                    o.major = FUSE_KERNEL_VERSION;
+                    o.minor = std::min<std::uint32_t>(ii.minor, FUSE_KERNEL_MINOR_VERSION);
+                    o.max_readahead = ii.max_readahead;
+                    o.max_write = 4096;
+                    // 6.1's struct is 64 bytes; a longer reply is refused.
+                    Reply(in.unique, 0, &o, std::min<std::size_t>(sizeof(o), 64));
                     break;
                 }
-                fuse_entry_out e{};
-                e.nodeid = node;
-                e.generation = 1;
-                e.entry_valid = e.attr_valid = 3600;
-                Attr(node, &e.attr);
-                Reply(in.unique, 0, &e, sizeof(e));
-                break;
-            }
-            case FUSE_GETATTR: {
-                fuse_attr_out a{};
-                a.attr_valid = 3600;
-                Attr(in.nodeid, &a.attr);
-                Reply(in.unique, 0, &a, sizeof(a));
-                break;
-            }
-            case FUSE_OPEN: {
-                fuse_open_out o{};  // page cache, no direct I/O: mmap works
-                o.fh = in.nodeid;
-                Reply(in.unique, 0, &o, sizeof(o));
-                break;
-            }
-            case FUSE_READ: {
-                fuse_read_in ri;
-                std::memcpy(&ri, arg, sizeof(ri));
-                Read r{in.unique, in.nodeid, ri.offset, ri.size};
-                std::lock_guard<std::mutex> l(mu_);
-                if (Served(r.nodeid))
-                    ReplyRead(r);
-                else
-                    held_.push_back(r);
-                break;
-            }
-            case FUSE_FLUSH:
-            case FUSE_RELEASE:
-                Reply(in.unique, 0, nullptr, 0);
-                break;
-            case FUSE_FORGET:
-            case FUSE_BATCH_FORGET:
-            case FUSE_INTERRUPT:
-                break;  // no reply
-            default:
-                Reply(in.unique, -ENOSYS, nullptr, 0);
-                break;
+                case FUSE_LOOKUP: {
+                    std::string name(arg);
+                    std::uint64_t node = name == "a"   ? kNodeA
+                                         : name == "b" ? kNodeB
+                                         : name == "c" ? kNodeC
+                                                       : 0;
+                    if (in.nodeid != FUSE_ROOT_ID || !node) {
+                        Reply(in.unique, -ENOENT, nullptr, 0);
+                        break;
+                    }
+                    fuse_entry_out e{};
+                    e.nodeid = node;
+                    e.generation = 1;
+                    e.entry_valid = e.attr_valid = 3600;
+                    Attr(node, &e.attr);
+                    Reply(in.unique, 0, &e, sizeof(e));
+                    break;
+                }
+                case FUSE_GETATTR: {
+                    fuse_attr_out a{};
+                    a.attr_valid = 3600;
+                    Attr(in.nodeid, &a.attr);
+                    Reply(in.unique, 0, &a, sizeof(a));
+                    break;
+                }
+                case FUSE_OPEN: {
+                    fuse_open_out o{};  // page cache, no direct I/O: mmap works
+                    o.fh = in.nodeid;
+                    Reply(in.unique, 0, &o, sizeof(o));
+                    break;
+                }
+                case FUSE_READ: {
+                    fuse_read_in ri;
+                    std::memcpy(&ri, arg, sizeof(ri));
+                    Read r{in.unique, in.nodeid, ri.offset, ri.size};
+                    std::lock_guard<std::mutex> l(mu_);
+                    if (Served(r.nodeid))
+                        ReplyRead(r);
+                    else
+                        held_.push_back(r);
+                    break;
+                }
+                case FUSE_FLUSH:
+                case FUSE_RELEASE:
+                    Reply(in.unique, 0, nullptr, 0);
+                    break;
+                case FUSE_FORGET:
+                case FUSE_BATCH_FORGET:
+                case FUSE_INTERRUPT:
+                    break;  // no reply
+                default:
+                    Reply(in.unique, -ENOSYS, nullptr, 0);
+                    break;
             }
         }
     }
@@ -358,8 +359,8 @@ int Stall(int out, int in) {
 
 // The kernel stacks of @pid's threads, when it does not answer.
 void DumpStacks(pid_t pid) {
-    std::string cmd = "for t in /proc/" + std::to_string(pid) +
-                      "/task/*; do echo \"== $t\"; cat $t/stack; done";
+    std::string cmd =
+        "for t in /proc/" + std::to_string(pid) + "/task/*; do echo \"== $t\"; cat $t/stack; done";
     std::fflush(nullptr);
     std::system(cmd.c_str());
 }
@@ -422,9 +423,10 @@ int main() {
     pid_t hung = 0;
     double t0 = rel::Now();
     int rc = sec::RunTimed("rdma link delete rxe0", 30, &hung);
-    std::printf("rdma link delete rxe0 with MEM_REGISTER and MR_REGISTER stalled in a fault: "
-                "%s after %.1f s\n",
-                rc == 0 ? "returned" : "did not return", rel::Now() - t0);
+    std::printf(
+        "rdma link delete rxe0 with MEM_REGISTER and MR_REGISTER stalled in a fault: "
+        "%s after %.1f s\n",
+        rc == 0 ? "returned" : "did not return", rel::Now() - t0);
     T_CHECK(rc == 0);
     fs.Serve();
     if (hung) {

@@ -86,12 +86,12 @@ struct Loopback {
         listener.emplace(Must(ndk::Listener::Create(*adapter), "create listener"));
         auto bound = Must(listener->Listen(ndk::SockAddr::Parse(ip).value()), "listen");
         active.emplace(Must(ndk::Connector::Create(*adapter), "create connector"));
-        Must(active->Connect(*client, bound, {.inbound_read_limit = read_limit,
-                                              .outbound_read_limit = read_limit}),
+        Must(active->Connect(*client, bound,
+                             {.inbound_read_limit = read_limit, .outbound_read_limit = read_limit}),
              "connect");
         passive.emplace(Must(listener->GetConnectionRequest(10s), "connection request"));
-        Must(passive->Accept(*server, {.inbound_read_limit = read_limit,
-                                       .outbound_read_limit = read_limit}),
+        Must(passive->Accept(*server,
+                             {.inbound_read_limit = read_limit, .outbound_read_limit = read_limit}),
              "accept");
         Must(active->WaitFor(ndk::RequestKind::kConnect, 10s), "connect completion");
         Must(active->CompleteConnect(), "complete connect");

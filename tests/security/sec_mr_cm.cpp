@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+// Issue 15 item 13 (Documentation/security.md), as user nobody:
+//
+//   sec-mr-cm fr-reinit-race     one thread re-initialises a fast-register
+//                                MR in a loop (MR_INIT_FR) while another
+//                                reads its tokens (TOKEN_QUERY) and a third
+//                                fast-registers and invalidates it on a
+//                                loopback QP and sends through its token:
+//                                every query answers, a token read is
+//                                never 0, the last query gives the last
+//                                initialisation's tokens, nothing hangs,
+//                                leaks or reports (KASAN on the debug tier)
+//   sec-mr-cm qp-two-connectors  a QP given to one connector is refused to
+//                                a second one (CONNECT and ACCEPT: EISCONN,
+//                                STATUS_INVALID_DEVICE_STATE) while the
+//                                first holds it, and the connection of the
+//                                first still works; once that connector is
+//                                closed the QP may be named again
+//
+// The kernel-consumer side of the token race (no file lock between the
+// two) is ktest fr-reinit-race (tests/kmod/ndk_test_fr.c).
+#include <atomic>
+#include <thread>
+
+#include "sec_common.hpp"
+
+namespace {
+
+using rel::Dev;
+
+constexpr unsigned kPage = 4096;
+constexpr double kPrompt = 10.0;
+
+int RunAsNobody(int (*fn)(), const char* what) {
+    rel::Counters base = rel::ReadCounters();
+    long reports = sec::KernelReports();
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(sec::BecomeNobody() ? fn() : 1);
+    int fails = 0;
+    int st = pid < 0 ? -1 : sec::WaitStatus(pid, 300);
+    if (st == -1) {
+        if (pid > 0) {
+            sec::DumpTask(pid, what);
+            kill(pid, SIGKILL);
+            sec::WaitStatus(pid, kPrompt);
+        }
+        fails++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        std::fprintf(stderr, "%s: child status %#x\n", what, st);
+        fails++;
+    }
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters(what, rel::ReadCounters());
+        fails++;
+    }
+    if (sec::KernelReports() != reports) {
+        std::fprintf(stderr, "%s: new kernel reports\n", what);
+        fails++;
+    }
+    return fails;
+}
+
+// ---- fr-reinit-race -----------------------------------------------------------
+
+int FrReinitChild() {
+    Dev d;
+    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    sockaddr_in to{};
+    std::uint32_t lis = pd ? rel::Listen(d, ad, &to) : 0;
+    rel::Conn c;
+    if (!lis || !rel::Connect(d, ad, lis, to, pd, pd, &c)) {
+        std::fprintf(stderr, "fr-reinit-race: loopback connection failed\n");
+        return 1;
+    }
+    rel::Mapping buf(8 * kPage);
+    ndk_u_mem_register mem{};
+    ndk_u_mr_create mc{};
+    mc.pd_handle = pd;
+    mc.flags = NDK_U_MR_CREATE_F_FAST_REGISTER;
+    std::uint32_t fr = d.Create(NDK_IOCTL_MR_CREATE, &mc);
+    if (!fr || t_mem_register(d.fd(), pd, buf.get(), buf.size(), NDK_U_MEM_READWRITE, &mem)) {
+        std::fprintf(stderr, "fr-reinit-race: setup: %s\n", std::strerror(errno));
+        return 1;
+    }
+    const double secs = 20.0 * rel::Scale() < 4.0 ? 4.0 : 20.0 * rel::Scale();
+    std::atomic<bool> stop{false};
+    std::atomic<long> inits{0}, busy{0}, queries{0}, zero{0}, qfail{0}, posts{0};
+    int fd = d.fd();
+
+    std::thread init([&] {
+        unsigned n = 0;
+        while (!stop) {
+            ndk_u_mr_init_fr i{fr, 1 + n++ % 8, n & 1 ? NDK_U_MR_INIT_FR_F_REMOTE_ACCESS : 0U, 0};
+            if (ioctl(fd, NDK_IOCTL_MR_INIT_FR, &i) == 0)
+                inits++;
+            else if (errno == EBUSY)
+                busy++;
+        }
+    });
+    std::thread query([&] {
+        while (!stop) {
+            ndk_u_token_query t{};
+            t.handle = fr;
+            bool initialised = inits != 0;
+            if (ioctl(fd, NDK_IOCTL_TOKEN_QUERY, &t) != 0)
+                qfail++;
+            else if (initialised && !t.local_token)
+                zero++;
+            queries++;
+        }
+    });
+    // Fast-register, send through the token, invalidate, poll: whatever
+    // the initialisation in place, on the one QP.
+    std::thread post([&] {
+        ndk_u_result res[16];
+        while (!stop) {
+            ndk_u_qp_post p{};
+            p.qp_handle = c.qp[0];
+            p.op = NDK_U_OP_FAST_REGISTER;
+            p.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_READ;
+            p.object_handle = fr;
+            p.mr_handle = mem.handle;
+            p.address = buf.addr();
+            p.length = kPage;
+            p.remote_address = 0x10000000;
+            if (ioctl(fd, NDK_IOCTL_QP_POST, &p) == 0) {
+                posts++;
+                // The peer's receive, so that the send completes.
+                ndk_u_sge rsge{buf.addr() + 4 * kPage, 64, mem.local_token};
+                ndk_u_qp_post r{};
+                r.qp_handle = c.qp[1];
+                r.op = NDK_U_OP_RECEIVE;
+                r.nsge = 1;
+                r.sgl = reinterpret_cast<std::uintptr_t>(&rsge);
+                ioctl(fd, NDK_IOCTL_QP_POST, &r);
+                ndk_u_sge sge{0x10000000, 64, p.token};
+                ndk_u_qp_post s{};
+                s.qp_handle = c.qp[0];
+                s.op = NDK_U_OP_SEND;
+                s.nsge = 1;
+                s.sgl = reinterpret_cast<std::uintptr_t>(&sge);
+                ioctl(fd, NDK_IOCTL_QP_POST, &s);
+                ndk_u_qp_post v{};
+                v.qp_handle = c.qp[0];
+                v.op = NDK_U_OP_INVALIDATE;
+                v.object_handle = fr;
+                ioctl(fd, NDK_IOCTL_QP_POST, &v);
+            }
+            for (std::uint32_t cq : c.cq) {
+                ndk_u_cq_poll cp{};
+                cp.handle = cq;
+                cp.count = 16;
+                cp.results = reinterpret_cast<std::uintptr_t>(res);
+                ioctl(fd, NDK_IOCTL_CQ_POLL, &cp);
+            }
+        }
+    });
+    usleep(static_cast<useconds_t>(secs * 1e6));
+    stop = true;
+    init.join();
+    query.join();
+    post.join();
+
+    // Quiet now: drain, then the last initialisation's tokens are read.
+    ndk_u_result res{};
+    while (d.WaitResult(c.cq[0], &res, 500)) {
+    }
+    ndk_u_token_query t1{}, t2{};
+    t1.handle = t2.handle = fr;
+    int bad = 0;
+    ndk_u_mr_init_fr last{fr, 4, NDK_U_MR_INIT_FR_F_REMOTE_ACCESS, 0};
+    int lrc = ioctl(fd, NDK_IOCTL_MR_INIT_FR, &last);
+    if (lrc != 0) bad++;
+    if (ioctl(fd, NDK_IOCTL_TOKEN_QUERY, &t1) != 0 || ioctl(fd, NDK_IOCTL_TOKEN_QUERY, &t2) != 0 ||
+        !t1.local_token || t1.local_token != t2.local_token || t1.remote_token != t2.remote_token)
+        bad++;
+    std::printf(
+        "fr-reinit-race: %.0f s: %ld initialisations (%ld refused busy), %ld token queries "
+        "(%ld failed, %ld gave 0), %ld fast-registers; last init %s, tokens %#x/%#x\n",
+        secs, inits.load(), busy.load(), queries.load(), qfail.load(), zero.load(), posts.load(),
+        lrc ? "busy" : "done", t1.local_token, t1.remote_token);
+    bad += qfail != 0 || zero != 0 || inits == 0 || queries == 0;
+    double t0 = rel::Now();
+    d.Close();
+    if (rel::Now() - t0 > kPrompt) bad++;
+    return bad ? 1 : 0;
+}
+
+// ---- qp-two-connectors --------------------------------------------------------
+
+int TwoConnectorsChild() {
+    Dev d;
+    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    sockaddr_in to{};
+    std::uint32_t lis = pd ? rel::Listen(d, ad, &to) : 0;
+    ndk_u_cq_create cc{};
+    cc.adapter_handle = ad;
+    cc.depth = 16;
+    std::uint32_t cq = lis ? d.Create(NDK_IOCTL_CQ_CREATE, &cc) : 0;
+    std::uint32_t qa = cq ? rel::CreateQp(d.fd(), pd, cq, 0xa) : 0;
+    std::uint32_t qb = qa ? rel::CreateQp(d.fd(), pd, cq, 0xb) : 0;
+    ndk_u_connector_create cr1{}, cr2{};
+    cr1.adapter_handle = cr2.adapter_handle = ad;
+    std::uint32_t con1 = qb ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &cr1) : 0;
+    std::uint32_t con2 = con1 ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &cr2) : 0;
+    if (!con2) {
+        std::fprintf(stderr, "qp-two-connectors: setup: %s\n", std::strerror(errno));
+        return 1;
+    }
+    auto connect = [&](std::uint32_t con, std::uint32_t qp) {
+        ndk_u_connect cn{};
+        cn.connector_handle = con;
+        cn.qp_handle = qp;
+        cn.inbound_read_limit = cn.outbound_read_limit = 1;
+        std::memcpy(cn.dest_address, &to, sizeof(to));
+        return d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
+    };
+    int bad = 0;
+    int e1 = connect(con1, qa);
+    int e2 = connect(con2, qa);  // QP A is con1's
+    std::printf("qp-two-connectors: CONNECT(con1, QP A): %s; CONNECT(con2, QP A): %s\n",
+                std::strerror(e1), std::strerror(e2));
+    bad += e1 != 0 || e2 != EISCONN;
+    ndk_u_event ev{};
+    if (!d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev) || !ev.object) {
+        std::fprintf(stderr, "qp-two-connectors: no connection request\n");
+        return 1;
+    }
+    std::uint32_t acc = ev.object;
+    // The passive side: QP A is taken, QP B is free.
+    auto accept = [&](std::uint32_t qp) {
+        ndk_u_accept ac{};
+        ac.connector_handle = acc;
+        ac.qp_handle = qp;
+        ac.inbound_read_limit = ac.outbound_read_limit = 1;
+        return d.Ioctl(NDK_IOCTL_ACCEPT, &ac) == 0 ? 0 : errno;
+    };
+    int a1 = accept(qa);
+    int a2 = accept(qb);
+    std::printf("qp-two-connectors: ACCEPT(QP A): %s; ACCEPT(QP B): %s\n", std::strerror(a1),
+                std::strerror(a2));
+    bad += a1 != EISCONN || a2 != 0;
+    // The first connection works.
+    ndk_u_connector_request cr{};
+    cr.connector_handle = con1;
+    bool up = d.WaitEvent(NDK_U_EVENT_REQUEST, con1, &ev) && ev.status == 0 &&
+              d.Ioctl(NDK_IOCTL_COMPLETE_CONNECT, &cr) == 0 &&
+              d.WaitEvent(NDK_U_EVENT_REQUEST, con1, &ev) && ev.status == 0 &&
+              d.WaitEvent(NDK_U_EVENT_REQUEST, acc, &ev) && ev.status == 0;
+    rel::Mapping buf(kPage);
+    ndk_u_mem_register m{};
+    ndk_u_result res{};
+    if (up && t_mem_register(d.fd(), pd, buf.get(), kPage, NDK_U_MEM_READWRITE, &m) == 0) {
+        ndk_u_sge sge{buf.addr(), 64, m.local_token};
+        ndk_u_qp_post r{};
+        r.qp_handle = qb;
+        r.op = NDK_U_OP_RECEIVE;
+        r.nsge = 1;
+        r.sgl = reinterpret_cast<std::uintptr_t>(&sge);
+        ndk_u_qp_post s = r;
+        s.qp_handle = qa;
+        s.op = NDK_U_OP_SEND;
+        up = d.Ioctl(NDK_IOCTL_QP_POST, &r) == 0 && d.Ioctl(NDK_IOCTL_QP_POST, &s) == 0;
+        int ok = 0;
+        for (int i = 0; up && i < 2 && d.WaitResult(cq, &res); i++) ok += res.status == 0;
+        up = ok == 2;
+    } else {
+        up = false;
+    }
+    std::printf("qp-two-connectors: connection through con1: %s\n",
+                up ? "send received" : "FAILED");
+    bad += !up;
+    // Once con1 is closed, QP A (released, now in error) may be named
+    // again: the connect is taken, whatever becomes of it.
+    int c1 = t_handle_close(d.fd(), con1) == 0 ? 0 : errno;
+    d.DropEvents(con1);
+    int e3 = connect(con2, qa);
+    std::printf("qp-two-connectors: close(con1): %s; CONNECT(con2, QP A) after it: %s\n",
+                std::strerror(c1), std::strerror(e3));
+    bad += c1 != 0 || e3 == EISCONN;
+    double t0 = rel::Now();
+    d.Close();
+    bad += rel::Now() - t0 > kPrompt;
+    return bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s fr-reinit-race|qp-two-connectors\n", argv[0]);
+        return kTestFail;
+    }
+    if (geteuid() != 0 || rel::ReadCounters().objects < 0) {
+        std::fprintf(stderr, "needs root and ndk.ko's debugfs counters\n");
+        return kTestFail;
+    }
+    sec::HungTaskTimeout hung(20);
+    std::string mode = argv[1];
+    int rc = mode == "fr-reinit-race"      ? RunAsNobody(FrReinitChild, "fr-reinit-race")
+             : mode == "qp-two-connectors" ? RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
+                                           : 1;
+    if (rc) t_failures++;
+    return t_result(("sec-mr-cm " + mode).c_str());
+}
