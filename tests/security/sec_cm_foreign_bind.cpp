@@ -36,14 +36,7 @@ int Attempt(Round round, int out, int in) {
         T_CHECK(lis != 0);
         T_EXPECT_ERRNO(d.Ioctl(NDK_IOCTL_LISTEN, &ln), EADDRNOTAVAIL);
     } else {
-        ndk_u_cq_create cc{};
-        cc.adapter_handle = adapter;
-        cc.depth = 8;
-        std::uint32_t cq = d.Create(NDK_IOCTL_CQ_CREATE, &cc);
-        std::uint32_t qp = cq ? rel::CreateQp(d.fd(), pd, cq, 1) : 0;
-        ndk_u_connector_create ccr{};
-        ccr.adapter_handle = adapter;
-        std::uint32_t con = qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+        auto [cq, qp, con] = sec::MakeEndpoint(d, adapter, pd);
         ndk_u_connect cn{};
         cn.connector_handle = con;
         cn.qp_handle = qp;

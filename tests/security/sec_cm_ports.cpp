@@ -55,14 +55,7 @@ int ConnectFrom(rel::Dev& d, std::uint32_t adapter, std::uint32_t pd, std::uint3
                 const sockaddr_in& to, int src_port, int* peer_port, int* status = nullptr) {
     *peer_port = -1;
     if (status) *status = 1;
-    ndk_u_cq_create cc{};
-    cc.adapter_handle = adapter;
-    cc.depth = 8;
-    std::uint32_t cq = d.Create(NDK_IOCTL_CQ_CREATE, &cc);
-    std::uint32_t qp = cq ? rel::CreateQp(d.fd(), pd, cq, 1) : 0;
-    ndk_u_connector_create ccr{};
-    ccr.adapter_handle = adapter;
-    std::uint32_t con = qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+    auto [cq, qp, con] = sec::MakeEndpoint(d, adapter, pd);
     int err = EIO;
     if (con) {
         ndk_u_connect cn{};

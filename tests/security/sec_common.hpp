@@ -234,4 +234,24 @@ class HungTaskTimeout {
     bool set_ = false;
 };
 
+// A CQ of depth 8 on @adapter, a QP of @pd on it and a connector: the
+// active end of a connection.  A member is 0 when its create failed (and
+// so are the ones after it).
+struct Endpoint {
+    std::uint32_t cq = 0, qp = 0, con = 0;
+};
+
+inline Endpoint MakeEndpoint(rel::Dev& d, std::uint32_t adapter, std::uint32_t pd) {
+    Endpoint e;
+    ndk_u_cq_create cc{};
+    cc.adapter_handle = adapter;
+    cc.depth = 8;
+    e.cq = d.Create(NDK_IOCTL_CQ_CREATE, &cc);
+    e.qp = e.cq ? rel::CreateQp(d.fd(), pd, e.cq, 1) : 0;
+    ndk_u_connector_create ccr{};
+    ccr.adapter_handle = adapter;
+    e.con = e.qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+    return e;
+}
+
 }  // namespace sec
