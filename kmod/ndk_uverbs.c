@@ -550,23 +550,13 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 		ret = PTR_ERR(qp);
 		goto out_unlock;
 	}
-	switch (p->op) {
-	case NDK_U_OP_SEND:
-	case NDK_U_OP_SEND_INVALIDATE:
-	case NDK_U_OP_RECEIVE:
-	case NDK_U_OP_READ:
-	case NDK_U_OP_WRITE:
+	if (ndk_uv_post_is_data(p))
 		ret = ndk_uv_post_data(qp, p, &in);
-		break;
-	case NDK_U_OP_FAST_REGISTER:
-	case NDK_U_OP_BIND:
-	case NDK_U_OP_INVALIDATE:
+	else if (p->op == NDK_U_OP_FAST_REGISTER || p->op == NDK_U_OP_BIND ||
+		 p->op == NDK_U_OP_INVALIDATE)
 		ret = ndk_uv_post_mem(nf, qp, p);
-		break;
-	default:
+	else
 		ret = -EINVAL;
-		break;
-	}
 out_unlock:
 	mutex_unlock(&nf->lock);
 out_free:
