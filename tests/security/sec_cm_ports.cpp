@@ -199,10 +199,7 @@ int main() {
 
     // Root: the privileged source port is allowed, and the peer sees it.
     rel::Dev d;
-    std::uint32_t adapter = d.OpenAdapter();
-    std::uint32_t pd = adapter ? t_pd_create(d.fd(), adapter) : 0;
-    sockaddr_in to{};
-    std::uint32_t lis = pd ? rel::Listen(d, adapter, &to) : 0;
+    auto [adapter, pd, lis, to] = sec::OpenListening(d);
     T_CHECK(lis != 0);
     int port = 0;
     int err = ConnectFrom(d, adapter, pd, lis, to, 600, &port);

@@ -234,6 +234,22 @@ class HungTaskTimeout {
     bool set_ = false;
 };
 
+// rxe0's adapter, a PD and a listener on a free port of 10.99.0.1 (@to),
+// opened on @d: the passive end of loopback connections.  A member is 0
+// when its open failed (and so are the ones after it).
+struct Listening {
+    std::uint32_t ad = 0, pd = 0, lis = 0;
+    sockaddr_in to{};
+};
+
+inline Listening OpenListening(rel::Dev& d) {
+    Listening l;
+    l.ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+    l.pd = l.ad ? t_pd_create(d.fd(), l.ad) : 0;
+    l.lis = l.pd ? rel::Listen(d, l.ad, &l.to) : 0;
+    return l;
+}
+
 // A CQ of depth 8 on @adapter, a QP of @pd on it and a connector: the
 // active end of a connection.  A member is 0 when its create failed (and
 // so are the ones after it).

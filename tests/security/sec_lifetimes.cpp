@@ -71,17 +71,13 @@ pid_t Spawn(const std::function<int()>& fn) {
 
 // ---- loopback connections ----------------------------------------------------
 
-struct Pair {
-    std::uint32_t ad = 0, pd = 0, lis = 0;
-    sockaddr_in to{};
+struct Pair : sec::Listening {
     rel::Conn c;
 };
 
 // Adapter, PD and listener of @d.
 bool Open(Dev& d, Pair* p) {
-    p->ad = d.OpenAdapter();
-    p->pd = p->ad ? t_pd_create(d.fd(), p->ad) : 0;
-    p->lis = p->pd ? rel::Listen(d, p->ad, &p->to) : 0;
+    static_cast<sec::Listening&>(*p) = sec::OpenListening(d);
     if (!p->lis) std::fprintf(stderr, "adapter/PD/listener: %s\n", std::strerror(errno));
     return p->lis != 0;
 }

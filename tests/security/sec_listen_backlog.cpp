@@ -24,10 +24,7 @@ constexpr std::int32_t kRefused =
 int Flood() {
     const long n = rel::Scaled(10000, 1000);
     rel::Dev d;
-    std::uint32_t adapter = d.OpenAdapter();
-    std::uint32_t pd = adapter ? t_pd_create(d.fd(), adapter) : 0;
-    sockaddr_in to{};
-    std::uint32_t lis = pd ? rel::Listen(d, adapter, &to) : 0;
+    auto [adapter, pd, lis, to] = sec::OpenListening(d);
     T_CHECK(lis != 0);
     if (!lis) return kTestFail;
 
@@ -56,6 +53,27 @@ int Flood() {
         }
     };
 
+    // A QP of depth 1 on the newest CQ and a connector, connecting to the
+    // listener: the connector (its QP in *qp), or 0 when a create or the
+    // CONNECT failed (errno).
+    auto connect = [&](std::uint32_t* qp) -> std::uint32_t {
+        ndk_u_qp_create qc{};
+        qc.pd_handle = pd;
+        qc.receive_cq_handle = qc.initiator_cq_handle = cqs.back();
+        qc.receive_queue_depth = qc.initiator_queue_depth = 1;
+        qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
+        *qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
+        ndk_u_connector_create ccr{};
+        ccr.adapter_handle = adapter;
+        std::uint32_t con = *qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
+        ndk_u_connect cn{};
+        cn.connector_handle = con;
+        cn.qp_handle = *qp;
+        cn.inbound_read_limit = cn.outbound_read_limit = 1;
+        std::memcpy(cn.dest_address, &to, sizeof(to));
+        return con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? con : 0;
+    };
+
     double t0 = rel::Now();
     for (long i = 0; i < n; i++) {
         if (i % 256 == 0) {
@@ -65,21 +83,9 @@ int Flood() {
             cqs.push_back(d.Create(NDK_IOCTL_CQ_CREATE, &cc));
             T_CHECK(cqs.back() != 0);
         }
-        ndk_u_qp_create qc{};
-        qc.pd_handle = pd;
-        qc.receive_cq_handle = qc.initiator_cq_handle = cqs.back();
-        qc.receive_queue_depth = qc.initiator_queue_depth = 1;
-        qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
-        std::uint32_t qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
-        ndk_u_connector_create ccr{};
-        ccr.adapter_handle = adapter;
-        std::uint32_t con = qp ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr) : 0;
-        ndk_u_connect cn{};
-        cn.connector_handle = con;
-        cn.qp_handle = qp;
-        cn.inbound_read_limit = cn.outbound_read_limit = 1;
-        std::memcpy(cn.dest_address, &to, sizeof(to));
-        if (!con || d.Ioctl(NDK_IOCTL_CONNECT, &cn) != 0) {
+        std::uint32_t qp = 0;
+        std::uint32_t con = connect(&qp);
+        if (!con) {
             std::fprintf(stderr, "connect %ld: %s\n", i, strerror(errno));
             ++t_failures;
             break;
@@ -104,21 +110,8 @@ int Flood() {
     for (std::uint32_t h : requests) T_CHECK(t_handle_close(d.fd(), h) == 0);
     requests.clear();
     drain();
-    ndk_u_connector_create ccr{};
-    ccr.adapter_handle = adapter;
-    std::uint32_t con = d.Create(NDK_IOCTL_CONNECTOR_CREATE, &ccr);
-    ndk_u_qp_create qc{};
-    qc.pd_handle = pd;
-    qc.receive_cq_handle = qc.initiator_cq_handle = cqs.back();
-    qc.receive_queue_depth = qc.initiator_queue_depth = 1;
-    qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
-    std::uint32_t qp = d.Create(NDK_IOCTL_QP_CREATE, &qc);
-    ndk_u_connect cn{};
-    cn.connector_handle = con;
-    cn.qp_handle = qp;
-    cn.inbound_read_limit = cn.outbound_read_limit = 1;
-    std::memcpy(cn.dest_address, &to, sizeof(to));
-    T_CHECK(qp && con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
+    std::uint32_t qp = 0;
+    T_CHECK(connect(&qp) != 0);
     end = rel::Now() + 20;
     while (rel::Now() < end && requests.empty()) {
         usleep(20000);

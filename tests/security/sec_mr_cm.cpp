@@ -65,10 +65,7 @@ int RunAsNobody(int (*fn)(), const char* what) {
 
 int FrReinitChild() {
     Dev d;
-    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
-    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
-    sockaddr_in to{};
-    std::uint32_t lis = pd ? rel::Listen(d, ad, &to) : 0;
+    auto [ad, pd, lis, to] = sec::OpenListening(d);
     rel::Conn c;
     if (!lis || !rel::Connect(d, ad, lis, to, pd, pd, &c)) {
         std::fprintf(stderr, "fr-reinit-race: loopback connection failed\n");
@@ -192,10 +189,7 @@ int FrReinitChild() {
 
 int TwoConnectorsChild() {
     Dev d;
-    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
-    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
-    sockaddr_in to{};
-    std::uint32_t lis = pd ? rel::Listen(d, ad, &to) : 0;
+    auto [ad, pd, lis, to] = sec::OpenListening(d);
     ndk_u_cq_create cc{};
     cc.adapter_handle = ad;
     cc.depth = 16;
