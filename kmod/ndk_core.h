@@ -168,12 +168,16 @@ struct ndk_pd {
 
 /**
  * struct ndk_umem - user memory pinned for a registration (ndk_umem.c)
- * @mm:       the owner's mm, grabbed; charged in its pinned_vm
+ * @mm:       the owner's mm, grabbed; charged in its pinned_vm (not
+ *            @driver)
  * @address:  user address of the first byte
- * @length:   bytes
- * @npages:   pages pinned and charged
- * @pages:    the pinned pages
+ * @length:   bytes; 0 while nothing is registered
+ * @npages:   pages spanned: pinned and charged
+ * @pages:    the pinned pages; with @driver, NULL until a page list is
+ *            needed (ndk_umem_pin_again())
  * @writable: pinned for MEM_WRITE: dirtied when unpinned
+ * @driver:   the device driver pinned and charged the pages
+ *            (ndk_register_user_mr()); ndk.ko's own pin otherwise
  * @mdl:      MDL chain over @pages, the input of ndk_register_mr()
  */
 struct ndk_umem {
@@ -183,8 +187,15 @@ struct ndk_umem {
 	unsigned long npages;
 	struct page **pages;
 	bool writable;
+	bool driver;
 	struct ndk_mdl *mdl;
 };
+
+/* Does @um hold a registered range (pinned by ndk.ko or by the driver)? */
+static inline bool ndk_umem_held(const struct ndk_umem *um)
+{
+	return um->length;
+}
 
 /**
  * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
@@ -275,15 +286,20 @@ int ndk_mr_flags_write(struct ndk_obj *obj, u32 flags);
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 		 u64 length, bool write);
 void ndk_umem_unpin(struct ndk_umem *um);
+int ndk_umem_mode(struct mm_struct *mm, u64 address, u64 length, bool write);
+void ndk_umem_hold(struct ndk_umem *um, u64 address, u64 length, bool write);
+int ndk_umem_pin_again(struct ndk_umem *um);
 long ndk_umem_pinned_pages(void);
 
 /* ndk_ucache.c */
 struct dentry;
 void ndk_ucache_init(struct ndk_ucache *uc);
 void ndk_ucache_release(struct ndk_ucache *uc);
-int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
-		   struct ndk_umem *um, struct mm_struct *mm, u64 address,
-		   u64 length, bool write);
+struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
+					struct mm_struct *mm, u64 address,
+					u64 length, bool slot);
+unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r, u64 *before);
+bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq, u64 before);
 void ndk_ucache_untrack(struct ndk_ucache_reg *r);
 bool ndk_ucache_current(const struct ndk_ucache_reg *r);
 void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,

@@ -465,12 +465,12 @@ s32 ndk_mem_release(struct ndk_uobj *u)
 {
 	s32 status = STATUS_SUCCESS;
 
-	if (u->mem.umem.pages) {
+	if (ndk_umem_held(&u->mem.umem)) {
 		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
 		if (status)
 			return status;
-		if (u->type == NDK_UOBJ_MEM)
-			ndk_ucache_untrack(&u->mem.cache);
+		ndk_ucache_untrack(u->mem.cache);
+		u->mem.cache = NULL;
 		ndk_umem_unpin(&u->mem.umem);
 	}
 	ndk_mem_key_del(u);
@@ -504,10 +504,10 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 		if (ndk_mem_release(u) &&
 		    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
 			ndk_mem_release(u);
-		WARN_ON(u->mem.umem.pages);
+		WARN_ON(ndk_umem_held(&u->mem.umem));
 		/* The notifier goes with the entry, whatever happened above. */
-		if (u->type == NDK_UOBJ_MEM)
-			ndk_ucache_untrack(&u->mem.cache);
+		ndk_ucache_untrack(u->mem.cache);
+		u->mem.cache = NULL;
 		ndk_close_mr(u->mem.mr, NULL, NULL);
 		break;
 	case NDK_UOBJ_PD:
@@ -542,7 +542,7 @@ static int ndk_uobj_rank(struct ndk_uobj *u)
 	case NDK_UOBJ_MW:
 		return 3;
 	case NDK_UOBJ_MR:
-		return u->mem.umem.pages ? 5 : 4;
+		return ndk_umem_held(&u->mem.umem) ? 5 : 4;
 	case NDK_UOBJ_MEM:
 		return 5;
 	case NDK_UOBJ_CQ:
@@ -794,6 +794,22 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * The longest user registration: what the driver registers from user
+ * memory (its max_mr_size) when it may (ndk_mr_user_capable()), else what
+ * ndk.ko's own pin and ndk_register_mr() can (MaxRegistrationSize).
+ */
+static u64 ndk_umr_limit(struct ndk_adapter *adapter,
+			 const struct ndk_adapter_info *info)
+{
+	struct ib_device *ibdev = adapter->dev->ibdev;
+
+	if (!ndk_mr_user_capable(ibdev))
+		return info->max_registration_size;
+	return max_t(u64, ibdev->attrs.max_mr_size,
+		     info->max_registration_size);
+}
+
 /**
  * ndk_file_adapter_info() - NDK_IOCTL_ADAPTER_INFO
  * @file: the file
@@ -819,6 +835,8 @@ int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q)
 		return PTR_ERR(u);
 	}
 	status = ndk_query_adapter_info(u->adapter, &info, &size);
+	if (!status)
+		q->max_user_registration_size = ndk_umr_limit(u->adapter, &info);
 	mutex_unlock(&nf->lock);
 	if (status)
 		return ndk_errno_from_status(status);
@@ -912,106 +930,249 @@ static void ndk_mem_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 	m->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	m->references = u->mem.refs;
 	m->base_address = u->mem.umem.address;
-	ndk_ucache_result(&u->mem.cache, &m->cache_slot, &m->cache_generation);
+	ndk_ucache_result(u->mem.cache, &m->cache_slot, &m->cache_generation);
 	m->reserved = 0;
 }
 
 /**
- * ndk_umr_check() - may user memory be registered; how are its pages pinned?
- * @u:        the entry the registration is made through (a PD or an MR),
- *            whose adapter is present
- * @obj:      that entry's kernel object (its PD or its MR)
- * @address:  user address of the first byte
- * @length:   bytes, > 0
- * @mr_flags: NDK_MR_FLAG_* the registration asks for
+ * ndk_umr_check() - may user memory be registered, and how?
+ * @u:   the entry the registration is made through (a PD or an MR),
+ *       whose adapter is present
+ * @obj: that entry's kernel object (its PD or its MR)
+ * @req: in: address, length, mr_flags; out: write, driver, own_limit
  *
  * The pin mode is the rights': the pages are pinned writable exactly when
  * the access they give has a write right (local write, read sink, remote
  * write: ndk_mr_flags_write()), and read-only otherwise, so no later
- * fast-register or bind can write them.  The caller pins without the
- * file's lock, then looks its entry up again and asks again: a different
- * answer means the handle now names another object (-ENOENT).
+ * fast-register or bind can write them.  @req->driver says whether the
+ * device's driver may register user memory itself; ndk_umr_plan() then
+ * decides whether it does.
  *
  * Context: process context, ndk_file.lock held.
- * Return: 1 (pin writable), 0 (pin read-only); %-EFAULT (wrapping or
- * kernel range); %-EMSGSIZE (longer than MaxRegistrationSize);
- * %-EOPNOTSUPP (MaxRegistrationSize 0); %-EINVAL (flags); %-ENODEV.
+ * Return: 0; %-EFAULT (wrapping or kernel range); %-EMSGSIZE (longer than
+ * the user limit: ndk_u_adapter_info.max_user_registration_size);
+ * %-EOPNOTSUPP (the adapter cannot register user memory); %-EINVAL
+ * (flags); %-ENODEV.
  */
-int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj, u64 address,
-		  u64 length, u32 mr_flags)
+int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
+		  struct ndk_umr_req *req)
 {
+	struct ndk_adapter *adapter = ndk_uobj_root(u)->adapter;
 	struct ndk_adapter_info info;
 	u32 size = sizeof(info);
 	s32 status;
-	u64 last;
+	u64 last, limit;
+	int write;
 
 	lockdep_assert_held(&u->nf->lock);
 	/* Wrapping or kernel ranges before the size rule (EFAULT first). */
-	if (check_add_overflow(address, length, &last) ||
-	    !access_ok(u64_to_user_ptr(address), length))
+	if (check_add_overflow(req->address, req->length, &last) ||
+	    !access_ok(u64_to_user_ptr(req->address), req->length))
 		return -EFAULT;
-	status = ndk_query_adapter_info(ndk_uobj_root(u)->adapter, &info,
-					&size);
+	status = ndk_query_adapter_info(adapter, &info, &size);
 	if (status)
 		return ndk_errno_from_status(status);
-	if (!info.max_registration_size)
+	limit = ndk_umr_limit(adapter, &info);
+	if (!limit)
 		return -EOPNOTSUPP;
-	if (length > info.max_registration_size)
+	if (req->length > limit)
 		return -EMSGSIZE;
-	return ndk_mr_flags_write(obj, mr_flags);
+	write = ndk_mr_flags_write(obj, req->mr_flags);
+	if (write < 0)
+		return write;
+	req->write = write;
+	req->driver = ndk_mr_user_capable(adapter->dev->ibdev);
+	req->own_limit = info.max_registration_size;
+	return 0;
 }
 
 /**
- * ndk_umr_unpin() - release pages pinned for an entry never registered
- * @u: an MEM or MR entry whose mem.umem holds pages no MR uses
+ * ndk_umr_plan() - who pins: the driver or ndk.ko?
+ * @req: checked by ndk_umr_check(); @req->driver becomes the answer
  *
- * A WSP registration's cache tracking goes too.
+ * The driver registers the range when it may and when its pin mode is
+ * the one the rights need (ndk_umem_mode()); ndk.ko pins it otherwise,
+ * before any object is referenced, so that a fault waiting on user space
+ * holds nothing device removal waits for.
  *
- * Context: process context, may sleep; the file's lock not needed.
+ * Context: process context of the opener, without the file's lock.
+ * Return: 0; %-EMSGSIZE (ndk.ko pins, and the range is longer than
+ * MaxRegistrationSize); what ndk_umem_mode() refuses the range with.
  */
-void ndk_umr_unpin(struct ndk_uobj *u)
+int ndk_umr_plan(struct ndk_umr_req *req)
 {
-	if (u->type == NDK_UOBJ_MEM)
-		ndk_ucache_untrack(&u->mem.cache);
-	ndk_umem_unpin(&u->mem.umem);
+	int mode;
+
+	mode = ndk_umem_mode(current->mm, req->address, req->length,
+			     req->write);
+	if (mode < 0)
+		return mode;
+	req->driver &= mode;
+	if (!req->driver && req->length > req->own_limit)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Registrations made again while invalidations keep colliding with them. */
+#define NDK_UMR_TRIES	3
+
+/* Pin (ndk.ko) or register (the driver) once; see ndk_umr_acquire(). */
+static int ndk_umr_try(const struct ndk_umr_req *req, struct ndk_mr *mr,
+		       struct ndk_umem *um)
+{
+	int ret;
+
+	if (!req->driver)
+		return ndk_umem_pin(um, current->mm, req->address, req->length,
+				    req->write);
+	ret = ndk_register_user_mr(mr, req->address, req->length,
+				   req->mr_flags);
+	if (ret)
+		return ret == -EBUSY ? -EBADRQC : ret;
+	ndk_umem_hold(um, req->address, req->length, req->write);
+	return 0;
+}
+
+static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
+			  struct ndk_umem *um)
+{
+	if (req->driver)
+		ndk_deregister_mr(mr, NULL, NULL);
+	ndk_umem_unpin(um);
 }
 
 /**
- * ndk_umr_register() - register pinned user memory in an entry's MR
- * @u:        an MEM or MR entry whose MR is created and not registered;
- *            mem.umem holds the pages, pinned as ndk_umr_check() said
- *            (and, for MEM, tracked by the cache: ndk_ucache_pin())
- * @mr_flags: NDK_MR_FLAG_* as given to ndk_umr_check()
+ * ndk_umr_acquire() - pin or register user memory of the caller, tracked
+ * @nf:    the file
+ * @req:   planned by ndk_umr_plan()
+ * @mr:    @req->driver: the MR the driver registers in (created, idle,
+ *         referenced by the caller for the call); else unused
+ * @um:    zeroed; receives the range (ndk_umem_held())
+ * @cache: receives the range's tracking (ndk_ucache_track())
  *
- * Pinning is the caller's, done without the file's lock (a fault may
- * wait for user space, and device removal needs the lock); this only
- * hands the MDL chain to ndk_register_mr() and files the key.
+ * The range is tracked first (its MMU notifier), then registered by the
+ * driver (ib_reg_user_mr(): it pins and charges) or pinned by ndk.ko, to
+ * be registered by ndk_umr_finish() under the file's lock.  One that an
+ * invalidation collided with is made again, a few times at most
+ * (ndk_ucache.c).  Runs without the file's lock: a fault may wait on user
+ * space, and device removal needs the lock.
  *
- * Context: process context of the file's opener, ndk_file.lock held.
- * Return: 0; %-ENOMEM; %-EINVAL; %-EACCES; %-ENODEV; another errno of
- * ndk_register_mr().  On failure the pages are unpinned (ndk_umr_unpin()).
+ * Context: process context of the file's opener, may sleep.
+ * Return: 0; %-EBADRQC (the MR is registered or busy); what
+ * ndk_umem_pin() and ib_reg_user_mr() return.
  */
-int ndk_umr_register(struct ndk_uobj *u, u32 mr_flags)
+int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
+		    struct ndk_mr *mr, struct ndk_umem *um,
+		    struct ndk_ucache_reg **cache)
+{
+	struct ndk_ucache_reg *r;
+	unsigned long seq;
+	int tries, ret;
+	u64 before;
+
+	r = ndk_ucache_track(&nf->ucache, current->mm, req->address,
+			     req->length, req->slot);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	for (tries = 1; ; tries++) {
+		seq = ndk_ucache_begin(r, &before);
+		ret = ndk_umr_try(req, mr, um);
+		if (ret) {
+			ndk_ucache_untrack(r);
+			return ret;
+		}
+		if (!ndk_ucache_end(r, seq, before) || tries == NDK_UMR_TRIES)
+			break;
+		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
+			 req->address, req->length, tries);
+		ndk_umr_untry(req, mr, um);
+	}
+	*cache = r;
+	return 0;
+}
+
+/**
+ * ndk_umr_finish() - register what ndk_umr_acquire() pinned
+ * @req: as given to ndk_umr_acquire()
+ * @mr:  the entry's MR, idle unless the driver registered it
+ * @um:  the range
+ *
+ * Context: process context of the opener, ndk_file.lock held.
+ * Return: 0; what ndk_register_mr() fails with, as an errno.
+ */
+int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
+		   struct ndk_umem *um)
 {
 	s32 status;
+
+	if (req->driver)
+		return 0;
+	status = ndk_register_mr(mr, um->mdl, um->length, req->mr_flags,
+				 NULL, NULL);
+	return ndk_errno_from_status(status);
+}
+
+/**
+ * ndk_umr_release() - undo ndk_umr_acquire() (and ndk_umr_finish())
+ * @mr:         the MR
+ * @um:         the range
+ * @cache:      its tracking; freed
+ * @registered: @mr holds the registration (the driver's, or
+ *              ndk_umr_finish() succeeded)
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
+		     struct ndk_ucache_reg *cache, bool registered)
+{
+	if (registered)
+		ndk_deregister_mr(mr, NULL, NULL);
+	ndk_ucache_untrack(cache);
+	ndk_umem_unpin(um);
+}
+
+/**
+ * ndk_umr_pages() - make sure a registration's MR has a page list
+ * @u: a registered MEM or MR entry
+ *
+ * Windows and fast-registers map pages of the MR they are bound in.  An
+ * MR the driver registered (ndk_umem.driver) has none of its own: the
+ * range is pinned again (it is resident: no fault, so the file's lock may
+ * be held) and, if it still maps the pages registered (its tracking saw
+ * no invalidation since), they are mapped for the device and kept until
+ * the registration goes.
+ *
+ * Context: process context of the file's opener, ndk_file.lock held.
+ * Return: 0; %-EFAULT (the range was unmapped or remapped since it was
+ * registered: the MR's pages are no longer the process's); %-ENOMEM.
+ */
+int ndk_umr_pages(struct ndk_uobj *u)
+{
+	struct ndk_umem *um = &u->mem.umem;
 	int ret;
 
 	lockdep_assert_held(&u->nf->lock);
-	status = ndk_register_mr(u->mem.mr, u->mem.umem.mdl,
-				 u->mem.umem.length, mr_flags, NULL, NULL);
-	if (status) {
-		ret = ndk_errno_from_status(status);
+	if (!um->driver || um->pages)
+		return 0;
+	if (!ndk_ucache_current(u->mem.cache))
+		return -EFAULT;
+	ret = ndk_umem_pin_again(um);
+	if (ret)
+		return ret;
+	/* After the pin: the pages it found are the registered ones. */
+	if (!ndk_ucache_current(u->mem.cache)) {
+		ret = -EFAULT;
 		goto err_unpin;
 	}
-	ret = ndk_mem_key_add(u);
+	ret = ndk_mr_attach_pages(u->mem.mr, um->pages, um->npages);
 	if (ret)
-		goto err_deregister;
+		goto err_unpin;
 	return 0;
 
-err_deregister:
-	ndk_deregister_mr(u->mem.mr, NULL, NULL);
 err_unpin:
-	ndk_umr_unpin(u);
+	unpin_user_pages(um->pages, um->npages);
+	kvfree(um->pages);
+	um->pages = NULL;
 	return ret;
 }
 
@@ -1044,23 +1205,6 @@ int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err)
 static u32 ndk_mem_mr_flags(u32 mem_flags)
 {
 	return mem_flags & NDK_U_MEM_WRITE ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE : 0;
-}
-
-/* Create @u's MR on @pd and register @u's pinned pages; unpins on failure. */
-static int ndk_mem_create(struct ndk_uobj *pd, struct ndk_uobj *u)
-{
-	s32 status;
-	int ret;
-
-	status = ndk_create_mr(pd->pd, false, NULL, NULL, &u->mem.mr);
-	if (status) {
-		ndk_umr_unpin(u);
-		return ndk_errno_from_status(status);
-	}
-	ret = ndk_umr_register(u, ndk_mem_mr_flags(u->mem.flags));
-	if (ret)
-		ndk_close_mr(u->mem.mr, NULL, NULL);
-	return ret;
 }
 
 /* Order of WSP registrations in a PD's @mems: (address, length, flags). */
@@ -1104,7 +1248,7 @@ static struct ndk_uobj *ndk_mem_find(struct ndk_uobj *pd,
 		if (ndk_mem_cmp(m->address, m->length, m->flags, u))
 			break;
 		/* Never a registration of pages the range no longer maps. */
-		if (ndk_ucache_current(&u->mem.cache))
+		if (ndk_ucache_current(u->mem.cache))
 			return u;
 	}
 	return NULL;
@@ -1163,10 +1307,19 @@ static int ndk_mem_ref(struct ndk_uobj *u, struct ndk_u_mem_register *m)
  */
 int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 {
+	struct ndk_umr_req req = {
+		.address = m->address,
+		.length = m->length,
+		.mr_flags = ndk_mem_mr_flags(m->flags),
+		.slot = true,
+	};
 	struct ndk_uobj *pd, *u, *fresh;
+	struct ndk_mr *mr = NULL;
+	struct ndk_pd *kpd;
 	struct ndk_file *nf;
-	int write, ret;
 	u32 adapter;
+	s32 status;
+	int ret;
 
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
@@ -1181,24 +1334,39 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 		ret = ndk_mem_ref(u, m);
 		goto out_unlock;
 	}
-	write = ndk_umr_check(pd, &pd->pd->obj, m->address, m->length,
-			      ndk_mem_mr_flags(m->flags));
-	if (write < 0) {
-		ret = write;
+	ret = ndk_umr_check(pd, &pd->pd->obj, &req);
+	if (ret)
 		goto out_unlock;
+	kpd = pd->pd;
+	/* The driver registers in an MR of its own, private until published. */
+	if (req.driver) {
+		status = ndk_create_mr(kpd, false, NULL, NULL, &mr);
+		if (status) {
+			ret = ndk_errno_from_status(status);
+			goto out_unlock;
+		}
 	}
 	adapter = ndk_uobj_root(pd)->handle;
 	mutex_unlock(&nf->lock);
 
+	ret = ndk_umr_plan(&req);
+	if (mr && (ret || !req.driver)) {
+		/* ndk.ko pins: nothing referenced while it may fault. */
+		ndk_close_mr(mr, NULL, NULL);
+		mr = NULL;
+	}
+	if (ret)
+		return ret;
 	/* The parent is set once the PD is found again. */
 	fresh = ndk_uobj_alloc(nf, NDK_UOBJ_MEM, NULL);
-	if (!fresh)
-		return -ENOMEM;
+	if (!fresh) {
+		ret = -ENOMEM;
+		goto err_close_mr;
+	}
 	fresh->mem.flags = m->flags;
 	fresh->mem.refs = 1;
 	fresh->mem.key = -1;
-	ret = ndk_ucache_pin(&nf->ucache, &fresh->mem.cache, &fresh->mem.umem,
-			     current->mm, m->address, m->length, write);
+	ret = ndk_umr_acquire(nf, &req, mr, &fresh->mem.umem, &fresh->mem.cache);
 	if (ret)
 		goto err_free_uobj;
 
@@ -1206,45 +1374,54 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	pd = ndk_uobj_find(nf, m->pd_handle, NDK_UOBJ_PD);
 	if (IS_ERR(pd)) {
 		ret = ndk_uobj_gone(nf, adapter, PTR_ERR(pd));
-		goto err_unpin;
+		goto err_release;
+	}
+	if (pd->pd != kpd) {
+		/* The handle names another PD now. */
+		ret = -ENOENT;
+		goto err_release;
 	}
 	u = ndk_mem_find(pd, m);
 	if (u) {
 		/* Registered by another thread meanwhile: share it. */
 		ret = ndk_mem_ref(u, m);
-		goto err_unpin;
+		goto err_release;
 	}
-	if (ndk_umr_check(pd, &pd->pd->obj, m->address, m->length,
-			  ndk_mem_mr_flags(m->flags)) != write) {
-		/* The handle names another PD now. */
-		ret = -ENOENT;
-		goto err_unpin;
+	if (!mr) {
+		status = ndk_create_mr(kpd, false, NULL, NULL, &mr);
+		if (status) {
+			ret = ndk_errno_from_status(status);
+			goto err_release;
+		}
+		ret = ndk_umr_finish(&req, mr, &fresh->mem.umem);
+		if (ret)
+			goto err_release;
 	}
+	fresh->mem.mr = mr;
 	fresh->parent = pd;
-	ret = ndk_mem_create(pd, fresh);
+	ret = ndk_mem_key_add(fresh);
 	if (ret)
-		goto err_unlock;
+		goto err_release;
 	ret = ndk_uobj_publish(nf, fresh);
 	if (ret)
-		goto err_release_mem;
+		goto err_key_del;
 	ndk_mem_insert(pd, fresh);
-	WRITE_ONCE(fresh->mem.cache.handle, fresh->handle);
+	WRITE_ONCE(fresh->mem.cache->handle, fresh->handle);
 	ndk_mem_result(fresh, m);
 	mutex_unlock(&nf->lock);
 	return 0;
 
-err_release_mem:
-	ndk_mem_release(fresh);
-	ndk_close_mr(fresh->mem.mr, NULL, NULL);
-err_unlock:
+err_key_del:
+	ndk_mem_key_del(fresh);
+err_release:
 	mutex_unlock(&nf->lock);
-	kfree(fresh);
-	return ret;
-err_unpin:
-	mutex_unlock(&nf->lock);
-	ndk_umr_unpin(fresh);
+	ndk_umr_release(mr, &fresh->mem.umem, fresh->mem.cache,
+			mr && ndk_mr_registered(mr));
 err_free_uobj:
 	kfree(fresh);
+err_close_mr:
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
 	return ret;
 out_unlock:
 	mutex_unlock(&nf->lock);

@@ -138,7 +138,7 @@ struct ndk_uobj {
 		struct {
 			struct ndk_mr *mr;
 			struct ndk_umem umem;
-			struct ndk_ucache_reg cache;
+			struct ndk_ucache_reg *cache;
 			u32 flags;
 			u32 refs;
 			struct rb_node node;
@@ -166,6 +166,27 @@ struct ndk_uobj {
 	};
 };
 
+/**
+ * struct ndk_umr_req - a user registration on its way (ndk_umr_*())
+ * @address:   user address of the first byte
+ * @length:    bytes, > 0
+ * @mr_flags:  NDK_MR_FLAG_* of the registration
+ * @slot:      a WSP registration: its generation gets a cache slot
+ * @write:     pin writable (ndk_umr_check())
+ * @driver:    the device's driver registers the range (ndk_umr_check(),
+ *             then ndk_umr_plan()); else ndk.ko pins it
+ * @own_limit: MaxRegistrationSize: the limit when ndk.ko pins
+ */
+struct ndk_umr_req {
+	u64 address;
+	u64 length;
+	u32 mr_flags;
+	bool slot;
+	bool write;
+	bool driver;
+	u64 own_limit;
+};
+
 int ndk_errno_from_status(s32 status);
 struct ndk_file *ndk_file_lock(struct file *file);
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
@@ -180,10 +201,17 @@ void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope);
 int ndk_mem_key_add(struct ndk_uobj *u);
 void ndk_mem_key_del(struct ndk_uobj *u);
 s32 ndk_mem_release(struct ndk_uobj *u);
-int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj, u64 address,
-		  u64 length, u32 mr_flags);
-int ndk_umr_register(struct ndk_uobj *u, u32 mr_flags);
-void ndk_umr_unpin(struct ndk_uobj *u);
+int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
+		  struct ndk_umr_req *req);
+int ndk_umr_plan(struct ndk_umr_req *req);
+int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
+		    struct ndk_mr *mr, struct ndk_umem *um,
+		    struct ndk_ucache_reg **cache);
+int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
+		   struct ndk_umem *um);
+void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
+		     struct ndk_ucache_reg *cache, bool registered);
+int ndk_umr_pages(struct ndk_uobj *u);
 int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
 struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
 __poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);

@@ -67,7 +67,8 @@ static int ndk_ioctl_adapter_info(struct file *file, void *arg)
 {
 	struct ndk_u_adapter_info *q = arg;
 
-	if (q->flags || q->reserved0 || q->reserved1)
+	if (q->flags || q->reserved0 || q->reserved1 ||
+	    q->max_user_registration_size)
 		return -EINVAL;
 	return ndk_file_adapter_info(file, q);
 }
@@ -127,9 +128,10 @@ static_assert(offsetof(struct ndk_u_adapter_query, node_guid) == 8);
 static_assert(offsetof(struct ndk_u_adapter_query, name) == 24);
 static_assert(sizeof(struct ndk_u_adapter_query) <= NDK_IOCTL_MAX_SIZE);
 static_assert(sizeof(struct ndk_u_adapter_open) == 16);
-static_assert(sizeof(struct ndk_u_adapter_info) == 8 + 0x68);
-static_assert(sizeof(struct ndk_u_adapter_info) ==
+static_assert(offsetofend(struct ndk_u_adapter_info, reserved1) == 8 + 0x68);
+static_assert(offsetofend(struct ndk_u_adapter_info, reserved1) ==
 	      8 + sizeof(struct ndk_adapter_info));
+static_assert(sizeof(struct ndk_u_adapter_info) == 8 + 0x68 + 8);
 static_assert(offsetof(struct ndk_u_adapter_info, max_registration_size) ==
 	      8 + offsetof(struct ndk_adapter_info, max_registration_size));
 static_assert(offsetof(struct ndk_u_adapter_info, frmr_page_count) ==
@@ -210,7 +212,7 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 		       sizeof(struct ndk_u_adapter_open)),
 	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_INFO, ndk_ioctl_adapter_info,
 		       struct ndk_u_adapter_info,
-		       sizeof(struct ndk_u_adapter_info)),
+		       offsetofend(struct ndk_u_adapter_info, reserved1)),
 	NDK_IOCTL_DESC(NDK_IOCTL_PD_CREATE, ndk_ioctl_pd_create,
 		       struct ndk_u_pd_create,
 		       sizeof(struct ndk_u_pd_create)),

@@ -365,6 +365,10 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	struct ndk_reg *reg;
 	int ret = -ENODEV;
 
+	if (mr->user) {
+		ndk_mr_user_release(mr);
+		return;
+	}
 	/* The tokens go before the ib_mr is pooled or freed. */
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->lkey = 0;
@@ -711,6 +715,8 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 		status = STATUS_INVALID_DEVICE_REQUEST;
 	else if (start < mr->base_va || end > mr->base_va + mr->length)
 		status = STATUS_INVALID_PARAMETER;
+	else if (mr->user && !mr->dma_pages)
+		status = STATUS_INVALID_DEVICE_REQUEST;	/* no page list */
 	else if ((access & IB_ACCESS_REMOTE_WRITE) &&
 		 !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
 		status = STATUS_ACCESS_VIOLATION;

@@ -118,6 +118,10 @@ enum ndk_mr_state {
  *                 earlier one that runs after it has nothing left to do
  * @writable:      the registration has a write right, so its pages are
  *                 writable: fast-registers and binds over it may write
+ * @user:          registered by the driver from user memory
+ *                 (ndk_register_user_mr()): @ibmr is the driver's MR,
+ *                 @sgt and @dma_pages exist once ndk_mr_attach_pages()
+ *                 gave it a page list
  * @dma_pages:     the registration's pages as DMA addresses, one per page
  *                 (windows map sub-ranges of them)
  * @fr:            fast-register: the registration state of @ibmr
@@ -144,6 +148,7 @@ struct ndk_mr {
 	atomic64_t init_calls;
 	u64 init_done;
 	bool writable;
+	bool user;
 	u64 *dma_pages;
 	int page_class;
 	struct ndk_fr fr;
@@ -193,6 +198,20 @@ int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);
 bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout);
+
+/* Does @mr hold a registration (NdkRegisterMr or a user one)? */
+static inline bool ndk_mr_registered(struct ndk_mr *mr)
+{
+	return READ_ONCE(mr->state) == NDK_MR_REGISTERED;
+}
+
+/* ndk_mr_user.c */
+bool ndk_mr_user_capable(struct ib_device *ibdev);
+int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
+			 u32 flags);
+int ndk_mr_attach_pages(struct ndk_mr *mr, struct page **pages,
+			unsigned long npages);
+void ndk_mr_user_release(struct ndk_mr *mr);
 
 /* The IB access rights that let the device write the pages. */
 #define NDK_IB_WRITE_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)

@@ -502,7 +502,7 @@ static int ndk_nl_fill_proc(struct sk_buff *skb, u32 portid, u32 seq,
 	xa_for_each(&nf->handles, index, u) {
 		counts[ndk_nl_uobj_type(u)]++;
 		if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-		    u->mem.umem.pages) {
+		    ndk_umem_held(&u->mem.umem)) {
 			bytes += u->mem.umem.length;
 			pages += u->mem.umem.npages;
 		}
@@ -651,7 +651,7 @@ static int ndk_nl_fill_res(struct sk_buff *skb, u32 portid, u32 seq,
 			     root->adapter->dev->name))))
 		goto err_cancel;
 	if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-	    u->mem.umem.pages &&
+	    ndk_umem_held(&u->mem.umem) &&
 	    (ndk_nl_put_u64(skb, NDK_NL_ATTR_ADDRESS, u->mem.umem.address) ||
 	     ndk_nl_put_u64(skb, NDK_NL_ATTR_LENGTH, u->mem.umem.length) ||
 	     ndk_nl_put_u64(skb, NDK_NL_ATTR_PAGES, u->mem.umem.npages) ||

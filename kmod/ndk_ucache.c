@@ -40,16 +40,22 @@
  * mmu_interval_set_seq()) says whether an invalidation ran meanwhile.  If
  * none did, the pinned pages are the ones mapped now and the generation
  * read under the same lock is the one to return; if one did (often the
- * pin's own copy-on-write break of a page mapped read-only), the pages
- * are unpinned and pinned again, a few times at most.  After the last try
- * the registration is returned with the generation before the pin, which
- * user space then sees as stale: never a stale registration that looks
- * valid.
+ * pin's own copy-on-write break of a page mapped read-only), the caller
+ * (ndk_umr_acquire()) undoes the registration and makes it again, a few
+ * times at most.  After the last try the registration is returned with
+ * the generation before the pin, which user space then sees as stale:
+ * never a stale registration that looks valid.
+ *
+ * Every user registration is tracked, WSP registrations (MEM_REGISTER)
+ * with a slot user space reads, MR_REGISTER's without one: the tracking
+ * also tells whether the range still maps the registered pages when a
+ * window first needs the page list of an MR the driver registered
+ * (ndk_umr_pages()).
  *
  * Locking: ndk_ucache.lock, a spinlock, protects the slot bitmap, the
  * generations' writes and the notifiers' sequence numbers; the notifier
  * callback takes only that lock and never sleeps.  ndk_file.lock is not
- * needed: MEM_REGISTER pins (ndk_ucache_pin()) without it, since a fault
+ * needed: MEM_REGISTER pins (ndk_umr_acquire()) without it, since a fault
  * may take as long as user space wants (userfaultfd, FUSE) and device
  * removal needs the file's lock; a registration is only published, and
  * found by others, under ndk_file.lock afterwards.
@@ -72,9 +78,6 @@
 /* Bytes of the generation array, and of its mapping. */
 #define NDK_UCACHE_BYTES	(NDK_U_CACHE_SLOTS * sizeof(u64))
 #define NDK_UCACHE_MAP_BYTES	PAGE_ALIGN(NDK_UCACHE_BYTES)
-
-/* Pin attempts while invalidations keep colliding with the pin. */
-#define NDK_UCACHE_PIN_TRIES	3
 
 static_assert(NDK_U_MMAP_CACHE % PAGE_SIZE == 0);
 
@@ -166,128 +169,130 @@ static const struct mmu_interval_notifier_ops ndk_ucache_ops = {
 	.invalidate = ndk_ucache_invalidate,
 };
 
-/*
- * Pin while no invalidation of the range collides with it; the generation
- * the pages were pinned under goes to r->registered.
- */
-static int ndk_ucache_pin_current(struct ndk_ucache_reg *r,
-				  struct ndk_umem *um, struct mm_struct *mm,
-				  u64 address, u64 length, bool write)
-{
-	unsigned long seq;
-	u64 before;
-	bool retry;
-	int tries, ret;
-
-	for (tries = 1; ; tries++) {
-		seq = mmu_interval_read_begin(&r->notifier);
-		before = READ_ONCE(*r->gen);
-		ret = ndk_umem_pin(um, mm, address, length, write);
-		if (ret)
-			return ret;
-		spin_lock(&r->uc->lock);
-		retry = mmu_interval_read_retry(&r->notifier, seq);
-		r->registered = retry ? before : *r->gen;
-		spin_unlock(&r->uc->lock);
-		if (!retry || tries == NDK_UCACHE_PIN_TRIES)
-			return 0;
-		pr_debug("ndk: pin of 0x%llx+%llu raced an invalidation (try %d)\n",
-			 address, length, tries);
-		ndk_umem_unpin(um);
-	}
-}
-
 /**
- * ndk_ucache_pin() - pin user memory for a registration the cache tracks
+ * ndk_ucache_track() - start tracking a range that is to be registered
  * @uc:      the file's cache state
- * @r:       zeroed; receives the slot and the MMU notifier
- * @um:      zeroed; receives the pinned range (ndk_umem_pin())
  * @mm:      the calling process's mm (current->mm), the file's opener
  * @address: user address of the first byte
  * @length:  bytes, > 0; @address + @length does not wrap
- * @write:   the device may write the memory (MEM_WRITE)
+ * @slot:    take a free slot (WSP registrations, whose generation user
+ *           space reads); without one, or when none is free, the
+ *           registration has a private generation (NDK_U_CACHE_SLOT_NONE)
  *
- * Takes a free slot (NDK_U_CACHE_SLOT_NONE when there is none: the
- * registration is still tracked, with a private generation), inserts an
- * MMU notifier over the page-aligned range, then pins it (see the top of
- * this file for the retry against concurrent invalidations).
- * ndk_ucache_untrack() and ndk_umem_unpin() undo it.
+ * Inserts an MMU notifier over the page-aligned range before anything is
+ * pinned; ndk_ucache_begin() and ndk_ucache_end() then bracket the pin
+ * (see the top of this file).  ndk_ucache_untrack() undoes it.
  *
  * Context: process context of the owner of @mm, may sleep; the file's
- * lock not needed (the pin may wait for user space to resolve a fault).
- * Return: 0; %-ENOMEM (no memory for the generation array); what
- * mmu_interval_notifier_insert() or ndk_umem_pin() return.
+ * lock not needed.
+ * Return: the tracking (allocated, charged to the caller), or an ERR_PTR:
+ * %-ENOMEM; what mmu_interval_notifier_insert() returns.
  */
-int ndk_ucache_pin(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
-		   struct ndk_umem *um, struct mm_struct *mm, u64 address,
-		   u64 length, bool write)
+struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
+					struct mm_struct *mm, u64 address,
+					u64 length, bool slot)
 {
-	unsigned long start, end;
-	u64 *gens, last;
-	u32 slot;
+	unsigned long start = address & PAGE_MASK;
+	unsigned long end = PAGE_ALIGN(address + length);
+	struct ndk_ucache_reg *r;
+	u64 *gens = NULL;
+	u32 s = NDK_U_CACHE_SLOTS;
 	int ret;
 
-	if (!length || check_add_overflow(address, length, &last) ||
-	    !access_ok(u64_to_user_ptr(address), length))
-		return -EFAULT;
-	start = address & PAGE_MASK;
-	end = PAGE_ALIGN(last);
-
-	gens = ndk_ucache_gens(uc);
-	if (!gens)
-		return -ENOMEM;
+	if (slot) {
+		gens = ndk_ucache_gens(uc);
+		if (!gens)
+			return ERR_PTR(-ENOMEM);
+	}
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
 	r->uc = uc;
 	r->address = address;
 	r->length = length;
+	r->slot = NDK_U_CACHE_SLOT_NONE;
+	r->gen = &r->own;
 	spin_lock(&uc->lock);
-	slot = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
-	if (slot < NDK_U_CACHE_SLOTS) {
-		__set_bit(slot, uc->slots);
-		r->slot = slot;
-		r->gen = &gens[slot];
-	} else {
-		r->slot = NDK_U_CACHE_SLOT_NONE;
-		r->gen = &r->own;
+	if (slot)
+		s = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
+	if (s < NDK_U_CACHE_SLOTS) {
+		__set_bit(s, uc->slots);
+		r->slot = s;
+		r->gen = &gens[s];
 	}
 	spin_unlock(&uc->lock);
 
 	ret = mmu_interval_notifier_insert(&r->notifier, mm, start,
 					   end - start, &ndk_ucache_ops);
-	if (ret)
-		goto err_free_slot;
-	ret = ndk_ucache_pin_current(r, um, mm, address, length, write);
-	if (ret)
-		goto err_untrack;
-	return 0;
+	if (ret) {
+		spin_lock(&uc->lock);
+		if (r->slot != NDK_U_CACHE_SLOT_NONE)
+			__clear_bit(r->slot, uc->slots);
+		spin_unlock(&uc->lock);
+		kfree(r);
+		return ERR_PTR(ret);
+	}
+	return r;
+}
 
-err_untrack:
-	ndk_ucache_untrack(r);
-	return ret;
-err_free_slot:
-	spin_lock(&uc->lock);
-	if (r->slot != NDK_U_CACHE_SLOT_NONE)
-		__clear_bit(r->slot, uc->slots);
-	spin_unlock(&uc->lock);
-	r->uc = NULL;
-	return ret;
+/**
+ * ndk_ucache_begin() - a pin of the tracked range starts
+ * @r:      tracked by ndk_ucache_track()
+ * @before: receives the generation now
+ *
+ * Waits out an invalidation in progress.
+ *
+ * Context: process context, may sleep.
+ * Return: the notifier's sequence number, for ndk_ucache_end().
+ */
+unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r, u64 *before)
+{
+	unsigned long seq = mmu_interval_read_begin(&r->notifier);
+
+	*before = READ_ONCE(*r->gen);
+	return seq;
+}
+
+/**
+ * ndk_ucache_end() - the pin begun by ndk_ucache_begin() is done
+ * @r:      tracked by ndk_ucache_track()
+ * @seq:    what ndk_ucache_begin() returned
+ * @before: the generation it gave
+ *
+ * Records the generation the registration was made under: the current
+ * one when no invalidation collided with the pin, @before (stale for user
+ * space and for ndk_ucache_current()) when one did.
+ *
+ * Context: any.
+ * Return: true when an invalidation collided with the pin: the pinned
+ * pages may not be the ones mapped now.
+ */
+bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq, u64 before)
+{
+	bool retry;
+
+	spin_lock(&r->uc->lock);
+	retry = mmu_interval_read_retry(&r->notifier, seq);
+	r->registered = retry ? before : *r->gen;
+	spin_unlock(&r->uc->lock);
+	return retry;
 }
 
 /**
  * ndk_ucache_untrack() - the registration goes: stop tracking its range
- * @r: tracked by ndk_ucache_pin()
+ * @r: from ndk_ucache_track(), or NULL; freed
  *
  * Removes the notifier (waiting for a callback in progress), then moves
  * the slot's generation on, so every cached copy of the registration is
  * stale, and frees the slot.  The pages stay pinned: the caller unpins
- * them once the device can no longer reach them.  Once untracked, @r is
- * left alone by further calls.
+ * them once the device can no longer reach them.
  *
  * Context: process context, may sleep; the file's lock held once the
  * registration is published.
  */
 void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 {
-	if (!r->uc)
+	if (!r)
 		return;
 	mmu_interval_notifier_remove(&r->notifier);
 	spin_lock(&r->uc->lock);
@@ -295,13 +300,12 @@ void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 	if (r->slot != NDK_U_CACHE_SLOT_NONE)
 		__clear_bit(r->slot, r->uc->slots);
 	spin_unlock(&r->uc->lock);
-	r->slot = NDK_U_CACHE_SLOT_NONE;
-	r->uc = NULL;
+	kfree(r);
 }
 
 /**
  * ndk_ucache_current() - does the registration still map its range?
- * @r: tracked by ndk_ucache_pin()
+ * @r: tracked by ndk_ucache_track()
  *
  * Context: any.
  * Return: false once the range was unmapped, remapped or otherwise
@@ -314,7 +318,7 @@ bool ndk_ucache_current(const struct ndk_ucache_reg *r)
 
 /**
  * ndk_ucache_result() - the cache fields of MEM_REGISTER's answer
- * @r:          tracked by ndk_ucache_pin()
+ * @r:          tracked by ndk_ucache_track()
  * @slot:       out: the slot, or NDK_U_CACHE_SLOT_NONE
  * @generation: out: the generation the registration was made under
  *              (0 without a slot)

@@ -71,10 +71,13 @@ long ndk_umem_pinned_pages(void)
  * they apply to; -EFAULT when @addr is not mapped, or mapped without the
  * rights the registration asks for, or not by ordinary pages;
  * -EOPNOTSUPP for a writable pin of a shared mapping of a regular file.
+ * *@driver says whether ib_umem_get() would pin this segment as the
+ * rights need (see ndk_umem_mode()).
  */
 static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 			    unsigned long end, bool write,
-			    unsigned long *seg_end, unsigned int *gup)
+			    unsigned long *seg_end, unsigned int *gup,
+			    bool *driver)
 {
 	struct vm_area_struct *vma;
 	int ret = 0;
@@ -98,6 +101,15 @@ static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 		*gup |= FOLL_WRITE;
 	else if (is_cow_mapping(vma->vm_flags))
 		*gup |= FOLL_WRITE | FOLL_FORCE;
+	/*
+	 * The driver pins FOLL_WRITE (| FOLL_FORCE without a write right):
+	 * the rights' mode only where that is ours too.  And no file pages
+	 * but shmem and hugetlbfs: a fault on any other file (FUSE, NFS)
+	 * may wait on a server for ever, and the driver pins holding the PD.
+	 */
+	*driver = (*gup & FOLL_WRITE) &&
+		  (!vma->vm_file || shmem_file(vma->vm_file) ||
+		   is_vm_hugetlb_page(vma));
 out_unlock:
 	mmap_read_unlock(mm);
 	return ret;
@@ -110,10 +122,12 @@ static int ndk_umem_pin_range(struct mm_struct *mm, unsigned long addr,
 {
 	unsigned long seg_end;
 	unsigned int gup;
+	bool driver;
 	int ret, n;
 
 	while (addr < end) {
-		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup);
+		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup,
+				       &driver);
 		if (ret)
 			return ret;
 		while (addr < seg_end) {
@@ -241,6 +255,109 @@ err_uncharge:
 }
 
 /**
+ * ndk_umem_mode() - who pins a user range for a registration?
+ * @mm:      the calling process's mm (current->mm)
+ * @address: user address of the first byte
+ * @length:  bytes, > 0; the range does not wrap
+ * @write:   the registration's access has a write right
+ *
+ * ib_umem_get() pins every page FOLL_WRITE, adding FOLL_FORCE without a
+ * write right: the pin mode the rights need (ndk_umem_pin()) only for
+ * writable pins and for read-only pins of private mappings.  A read-only
+ * registration of a shared mapping needs ndk.ko's own pin (FOLL_LONGTERM
+ * alone).  So do mappings of files other than shmem and hugetlbfs: the
+ * driver pins with the device's PD held, and a fault on such a file may
+ * wait on user space for ever (FUSE), which would hold device removal.
+ * The answer holds when it is given; the caller tracks the range (MMU
+ * notifier) to learn of changes made before the pin.
+ *
+ * Context: process context of the owner of @mm, may sleep.
+ * Return: 1 (the driver may pin it), 0 (ndk.ko pins it); what
+ * ndk_umem_pin() would refuse the range with (%-EFAULT, %-EOPNOTSUPP).
+ */
+int ndk_umem_mode(struct mm_struct *mm, u64 address, u64 length, bool write)
+{
+	unsigned long addr = address & PAGE_MASK;
+	unsigned long end = PAGE_ALIGN(address + length);
+	unsigned long seg_end;
+	unsigned int gup;
+	bool driver, all = true;
+	int ret;
+
+	while (addr < end) {
+		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup,
+				       &driver);
+		if (ret)
+			return ret;
+		all &= driver;
+		addr = seg_end;
+	}
+	return all;
+}
+
+/**
+ * ndk_umem_hold() - describe a range the device driver pinned
+ * @um:      zeroed; receives the range
+ * @address: user address of the first byte
+ * @length:  bytes, > 0
+ * @write:   the registration has a write right
+ *
+ * The driver charged the pages (ib_umem_get()); ndk.ko holds none until
+ * ndk_umem_pin_again() pins them for a page list.
+ *
+ * Context: any.
+ */
+void ndk_umem_hold(struct ndk_umem *um, u64 address, u64 length, bool write)
+{
+	um->address = address;
+	um->length = length;
+	um->npages = (PAGE_ALIGN(address + length) - (address & PAGE_MASK)) >>
+		     PAGE_SHIFT;
+	um->writable = write;
+	um->driver = true;
+	atomic_long_add(um->npages, &ndk_umem_pinned);
+}
+
+/**
+ * ndk_umem_pin_again() - pin a range the driver pinned, for a page list
+ * @um: described by ndk_umem_hold(), no pages of its own yet
+ *
+ * The pages are resident and pinned already, so this never faults:
+ * pin_user_pages_fast_only() either finds every page in the page tables
+ * or fails.  They are not charged again.  Whether they are still the
+ * pages the driver pinned is the caller's to check afterwards (the
+ * registration's MMU notifier).
+ *
+ * Context: process context of the owner of the memory (current->mm).
+ * Return: 0; %-ENOMEM; %-EFAULT (a page is not mapped as it was).
+ */
+int ndk_umem_pin_again(struct ndk_umem *um)
+{
+	unsigned int gup = FOLL_LONGTERM | (um->writable ? FOLL_WRITE : 0);
+	unsigned long addr = um->address & PAGE_MASK, done = 0;
+	struct page **pages;
+	int n;
+
+	pages = kvmalloc_array(um->npages, sizeof(*pages), NDK_GFP_ARRAY);
+	if (!pages)
+		return -ENOMEM;
+	while (done < um->npages) {
+		n = pin_user_pages_fast_only(addr + (done << PAGE_SHIFT),
+					     min_t(unsigned long,
+						   um->npages - done, SZ_64K),
+					     gup, pages + done);
+		if (n <= 0) {
+			unpin_user_pages(pages, done);
+			kvfree(pages);
+			return -EFAULT;
+		}
+		done += n;
+	}
+	um->pages = pages;
+	return 0;
+}
+
+/**
  * ndk_umem_unpin() - release what ndk_umem_pin() took
  * @um: pinned; no registration may use its pages any more
  *
@@ -250,6 +367,15 @@ err_uncharge:
  */
 void ndk_umem_unpin(struct ndk_umem *um)
 {
+	if (um->driver) {
+		/* The driver's pin goes with its MR; only ours is left. */
+		if (um->pages)
+			unpin_user_pages(um->pages, um->npages);
+		kvfree(um->pages);
+		atomic_long_sub(um->npages, &ndk_umem_pinned);
+		memset(um, 0, sizeof(*um));
+		return;
+	}
 	ndk_mdl_free_chain(um->mdl);
 	unpin_user_pages_dirty_lock(um->pages, um->npages, um->writable);
 	kvfree(um->pages);

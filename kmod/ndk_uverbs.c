@@ -379,7 +379,7 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 		if (check_add_overflow(usge[i].address, (u64)usge[i].length,
 				       &end))
 			return -EFAULT;
-		if (m->mem.umem.pages &&
+		if (ndk_umem_held(&m->mem.umem) &&
 		    (usge[i].address < m->mem.umem.address ||
 		     end > m->mem.umem.address + m->mem.umem.length))
 			return -EFAULT;
@@ -397,7 +397,7 @@ static struct ndk_uobj *ndk_uv_registration(struct ndk_file *nf, u32 handle)
 
 	if (PTR_ERR_OR_ZERO(u) == -EINVAL)
 		u = ndk_uobj_find(nf, handle, NDK_UOBJ_MR);
-	if (!IS_ERR(u) && !u->mem.umem.pages)
+	if (!IS_ERR(u) && !ndk_umem_held(&u->mem.umem))
 		return ERR_PTR(-EBADRQC);
 	return u;
 }
@@ -409,6 +409,7 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 	void *ctx = ndk_uv_ptr(p->request_context);
 	struct ndk_uobj *obj, *src = NULL;
 	s32 status;
+	int ret;
 
 	if (p->nsge || p->sgl || p->remote_token ||
 	    (p->op != NDK_U_OP_FAST_REGISTER && p->remote_address))
@@ -434,6 +435,9 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 	src = ndk_uv_registration(nf, p->mr_handle);
 	if (IS_ERR(src))
 		return PTR_ERR(src);
+	ret = ndk_umr_pages(src);
+	if (ret)
+		return ret;
 	if (p->op == NDK_U_OP_FAST_REGISTER) {
 		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MR);
 		if (IS_ERR(obj))
@@ -637,26 +641,23 @@ int ndk_uv_mw_create(struct file *file, void *arg)
 			 NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
 			 NDK_MR_FLAG_RDMA_READ_SINK)
 
-/*
- * Under the lock: @r's MR entry, if it may be registered now; how its
- * pages are pinned in *@write.
- */
+/* Under the lock: @r's MR entry, if it may be registered now (@req). */
 static struct ndk_uobj *ndk_uv_mr_registrable(struct ndk_file *nf,
 					      struct ndk_u_mr_register *r,
-					      int *write)
+					      struct ndk_umr_req *req)
 {
 	struct ndk_uobj *u = ndk_uobj_find(nf, r->handle, NDK_UOBJ_MR);
+	int ret;
 
 	if (IS_ERR(u))
 		return u;
-	if (u->mem.umem.pages)
+	if (ndk_umem_held(&u->mem.umem))
 		return ERR_PTR(-EBADRQC);
 	/* Fast-register MRs are registered by posts. */
 	if (u->mem.mr->fast_register)
 		return ERR_PTR(-EINVAL);
-	*write = ndk_umr_check(u, &u->mem.mr->obj, r->address, r->length,
-			       r->flags);
-	return *write < 0 ? ERR_PTR(*write) : u;
+	ret = ndk_umr_check(u, &u->mem.mr->obj, req);
+	return ret ? ERR_PTR(ret) : u;
 }
 
 /**
@@ -664,25 +665,34 @@ static struct ndk_uobj *ndk_uv_mr_registrable(struct ndk_file *nf,
  * @file: the file
  * @arg:  struct ndk_u_mr_register
  *
- * The pages are pinned without the file's lock (a fault may wait on user
- * space for ever, and device removal needs the lock), then the MR is
- * looked up and checked again: closed meanwhile (-ENOENT), its device
- * removed (-ENODEV) or registered by another thread (-EBADRQC), the pin
- * is undone.
+ * The memory is pinned (by ndk.ko, nothing referenced) or registered (by
+ * the driver, the MR referenced) without the file's lock: a fault may
+ * wait on user space, and device removal needs the lock.  Then the entry
+ * is looked up again: closed meanwhile (-ENOENT), its device removed
+ * (-ENODEV), naming another MR or registered by another thread
+ * (-EBADRQC), what was done is undone.
  *
  * Context: process context, may sleep.
  * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (flags, length 0, not an MR, a
  * fast-register MR); %-EBADRQC (registered already); %-ENODEV; what
- * ndk_umr_check(), ndk_umem_pin() and ndk_umr_register() return.
+ * ndk_umr_check(), ndk_umr_plan() and ndk_umr_acquire() return.
  */
 int ndk_uv_mr_register(struct file *file, void *arg)
 {
 	struct ndk_u_mr_register *r = arg;
+	struct ndk_umr_req req = {
+		.address = r->address,
+		.length = r->length,
+		.mr_flags = r->flags,
+	};
+	struct ndk_umr_req again;
+	struct ndk_ucache_reg *cache;
 	struct ndk_umem um = {};
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	int write, again, ret;
+	struct ndk_mr *mr;
 	u32 adapter;
+	int ret;
 
 	if ((r->flags & ~NDK_UV_MR_FLAGS) || !r->length || r->local_token ||
 	    r->remote_token)
@@ -690,42 +700,65 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	nf = ndk_file_lock(file);
 	if (IS_ERR(nf))
 		return PTR_ERR(nf);
-	u = ndk_uv_mr_registrable(nf, r, &write);
+	u = ndk_uv_mr_registrable(nf, r, &req);
 	if (IS_ERR(u)) {
 		mutex_unlock(&nf->lock);
 		return PTR_ERR(u);
 	}
+	mr = u->mem.mr;
+	ndk_obj_get(&mr->obj);
 	adapter = ndk_uobj_root(u)->handle;
 	mutex_unlock(&nf->lock);
 
-	ret = ndk_umem_pin(&um, current->mm, r->address, r->length, write);
+	ret = ndk_umr_plan(&req);
+	if (!ret && !req.driver) {
+		/* ndk.ko pins: nothing referenced while it may fault. */
+		ndk_obj_put(&mr->obj);
+		mr = NULL;
+	}
+	if (!ret)
+		ret = ndk_umr_acquire(nf, &req, mr, &um, &cache);
 	if (ret)
-		return ret;
+		goto out_put;
 
 	mutex_lock(&nf->lock);
+	again = req;
 	u = ndk_uv_mr_registrable(nf, r, &again);
 	if (IS_ERR(u)) {
 		ret = ndk_uobj_gone(nf, adapter, PTR_ERR(u));
-		goto err_unpin;
+		goto err_release;
 	}
-	if (again != write) {
+	if ((mr && u->mem.mr != mr) || again.write != req.write) {
 		/* The handle names another MR now. */
 		ret = -ENOENT;
-		goto err_unpin;
+		goto err_release;
 	}
+	ret = ndk_umr_finish(&req, u->mem.mr, &um);
+	if (ret)
+		goto err_release;
 	u->mem.umem = um;
-	ret = ndk_umr_register(u, r->flags);
-	if (!ret) {
-		u->mem.flags = r->flags;
-		r->local_token = ndk_get_local_token_from_mr(u->mem.mr);
-		r->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
+	u->mem.cache = cache;
+	cache->handle = u->handle;
+	ret = ndk_mem_key_add(u);
+	if (ret) {
+		memset(&u->mem.umem, 0, sizeof(u->mem.umem));
+		u->mem.cache = NULL;
+		ndk_umr_release(u->mem.mr, &um, cache, true);
+		goto out_unlock;
 	}
+	u->mem.flags = r->flags;
+	r->local_token = ndk_get_local_token_from_mr(u->mem.mr);
+	r->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
+out_unlock:
 	mutex_unlock(&nf->lock);
-	return ret;
+	goto out_put;
 
-err_unpin:
+err_release:
 	mutex_unlock(&nf->lock);
-	ndk_umem_unpin(&um);
+	ndk_umr_release(mr, &um, cache, req.driver);
+out_put:
+	if (mr)
+		ndk_obj_put(&mr->obj);
 	return ret;
 }
 
@@ -755,7 +788,7 @@ int ndk_uv_mr_deregister(struct file *file, void *arg)
 		ret = PTR_ERR(u);
 		goto out_unlock;
 	}
-	if (!u->mem.umem.pages)
+	if (!ndk_umem_held(&u->mem.umem))
 		ret = -EBADRQC;
 	else
 		ret = ndk_errno_from_status(ndk_mem_release(u));

@@ -74,6 +74,7 @@ Result<AdapterInfo> Adapter::QueryInfo() const {
     i.vendor_id = q.vendor_id;
     i.device_id = q.device_id;
     i.max_registration_size = q.max_registration_size;
+    i.max_user_registration_size = q.max_user_registration_size;
     i.max_window_size = q.max_window_size;
     i.frmr_page_count = q.frmr_page_count;
     i.max_initiator_request_sge = q.max_initiator_request_sge;

@@ -147,6 +147,14 @@ struct ndk_u_adapter_open {
  * @adapter_flags: out: NDK_ADAPTER_FLAG_*
  * @rdma_technology: out: NDK_RDMA_TECHNOLOGY value
  * @reserved1: must be 0 in, 0 out
+ * @max_user_registration_size: 0 in; out: the longest registration of user
+ *            memory (MEM_REGISTER, MR_REGISTER) the adapter takes: its
+ *            max_mr_size when its driver registers user memory itself,
+ *            else @max_registration_size, which is what a kernel consumer
+ *            can always register (Documentation/registration.md).  A
+ *            read-only registration of a shared mapping is pinned by
+ *            ndk.ko and limited to @max_registration_size.  Absent from
+ *            callers built before it (the command takes the shorter size).
  *
  * Bytes 8 to 0x70 have the x64 layout of NDK_ADAPTER_INFO (0x68 bytes).
  */
@@ -178,6 +186,7 @@ struct ndk_u_adapter_info {
 	__u32 adapter_flags;
 	__u32 rdma_technology;
 	__u32 reserved1;
+	__aligned_u64 max_user_registration_size;
 };
 
 /**

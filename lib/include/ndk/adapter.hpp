@@ -61,6 +61,10 @@ struct AdapterInfo {
     std::uint32_t device_id = 0;
     std::uint64_t max_registration_size = 0;
     std::uint64_t max_window_size = 0;
+    // Not an NDK_ADAPTER_INFO field: the longest user registration
+    // (RegisterMemory, Mr::Register), the device's max_mr_size where its
+    // driver registers user memory (Documentation/registration.md).
+    std::uint64_t max_user_registration_size = 0;
     std::uint32_t frmr_page_count = 0;
     std::uint32_t max_initiator_request_sge = 0;
     std::uint32_t max_receive_request_sge = 0;

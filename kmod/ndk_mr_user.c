@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: MRs over user memory registered by the device driver.
+ *
+ * ib_reg_user_mr() registers a user range the way ibv_reg_mr() does:
+ * the driver pins it with ib_umem_get() on current->mm (RLIMIT_MEMLOCK
+ * charged to pinned_vm, CAP_IPC_LOCK exempt), builds its own coalesced
+ * page table and returns an MR with its keys; no work request, no
+ * registration QP, no page array in ndk.ko.  It passes a NULL udata,
+ * which only some drivers accept (ndk_mr_user_capable()).
+ *
+ * The driver keeps the page list to itself, so windows and
+ * fast-registers over such an MR need one of their own: the file layer
+ * pins the range again when the first of them needs it (the pages are
+ * resident and pinned already) and hands the pages to
+ * ndk_mr_attach_pages(), which maps them for the device.  That page list
+ * lives until the registration goes.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "ndk_mr.h"
+#include "ndk_netlink.h"
+#include "ndk_trace.h"
+
+/**
+ * ndk_mr_user_capable() - may user memory be registered by the driver?
+ * @ibdev: the device
+ *
+ * ib_reg_user_mr() calls the driver's reg_user_mr with a NULL udata.
+ * rxe, siw, mlx5, mlx4, cxgb4, erdma and efa never dereference it there
+ * (Documentation/registration.md); irdma and mthca do, and hns then
+ * allocates a kernel buffer instead of pinning the range.  So: a known
+ * driver that has the op.
+ *
+ * Context: any.
+ * Return: true when ndk_register_user_mr() may be used on @ibdev.
+ */
+bool ndk_mr_user_capable(struct ib_device *ibdev)
+{
+	if (!ibdev->ops.reg_user_mr || !ibdev->ops.dereg_mr)
+		return false;
+	switch (ibdev->ops.driver_id) {
+	case RDMA_DRIVER_RXE:
+	case RDMA_DRIVER_SIW:
+	case RDMA_DRIVER_MLX5:
+	case RDMA_DRIVER_MLX4:
+	case RDMA_DRIVER_CXGB4:
+	case RDMA_DRIVER_ERDMA:
+	case RDMA_DRIVER_EFA:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * ndk_register_user_mr() - register user memory of the calling process
+ * @mr:      an MR created with FastRegister = FALSE, idle, of an adapter
+ *           for which ndk_mr_user_capable() holds
+ * @address: user address of the first byte; also the region's base
+ * @length:  bytes, > 0, at most the device's max_mr_size
+ * @flags:   NDK_MR_FLAG_*
+ *
+ * The caller decided that the driver's pin mode is the one the rights
+ * need (ndk_umem_mode()): ib_umem_get() pins writable always, adding
+ * FOLL_FORCE without a write right, which only private mappings allow.
+ *
+ * An internal call of the user path: it returns the driver's errno as
+ * it is (RLIMIT_MEMLOCK's -ENOMEM and -EPERM, -EFAULT), which an NTSTATUS
+ * would blur.
+ *
+ * Context: process context of the memory's owner (current->mm), may sleep.
+ * Return: 0; %-EINVAL (flags, length, a fast-register MR); %-EBUSY
+ * (registered or busy); %-ENODEV (removed); %-ENOMEM (memory,
+ * RLIMIT_MEMLOCK); %-EPERM (RLIMIT_MEMLOCK 0); %-EFAULT (not mapped as
+ * the rights need); another errno of the driver.
+ */
+int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
+			 u32 flags)
+{
+	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
+	unsigned long irqflags;
+	struct ib_mr *ibmr;
+	int access;
+
+	access = ndk_mr_access(ibdev, flags);
+	if (mr->fast_register || access < 0 || !length || !address ||
+	    length > ibdev->attrs.max_mr_size)
+		return -EINVAL;
+	if (ndk_adapter_removed(mr->obj.adapter))
+		return -ENODEV;
+	spin_lock_irqsave(&mr->lock, irqflags);
+	if (mr->state != NDK_MR_IDLE) {
+		spin_unlock_irqrestore(&mr->lock, irqflags);
+		return -EBUSY;
+	}
+	mr->state = NDK_MR_BUSY;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
+
+	ibmr = ib_reg_user_mr(mr->pd->ibpd, address, length, address, access);
+	if (IS_ERR(ibmr)) {
+		s32 status = ndk_status_from_errno(PTR_ERR(ibmr));
+
+		spin_lock_irqsave(&mr->lock, irqflags);
+		mr->state = NDK_MR_IDLE;
+		spin_unlock_irqrestore(&mr->lock, irqflags);
+		ndk_stat_error(status);
+		trace_ndk_mr_register(mr, address, length, flags, 0, status);
+		return PTR_ERR(ibmr);
+	}
+	mr->ibmr = ibmr;
+	mr->user = true;
+	mr->base_va = address;
+	mr->length = length;
+	mr->flags = flags;
+	mr->writable = ndk_mr_access_writes(access);
+	spin_lock_irqsave(&mr->lock, irqflags);
+	mr->lkey = ibmr->lkey;
+	mr->rkey = ibmr->rkey;
+	mr->state = NDK_MR_REGISTERED;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
+	atomic64_inc(&ndk_stats.registrations);
+	atomic64_add(length, &ndk_stats.registered_bytes);
+	trace_ndk_mr_register(mr, address, length, flags, ibmr->rkey,
+			      STATUS_SUCCESS);
+	return 0;
+}
+
+static void ndk_mr_user_unmap(struct ndk_mr *mr)
+{
+	ib_dma_unmap_sgtable_attrs(ndk_ibdev(&mr->obj), &mr->sgt,
+				   DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&mr->sgt);
+	kvfree(mr->dma_pages);
+	mr->dma_pages = NULL;
+}
+
+/**
+ * ndk_mr_attach_pages() - give a user MR the page list windows need
+ * @mr:     registered by ndk_register_user_mr(), without a page list
+ * @pages:  the registration's pages, from the page holding its first
+ *          byte to the page holding its last, pinned by the caller until
+ *          the registration is gone
+ * @npages: entries in @pages
+ *
+ * The caller checked that the range still maps the pages the driver
+ * pinned (the registration cache's generation).
+ *
+ * Context: process context, may sleep; the caller serialises calls on @mr.
+ * Return: 0; %-EBUSY (a page list is attached already); %-EINVAL (not a
+ * registered user MR, or @npages does not match); %-ENOMEM.
+ */
+int ndk_mr_attach_pages(struct ndk_mr *mr, struct page **pages,
+			unsigned long npages)
+{
+	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
+	struct sg_dma_page_iter it;
+	u64 first = mr->base_va & PAGE_MASK;
+	unsigned long n = 0;
+	int ret;
+
+	if (!mr->user || mr->state != NDK_MR_REGISTERED ||
+	    npages != (PAGE_ALIGN(mr->base_va + mr->length) - first) >>
+		      PAGE_SHIFT)
+		return -EINVAL;
+	if (mr->dma_pages)
+		return -EBUSY;
+	mr->dma_pages = kvmalloc_array(npages, sizeof(*mr->dma_pages),
+				       NDK_GFP_ARRAY);
+	if (!mr->dma_pages)
+		return -ENOMEM;
+	/* Whole pages: every DMA page of the table starts page aligned. */
+	ret = sg_alloc_table_from_pages_segment(&mr->sgt, pages, npages, 0,
+						npages << PAGE_SHIFT,
+						ib_dma_max_seg_size(ibdev),
+						GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_free_pages;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_free_table;
+	for_each_sgtable_dma_page(&mr->sgt, &it, 0) {
+		if (n == npages)
+			break;
+		mr->dma_pages[n++] = sg_page_iter_dma_address(&it);
+	}
+	return 0;
+
+err_free_table:
+	sg_free_table(&mr->sgt);
+err_free_pages:
+	kvfree(mr->dma_pages);
+	mr->dma_pages = NULL;
+	return ret;
+}
+
+/**
+ * ndk_mr_user_release() - release a registration of ndk_register_user_mr()
+ * @mr: registered, busy (being deregistered or destroyed), no window in it
+ *
+ * The tokens go first, then the driver's MR (its keys die and it unpins
+ * the pages), then the page list windows used.
+ *
+ * Context: process context, may sleep; any process.
+ */
+void ndk_mr_user_release(struct ndk_mr *mr)
+{
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->lkey = 0;
+	mr->rkey = 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
+	atomic64_inc(&ndk_stats.deregistrations);
+	atomic64_sub(mr->length, &ndk_stats.registered_bytes);
+	ret = ib_dereg_mr_user(mr->ibmr, NULL);
+	WARN_ONCE(ret, "ndk: ib_dereg_mr_user: %d\n", ret);
+	if (mr->dma_pages)
+		ndk_mr_user_unmap(mr);
+	mr->ibmr = NULL;
+	mr->user = false;
+}
