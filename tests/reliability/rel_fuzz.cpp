@@ -101,7 +101,8 @@ std::vector<Cmd> Commands() {
         sizeof(ndk_u_adapter_info),
         {FLD(ndk_u_adapter_info, handle, kHandle, kAd), FLD(ndk_u_adapter_info, flags, kFlags),
          FLD(ndk_u_adapter_info, reserved0, kRes), FLD(ndk_u_adapter_info, reserved1, kRes),
-         FLD(ndk_u_adapter_info, max_registration_size, kOut)}};
+         FLD(ndk_u_adapter_info, max_registration_size, kOut),
+         FLD(ndk_u_adapter_info, max_user_registration_size, kRes)}};
     c[0x04] = {
         "PD_CREATE",
         sizeof(ndk_u_pd_create),
