@@ -1058,8 +1058,10 @@ static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
  * space, and device removal needs the lock.
  *
  * Context: process context of the file's opener, may sleep.
- * Return: 0; %-EBADRQC (the MR is registered or busy); what
- * ndk_umem_pin() and ib_reg_user_mr() return.
+ * Return: 0; %-EBADRQC (the MR is registered or busy); %-EAGAIN (the
+ * range was remapped, during the driver's registration, into memory the
+ * driver may not pin: try again); what ndk_umem_pin() and
+ * ib_reg_user_mr() return.
  */
 int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 		    struct ndk_mr *mr, struct ndk_umem *um,
@@ -1086,6 +1088,13 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
 			 req->address, req->length, tries);
 		ndk_umr_untry(req, mr, um);
+		/* Remapped meanwhile: the driver pins only what it may. */
+		if (req->driver &&
+		    ndk_umem_mode(current->mm, req->address, req->length,
+				  req->write) != 1) {
+			ndk_ucache_untrack(r);
+			return -EAGAIN;
+		}
 	}
 	*cache = r;
 	return 0;
