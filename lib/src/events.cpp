@@ -15,6 +15,14 @@ namespace ndk {
 namespace detail {
 namespace {
 
+// Absent means kIdle: the map holds only connectors that moved on.
+void SetPhaseLocked(AdapterState& a, std::uint32_t connector, ConnPhase p) {
+    if (p == ConnPhase::kIdle)
+        a.phases.erase(connector);
+    else
+        a.phases[connector] = p;
+}
+
 Event FromAbi(const ndk_u_event& e) noexcept {
     return Event{static_cast<EventType>(e.type), e.handle, e.status, e.object, e.context};
 }
@@ -29,6 +37,39 @@ Result<std::size_t> Take(int fd, ndk_u_event* buf, std::uint32_t n) {
 }
 
 }  // namespace
+
+ConnPhase NextPhase(ConnPhase p, const Event& e) noexcept {
+    if (e.type == EventType::kDisconnected) return ConnPhase::kDisconnected;
+    if (e.type != EventType::kRequest) return p;
+    switch (e.request_kind()) {
+        case RequestKind::kCompleteConnect:
+        case RequestKind::kAccept:
+            if (p == ConnPhase::kIdle && NtSuccess(e.status)) return ConnPhase::kConnected;
+            return p;
+        case RequestKind::kDisconnect:
+            return ConnPhase::kDisconnected;
+        default:
+            return p;
+    }
+}
+
+void Observe(AdapterState& a, const Event& e) {
+    if (e.type != EventType::kRequest && e.type != EventType::kDisconnected) return;
+    ConnPhase p = ConnPhase::kIdle;
+    if (auto it = a.phases.find(e.handle); it != a.phases.end()) p = it->second;
+    SetPhaseLocked(a, e.handle, NextPhase(p, e));
+}
+
+ConnPhase Phase(AdapterState& a, std::uint32_t connector) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    auto it = a.phases.find(connector);
+    return it == a.phases.end() ? ConnPhase::kIdle : it->second;
+}
+
+void SetPhase(AdapterState& a, std::uint32_t connector, ConnPhase p) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    SetPhaseLocked(a, connector, p);
+}
 
 Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {
     std::size_t got = 0;
@@ -47,7 +88,13 @@ Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {
             if (got) break;  // report what was taken; the error comes again
             return r.error();
         }
-        for (std::size_t i = 0; i < *r; ++i) out[got++] = FromAbi(buf[i]);
+        {
+            std::lock_guard<std::mutex> g(a.events_lock);
+            for (std::size_t i = 0; i < *r; ++i) {
+                out[got] = FromAbi(buf[i]);
+                Observe(a, out[got++]);
+            }
+        }
         if (*r < ask) break;
     }
     return got;
@@ -85,6 +132,7 @@ Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>
             std::lock_guard<std::mutex> g(a.events_lock);
             for (std::size_t i = 0; i < *r; ++i) {
                 Event e = FromAbi(buf[i]);
+                Observe(a, e);
                 if (!found && (!match || match(e)))
                     found = e;
                 else
