@@ -15,14 +15,6 @@ namespace ndk {
 namespace detail {
 namespace {
 
-// Absent means kIdle: the map holds only connectors that moved on.
-void SetPhaseLocked(AdapterState& a, std::uint32_t connector, ConnPhase p) {
-    if (p == ConnPhase::kIdle)
-        a.phases.erase(connector);
-    else
-        a.phases[connector] = p;
-}
-
 Event FromAbi(const ndk_u_event& e) noexcept {
     return Event{static_cast<EventType>(e.type), e.handle, e.status, e.object, e.context};
 }
@@ -55,9 +47,9 @@ ConnPhase NextPhase(ConnPhase p, const Event& e) noexcept {
 
 void Observe(AdapterState& a, const Event& e) {
     if (e.type != EventType::kRequest && e.type != EventType::kDisconnected) return;
-    ConnPhase p = ConnPhase::kIdle;
-    if (auto it = a.phases.find(e.handle); it != a.phases.end()) p = it->second;
-    SetPhaseLocked(a, e.handle, NextPhase(p, e));
+    // Only connectors with a ConnectorState are tracked.
+    if (auto it = a.phases.find(e.handle); it != a.phases.end())
+        it->second = NextPhase(it->second, e);
 }
 
 ConnPhase Phase(AdapterState& a, std::uint32_t connector) {
@@ -68,7 +60,15 @@ ConnPhase Phase(AdapterState& a, std::uint32_t connector) {
 
 void SetPhase(AdapterState& a, std::uint32_t connector, ConnPhase p) {
     std::lock_guard<std::mutex> g(a.events_lock);
-    SetPhaseLocked(a, connector, p);
+    if (auto it = a.phases.find(connector); it != a.phases.end()) it->second = p;
+}
+
+void TrackConnector(AdapterState& a, std::uint32_t connector, bool track) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    if (track)
+        a.phases[connector] = ConnPhase::kIdle;
+    else
+        a.phases.erase(connector);
 }
 
 Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {

@@ -42,8 +42,8 @@ struct AdapterState {
     // Events a waiting helper took but did not want, oldest first.
     std::mutex events_lock;
     std::deque<Event> kept;
-    // Connection phases of this file's connectors by handle (absent:
-    // kIdle), updated from every event the library takes from the file
+    // Connection phases of this file's live connectors (ConnectorState)
+    // by handle, updated from every event the library takes from the file
     // (Observe), under events_lock.
     std::map<std::uint32_t, ConnPhase> phases;
 
@@ -60,8 +60,11 @@ struct AdapterState {
 // Observe: updates `phases` from one event taken from the file; the
 // caller holds events_lock.
 void Observe(AdapterState& a, const Event& e);
+// Phase: kIdle for an untracked handle.  SetPhase: of a tracked one only.
+// TrackConnector: starts (kIdle) or ends tracking a connector handle.
 ConnPhase Phase(AdapterState& a, std::uint32_t connector);
 void SetPhase(AdapterState& a, std::uint32_t connector, ConnPhase p);
+void TrackConnector(AdapterState& a, std::uint32_t connector, bool track);
 Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n);
 Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>& match,
                         std::chrono::milliseconds timeout);
@@ -146,14 +149,13 @@ struct ConnectorState : HandleState {
     // The socket-style registrations made on this connector, by handle.
     std::mutex mem_lock;
     std::map<std::uint32_t, SocketMem> mem;
-    // A new handle starts idle whatever an earlier object of the same
-    // number saw.
+    // Tracked from idle while the handle is open.
     ConnectorState(std::shared_ptr<AdapterState> a, std::uint32_t h)
         : HandleState(std::move(a), h) {
-        SetPhase(*adapter, h, ConnPhase::kIdle);
+        TrackConnector(*adapter, h, true);
     }
     ~ConnectorState() override {
-        SetPhase(*adapter, handle, ConnPhase::kIdle);
+        TrackConnector(*adapter, handle, false);
         Close();
     }
 };
