@@ -66,7 +66,10 @@ Result<void> Connector::CompleteConnect(std::uint64_t request_context) const {
 
 Result<void> Connector::Disconnect(std::uint64_t request_context) const {
     if (!s_) return Error::FromErrno(EBADF);
-    return ConnectorRequest(*s_, NDK_IOCTL_DISCONNECT, request_context);
+    if (auto r = ConnectorRequest(*s_, NDK_IOCTL_DISCONNECT, request_context); !r) return r;
+    // No longer a connected socket, whenever the request completes.
+    detail::SetPhase(*s_->adapter, s_->handle, detail::ConnPhase::kDisconnected);
+    return {};
 }
 
 Result<void> Connector::Accept(const QueuePair& qp, const AcceptParams& params) {

@@ -30,6 +30,47 @@ Result<std::size_t> Take(int fd, ndk_u_event* buf, std::uint32_t n) {
 
 }  // namespace
 
+ConnPhase NextPhase(ConnPhase p, const Event& e) noexcept {
+    if (e.type == EventType::kDisconnected) return ConnPhase::kDisconnected;
+    if (e.type != EventType::kRequest) return p;
+    switch (e.request_kind()) {
+        case RequestKind::kCompleteConnect:
+        case RequestKind::kAccept:
+            if (p == ConnPhase::kIdle && NtSuccess(e.status)) return ConnPhase::kConnected;
+            return p;
+        case RequestKind::kDisconnect:
+            return ConnPhase::kDisconnected;
+        default:
+            return p;
+    }
+}
+
+void Observe(AdapterState& a, const Event& e) {
+    if (e.type != EventType::kRequest && e.type != EventType::kDisconnected) return;
+    // Only connectors with a ConnectorState are tracked.
+    if (auto it = a.phases.find(e.handle); it != a.phases.end())
+        it->second = NextPhase(it->second, e);
+}
+
+ConnPhase Phase(AdapterState& a, std::uint32_t connector) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    auto it = a.phases.find(connector);
+    return it == a.phases.end() ? ConnPhase::kIdle : it->second;
+}
+
+void SetPhase(AdapterState& a, std::uint32_t connector, ConnPhase p) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    if (auto it = a.phases.find(connector); it != a.phases.end()) it->second = p;
+}
+
+void TrackConnector(AdapterState& a, std::uint32_t connector, bool track) {
+    std::lock_guard<std::mutex> g(a.events_lock);
+    if (track)
+        a.phases[connector] = ConnPhase::kIdle;
+    else
+        a.phases.erase(connector);
+}
+
 Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {
     std::size_t got = 0;
     {
@@ -47,7 +88,13 @@ Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n) {
             if (got) break;  // report what was taken; the error comes again
             return r.error();
         }
-        for (std::size_t i = 0; i < *r; ++i) out[got++] = FromAbi(buf[i]);
+        {
+            std::lock_guard<std::mutex> g(a.events_lock);
+            for (std::size_t i = 0; i < *r; ++i) {
+                out[got] = FromAbi(buf[i]);
+                Observe(a, out[got++]);
+            }
+        }
         if (*r < ask) break;
     }
     return got;
@@ -85,6 +132,7 @@ Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>
             std::lock_guard<std::mutex> g(a.events_lock);
             for (std::size_t i = 0; i < *r; ++i) {
                 Event e = FromAbi(buf[i]);
+                Observe(a, e);
                 if (!found && (!match || match(e)))
                     found = e;
                 else

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -25,6 +26,15 @@ namespace ndk::detail {
 
 void CloseHandle(int fd, std::uint32_t handle) noexcept;
 
+// A connector's connection as the library has seen it (Connector::connected,
+// the socket-style registration): idle until its complete-connect or
+// accept completes successfully, disconnected from its own Disconnect or
+// the peer's disconnect on.  Never connected again.
+enum class ConnPhase { kIdle, kConnected, kDisconnected };
+
+// The phase after `e` was seen for a connector in phase `p`.
+ConnPhase NextPhase(ConnPhase p, const Event& e) noexcept;
+
 struct AdapterState {
     Device device;
     std::uint32_t id = 0;
@@ -32,6 +42,10 @@ struct AdapterState {
     // Events a waiting helper took but did not want, oldest first.
     std::mutex events_lock;
     std::deque<Event> kept;
+    // Connection phases of this file's live connectors (ConnectorState)
+    // by handle, updated from every event the library takes from the file
+    // (Observe), under events_lock.
+    std::map<std::uint32_t, ConnPhase> phases;
 
     AdapterState(Device d, std::uint32_t i, std::uint32_t h)
         : device(std::move(d)), id(i), handle(h) {}
@@ -43,6 +57,14 @@ struct AdapterState {
 };
 
 // The event queue of an adapter's file (lib/src/events.cpp).
+// Observe: updates `phases` from one event taken from the file; the
+// caller holds events_lock.
+void Observe(AdapterState& a, const Event& e);
+// Phase: kIdle for an untracked handle.  SetPhase: of a tracked one only.
+// TrackConnector: starts (kIdle) or ends tracking a connector handle.
+ConnPhase Phase(AdapterState& a, std::uint32_t connector);
+void SetPhase(AdapterState& a, std::uint32_t connector, ConnPhase p);
+void TrackConnector(AdapterState& a, std::uint32_t connector, bool track);
 Result<std::size_t> GetEvents(AdapterState& a, Event* out, std::size_t n);
 Result<Event> WaitEvent(AdapterState& a, const std::function<bool(const Event&)>& match,
                         std::chrono::milliseconds timeout);
@@ -108,13 +130,34 @@ struct ListenerState : HandleState {
     using HandleState::HandleState;
 };
 
+// One WSPRegisterMemory handle of a connector: the registrations made on
+// it (SocketRegistration) with this kernel handle, and what a WsaBuf
+// naming it may address.
+struct SocketMem {
+    std::uint32_t local_token = 0;
+    std::uint64_t base_address = 0;
+    std::uint64_t length = 0;
+    std::uint32_t flags = 0;  // kMemRead / kMemWrite
+    std::uint32_t count = 0;  // live SocketRegistrations of this handle
+};
+
 struct ConnectorState : HandleState {
     // The listener a connection request came from (kept open while its
     // connector is), and the QP once Connect/Accept named one.
     std::shared_ptr<ListenerState> listener;
     std::shared_ptr<QpState> qp;
-    using HandleState::HandleState;
-    ~ConnectorState() override { Close(); }
+    // The socket-style registrations made on this connector, by handle.
+    std::mutex mem_lock;
+    std::map<std::uint32_t, SocketMem> mem;
+    // Tracked from idle while the handle is open.
+    ConnectorState(std::shared_ptr<AdapterState> a, std::uint32_t h)
+        : HandleState(std::move(a), h) {
+        TrackConnector(*adapter, h, true);
+    }
+    ~ConnectorState() override {
+        TrackConnector(*adapter, handle, false);
+        Close();
+    }
 };
 
 }  // namespace ndk::detail

@@ -25,6 +25,28 @@ int WsaFromErrno(int errnum) noexcept {
     }
 }
 
+int WsaForRegisterMemory(int errnum) noexcept {
+    switch (errnum) {
+        case ENOTCONN:
+            return wsa::kEnotconn;
+        case EINVAL:
+        case ENOENT:
+        case EBADF:
+            return wsa::kEinval;
+        case EFAULT:
+        case EACCES:
+        case EOPNOTSUPP:
+            return wsa::kEfault;
+        default:
+            return wsa::kEnobufs;
+    }
+}
+
+int WsaForDeregisterMemory(int errnum) noexcept {
+    (void)errnum;
+    return wsa::kEinval;
+}
+
 const char* WsaName(int code) noexcept {
     switch (code) {
         case wsa::kNone:

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -82,8 +83,13 @@ class FakeNdk {
     std::vector<std::uint8_t> last_private;  // private data of CONNECT/ACCEPT/REJECT
     std::vector<std::uint8_t> peer_private{1, 2, 3};
     int event_gets = 0;
+    // Live MEM_REGISTER registrations: handle -> references.
+    std::map<std::uint32_t, std::uint32_t> mem_refs;
 
   private:
+    using MemKey = std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::uint32_t>;
+    std::map<MemKey, std::uint32_t> mem_by_key;
+
     int Handle(int, unsigned long cmd, void* arg) {
         const auto* p = static_cast<const std::uint8_t*>(arg);
         calls.push_back(Call{cmd, std::vector<std::uint8_t>(p, p + _IOC_SIZE(cmd))});
@@ -121,12 +127,35 @@ class FakeNdk {
                 static_cast<ndk_u_listener_create*>(arg)->handle = next_handle++;
                 return 0;
             case NDK_IOCTL_MEM_REGISTER: {
+                // As the module: the same (PD, address, length, flags)
+                // is the same handle with one more reference.
                 auto* m = static_cast<ndk_u_mem_register*>(arg);
-                m->handle = next_handle++;
+                MemKey key{m->pd_handle, m->address, m->length, m->flags};
+                auto it = mem_by_key.find(key);
+                if (it == mem_by_key.end()) {
+                    it = mem_by_key.emplace(key, next_handle++).first;
+                    mem_refs[it->second] = 0;
+                }
+                m->handle = it->second;
                 m->local_token = 0x100;
                 m->remote_token = 0x200;
-                m->references = 1;
+                m->references = ++mem_refs[m->handle];
                 m->base_address = m->address;
+                return 0;
+            }
+            case NDK_IOCTL_MEM_DEREGISTER: {
+                auto* m = static_cast<ndk_u_mem_deregister*>(arg);
+                auto it = mem_refs.find(m->handle);
+                if (it == mem_refs.end()) return -ENOENT;
+                m->references = --it->second;
+                if (!it->second) {
+                    mem_refs.erase(it);
+                    for (auto k = mem_by_key.begin(); k != mem_by_key.end(); ++k)
+                        if (k->second == m->handle) {
+                            mem_by_key.erase(k);
+                            break;
+                        }
+                }
                 return 0;
             }
             case NDK_IOCTL_MR_REGISTER: {

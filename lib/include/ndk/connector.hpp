@@ -12,6 +12,12 @@
 //   either:  Disconnect -> kDisconnect event; the peer's disconnect is an
 //            EventType::kDisconnected event with the connector's context.
 // Connector::WaitFor(kind, timeout) is the synchronous helper for one step.
+//
+// A connected connector with its QP is also the "socket" of the WSD SAN
+// SPI: RegisterMemory / DeregisterMemory are WSPRegisterMemory /
+// WSPDeregisterMemory on it, and Send / Receive / Read / Write take WSD
+// buffers (WsaBuf, WSABUFEX) naming its registration handles
+// (Documentation/library.md, "Socket-style registration").
 #pragma once
 
 #include <chrono>
@@ -28,12 +34,71 @@
 namespace ndk {
 
 class Adapter;
+class Connector;
 class QueuePair;
 
 namespace detail {
 struct ConnectorState;
 struct ListenerState;
+struct PdState;
 }  // namespace detail
+
+// WSABUFEX: bytes [buffer, +length) of the registration `handle`
+// (SocketRegistration::handle()) made on the connector it is used with.
+struct WsaBuf {
+    const void* buffer = nullptr;
+    std::uint32_t length = 0;
+    std::uint32_t handle = 0;
+};
+
+// One WSPRegisterMemory registration on one connector (Connector::
+// RegisterMemory): one reference of the PD's kernel registration
+// (NDK_IOCTL_MEM_REGISTER), so the same (buffer, length, flags) registered
+// on several connectors of one PD is one registration in the kernel, one
+// pin and one memlock charge, counted once per SocketRegistration and
+// released with the last.  handle() is the WSD HANDLE: valid only with
+// the connector it was registered on (its WsaBufs, its DeregisterMemory);
+// connectors sharing the PD may get the same value for the same triple,
+// which the seed allows.  Move-only; the destructor deregisters
+// (WSPDeregisterMemory), errors ignored.  A moved-from or deregistered
+// one is empty.
+class [[nodiscard]] SocketRegistration {
+  public:
+    SocketRegistration() noexcept = default;
+    SocketRegistration(SocketRegistration&& other) noexcept;
+    SocketRegistration& operator=(SocketRegistration&& other) noexcept;
+    SocketRegistration(const SocketRegistration&) = delete;
+    SocketRegistration& operator=(const SocketRegistration&) = delete;
+    ~SocketRegistration();
+
+    bool empty() const noexcept { return !handle_; }
+    explicit operator bool() const noexcept { return !empty(); }
+
+    // The WSD HANDLE (the kernel registration's handle), 0 when empty.
+    std::uint32_t handle() const noexcept { return handle_; }
+    std::uint32_t local_token() const noexcept { return local_token_; }
+    std::uint64_t base_address() const noexcept { return base_address_; }
+    std::size_t length() const noexcept { return length_; }
+    // kMemRead / kMemWrite as registered.
+    std::uint32_t flags() const noexcept { return flags_; }
+    // References the kernel counted for the handle right after this
+    // registration (every connector's and ProtectionDomain's together).
+    std::uint32_t references() const noexcept { return references_; }
+
+  private:
+    friend class Connector;
+    // Drops this reference: the connector's count, then one kernel
+    // reference.  On a kernel failure (EBUSY) nothing changes.
+    Result<void> Release() noexcept;
+    std::shared_ptr<detail::ConnectorState> owner_;
+    std::shared_ptr<detail::PdState> pd_;
+    std::uint32_t handle_ = 0;
+    std::uint32_t local_token_ = 0;
+    std::uint64_t base_address_ = 0;
+    std::size_t length_ = 0;
+    std::uint32_t flags_ = 0;
+    std::uint32_t references_ = 0;
+};
 
 struct ConnectParams {
     // IRD: RDMA reads the peer may have in flight towards us.
@@ -104,8 +169,55 @@ class [[nodiscard]] Connector {
 
     std::uint32_t handle() const noexcept;
 
+    // --- The connector as a WSD socket --------------------------------
+    //
+    // True once this connector's complete-connect (active side) or accept
+    // (passive side) completed successfully, as seen in an event the
+    // library took from the adapter's queue (WaitFor, GetEvents,
+    // WaitEvent); false again from its Disconnect, or the peer's
+    // disconnect (kDisconnected, kDisconnect) seen the same way.
+    bool connected() const noexcept;
+
+    // WSPRegisterMemory(s, buffer, length, flags): registers the buffer on
+    // this connector's QP's PD for local access (kMemRead: a source of
+    // Send/Write; kMemWrite: a sink of Receive/Read; kMemReadWrite: both).
+    // Every error carries one of the seed's four codes in Error::wsa
+    // (WsaForRegisterMemory), checked in this order: ENOTCONN/WSAENOTCONN
+    // not connected(); EINVAL/WSAEINVAL flags 0 or outside kMemReadWrite,
+    // length 0; then the kernel's: EFAULT/WSAEFAULT buffer not wholly in
+    // valid user memory (unmapped, kernel half, wrapping, PROT_NONE,
+    // read-only with kMemWrite; EOPNOTSUPP for a file's shared mapping
+    // with kMemWrite); ENOMEM, EMSGSIZE, EPERM, ... /WSAENOBUFS.
+    Result<SocketRegistration> RegisterMemory(const void* buffer, std::size_t length,
+                                              std::uint32_t flags);
+    // WSPDeregisterMemory(s, handle): drops reg's reference and empties
+    // it.  EINVAL/WSAEINVAL for an empty registration or one made on
+    // another connector (nothing changes); EBUSY/WSAEINVAL when the last
+    // kernel reference is held by a bound window or fast-registered MR
+    // (nothing changes).  Works connected or not.
+    Result<void> DeregisterMemory(SocketRegistration& reg);
+
+    // Posts on this connector's QP from WSD buffers.  Each WsaBuf must
+    // name a handle registered on this connector (EINVAL/WSAEINVAL
+    // otherwise: a handle of another connector is unknown here), lie
+    // inside that registration (EFAULT/WSAEFAULT), and the registration
+    // must allow the access: kMemRead for the sources of Send and Write,
+    // kMemWrite for the sinks of Receive and Read (EACCES/WSAEFAULT,
+    // STATUS_ACCESS_VIOLATION).  ENOTCONN/WSAENOTCONN without a QP; the
+    // post's own errors otherwise (QueuePair).  Nothing is posted on error.
+    Result<void> Send(std::uint64_t request_context, std::span<const WsaBuf> bufs,
+                      std::uint32_t flags = 0) const;
+    Result<void> Receive(std::uint64_t request_context, std::span<const WsaBuf> bufs) const;
+    Result<void> Write(std::uint64_t request_context, std::span<const WsaBuf> bufs,
+                       std::uint64_t remote_address, std::uint32_t remote_token,
+                       std::uint32_t flags = 0) const;
+    Result<void> Read(std::uint64_t request_context, std::span<const WsaBuf> bufs,
+                      std::uint64_t remote_address, std::uint32_t remote_token,
+                      std::uint32_t flags = 0) const;
+
   private:
     friend class Listener;
+    friend class SocketRegistration;
     explicit Connector(std::shared_ptr<detail::ConnectorState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::ConnectorState> s_;
 };

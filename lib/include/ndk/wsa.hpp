@@ -21,6 +21,21 @@ inline constexpr int kEnotconn = 10057;  // WSAENOTCONN
 // WSAENOTCONN; anything else -> wsa::kNone.
 int WsaFromErrno(int errnum) noexcept;
 
+// The code of a failed WSPRegisterMemory on a socket
+// (Connector::RegisterMemory), one of the four the seed lists for every
+// failure: ENOTCONN -> WSAENOTCONN; EINVAL, ENOENT, EBADF -> WSAEINVAL;
+// EFAULT, EACCES and EOPNOTSUPP (memory that cannot be had with the
+// access dwFlags asks: unmapped, PROT_NONE, read-only or a file's shared
+// mapping with kMemWrite) -> WSAEFAULT; anything else (ENOMEM, ENOBUFS,
+// EMSGSIZE, EPERM for RLIMIT_MEMLOCK 0, EOVERFLOW, ENODEV, EINTR, ...) ->
+// WSAENOBUFS, "no memory resources available".
+int WsaForRegisterMemory(int errnum) noexcept;
+
+// The code of a failed WSPDeregisterMemory (Connector::DeregisterMemory):
+// WSAEINVAL whatever the errno (an unknown handle, one of another socket,
+// or memory busy under a bound window or fast-registered MR, EBUSY).
+int WsaForDeregisterMemory(int errnum) noexcept;
+
 // "WSAENOBUFS" and so on, "" for kNone, "WSA_UNKNOWN" otherwise.
 const char* WsaName(int code) noexcept;
 
