@@ -731,10 +731,15 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
  * for tokens and remote addresses, never dereferenced, never zero.
  *
  * Context: any with a completion; process context without.
+ * Up to MaxRegistrationSize bytes always register; a longer registration
+ * when it is at most max_mr_size bytes and its pages' layout fits the
+ * device's page list at the largest page size it allows (2 MiB-aligned
+ * 2 MiB chunks: 2 MiB pages).  Elements may join inside a page.
+ *
  * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
- * non-contiguous chain, a length of 0 or beyond the chain or beyond
- * MaxRegistrationSize, an unknown flag, a zero-based address or a
- * fast-register MR; STATUS_ACCESS_VIOLATION when @flags grant a write
+ * non-contiguous chain, a length of 0 or beyond the chain, a length above
+ * MaxRegistrationSize whose layout does not fit (above), an unknown flag,
+ * a zero-based address or a fast-register MR; STATUS_ACCESS_VIOLATION when @flags grant a write
  * right (local write, read sink, remote write) over an MDL element marked
  * NDK_MDL_READ_ONLY; STATUS_INVALID_DEVICE_REQUEST when the MR is already
  * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
