@@ -49,9 +49,10 @@
  * @length:     register: bytes
  * @pages:      initialise: page count
  * @segs:       register: physically contiguous runs of the pages
- *              (entries of the scatter table, ndk_mr_layout_page())
+ *              (entries of the scatter table, ndk_mr_layout_page()), or
+ *              an upper bound of them (the page count)
  * @entries:    register: page-list entries at the best page size of the
- *              physical layout
+ *              physical layout, or an upper bound (the page count)
  * @access:     register: IB access flags
  * @flags:      register: NDK_MR_FLAG_*
  * @remote:     initialise: RemoteAccess
@@ -74,6 +75,40 @@ struct ndk_mr_req {
 	u64 seq;
 };
 
+/* Exact-size caches of the objects of a registration. */
+static struct kmem_cache *ndk_mr_cache;
+static struct kmem_cache *ndk_mr_req_cache;
+struct kmem_cache *ndk_reg_mr_cache;
+
+/**
+ * ndk_mr_cache_init() - create the slab caches of MRs and their requests
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_mr_cache_init(void)
+{
+	ndk_mr_cache = KMEM_CACHE(ndk_mr, 0);
+	ndk_mr_req_cache = KMEM_CACHE(ndk_mr_req, 0);
+	ndk_reg_mr_cache = KMEM_CACHE(ndk_reg_mr, 0);
+	if (ndk_mr_cache && ndk_mr_req_cache && ndk_reg_mr_cache)
+		return 0;
+	ndk_mr_cache_exit();
+	return -ENOMEM;
+}
+
+/**
+ * ndk_mr_cache_exit() - destroy the caches (every MR and PD is gone)
+ *
+ * Context: module init failure or exit.
+ */
+void ndk_mr_cache_exit(void)
+{
+	kmem_cache_destroy(ndk_reg_mr_cache);
+	kmem_cache_destroy(ndk_mr_req_cache);
+	kmem_cache_destroy(ndk_mr_cache);
+}
+
 static void ndk_mr_req_work(struct work_struct *work)
 {
 	struct ndk_mr_req *req = container_of(work, struct ndk_mr_req, work);
@@ -81,7 +116,7 @@ static void ndk_mr_req_work(struct work_struct *work)
 	s32 status = ndk_status_from_errno(req->fn(req));
 
 	req->completion(req->context, status);
-	kfree(req);
+	kmem_cache_free(ndk_mr_req_cache, req);
 	ndk_obj_put(&mr->obj);
 }
 
@@ -98,9 +133,10 @@ static s32 ndk_mr_request(struct ndk_mr_req *req)
 		might_sleep();
 		return ndk_status_from_errno(req->fn(req));
 	}
-	async = kmemdup(req, sizeof(*req), GFP_ATOMIC | __GFP_ACCOUNT);
+	async = kmem_cache_alloc(ndk_mr_req_cache, GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!async)
 		return STATUS_INSUFFICIENT_RESOURCES;
+	*async = *req;
 	ndk_obj_get(&async->mr->obj);
 	INIT_WORK(&async->work, ndk_mr_req_work);
 	queue_work(ndk_wq, &async->work);
@@ -298,7 +334,7 @@ static int ndk_mr_measure(struct ib_device *ibdev, struct ndk_mr_req *req)
 	};
 	u64 pgsz, entries;
 
-	ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
+	__ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
 	pgsz = ndk_mr_best_pgsz(l.mask, ndk_mdl_virtual_address(req->mdl),
 				req->length, ibdev->attrs.page_size_cap);
 	if (!pgsz)
@@ -339,7 +375,7 @@ static int ndk_mr_fill(struct ib_device *ibdev, struct ndk_reg *reg,
 	if (rmr->last)
 		sg_unmark_end(rmr->last);
 	l.fill = rmr->sgt.sgl;
-	ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
+	__ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
 	sg_mark_end(l.sg);
 	rmr->last = l.sg;
 	rmr->used = l.segs;
@@ -598,7 +634,7 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 		ndk_fr_detach(&mr->fr, mr->pd, mr->ibmr);
 	else if (mr->state == NDK_MR_REGISTERED)
 		ndk_mr_release_registration(mr);
-	kfree(mr);
+	kmem_cache_free(ndk_mr_cache, mr);
 }
 
 static int ndk_mr_init(struct ndk_obj *obj)
@@ -625,7 +661,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 {
 	struct ndk_mr *m;
 
-	m = kzalloc(sizeof(*m), ndk_gfp(create_completion));
+	m = kmem_cache_zalloc(ndk_mr_cache, ndk_gfp(create_completion));
 	if (!m)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_obj_init(&m->obj, NDK_OBJECT_TYPE_MR, &pd->obj, ndk_mr_destroy);
@@ -676,6 +712,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	};
 	unsigned long irqflags;
 	s32 status;
+	u32 pages;
 	u64 end;
 
 	if (mr->fast_register)
@@ -683,7 +720,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	req.access = ndk_mr_access(ibdev, flags);
 	if (req.access < 0)
 		return STATUS_INVALID_PARAMETER;
-	if (ndk_mdl_check_contiguous(mdl, length, NULL))
+	if (ndk_mdl_check_contiguous(mdl, length, &pages))
 		return STATUS_INVALID_PARAMETER;
 	/* The device never gets a write right over read-only pages. */
 	if (ndk_mr_access_writes(req.access) && ndk_mdl_read_only(mdl, length))
@@ -693,12 +730,20 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 		return STATUS_INVALID_PARAMETER;
 	/*
 	 * The size rule (Documentation/registration.md): up to
-	 * MaxRegistrationSize bytes always fit; beyond, the layout must fit
-	 * the page list at its best page size, within max_mr_size.
+	 * MaxRegistrationSize bytes always fit (they span at most the page
+	 * list's length in pages: no need to measure, the page count bounds
+	 * both the entries and the runs); beyond, the layout must fit the
+	 * page list at its best page size, within max_mr_size.
 	 */
-	if (length > ibdev->attrs.max_mr_size || ndk_mr_measure(ibdev, &req) ||
-	    req.entries > ibdev->attrs.max_fast_reg_page_list_len)
+	if (length > ibdev->attrs.max_mr_size)
 		return STATUS_INVALID_PARAMETER;
+	if (pages <= ibdev->attrs.max_fast_reg_page_list_len) {
+		req.segs = pages;
+		req.entries = pages;
+	} else if (ndk_mr_measure(ibdev, &req) ||
+		   req.entries > ibdev->attrs.max_fast_reg_page_list_len) {
+		return STATUS_INVALID_PARAMETER;
+	}
 	if (ndk_adapter_removed(mr->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
 

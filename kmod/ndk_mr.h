@@ -213,6 +213,9 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 u64 length, u64 base, u32 flags);
 
 /* ndk_mr.c */
+extern struct kmem_cache *ndk_reg_mr_cache;
+int ndk_mr_cache_init(void);
+void ndk_mr_cache_exit(void);
 int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);

@@ -162,12 +162,17 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
 	struct ndk_reg *reg;
 	int ret;
 
+	/* Built and healthy: no lock (set once, with release semantics). */
+	reg = smp_load_acquire(&pd->reg);
+	if (reg && !READ_ONCE(reg->broken))
+		return reg;
 	mutex_lock(&pd->reg_lock);
 	reg = pd->reg;
 	if (!reg) {
 		reg = ndk_reg_create(pd);
 		if (!IS_ERR(reg))
-			pd->reg = reg;
+			/* Pairs with the lockless smp_load_acquire() above. */
+			smp_store_release(&pd->reg, reg);
 	} else if (READ_ONCE(reg->broken)) {
 		ndk_reg_quiesce(reg);
 		ret = ndk_reg_connect_self(reg->qp);
@@ -236,7 +241,7 @@ void ndk_reg_mr_free(struct ndk_reg_mr *rmr)
 		ib_dereg_mr(rmr->ibmr);
 	if (rmr->sg_cap)
 		sg_free_table(&rmr->sgt);
-	kfree(rmr);
+	kmem_cache_free(ndk_reg_mr_cache, rmr);
 }
 
 /**
@@ -271,13 +276,13 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 		return rmr;
 	if (ndk_fault_fail_mr_alloc())
 		return ERR_PTR(-ENOMEM);
-	rmr = kzalloc(sizeof(*rmr), GFP_KERNEL_ACCOUNT);
+	rmr = kmem_cache_zalloc(ndk_reg_mr_cache, GFP_KERNEL_ACCOUNT);
 	if (!rmr)
 		return ERR_PTR(-ENOMEM);
 	ibmr = ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
 			   ndk_reg_class_entries(c, reg->max_pages));
 	if (IS_ERR(ibmr)) {
-		kfree(rmr);
+		kmem_cache_free(ndk_reg_mr_cache, rmr);
 		return ERR_CAST(ibmr);
 	}
 	rmr->ibmr = ibmr;
