@@ -186,40 +186,6 @@ EXPORT_SYMBOL_GPL(ndk_mdl_check_contiguous);
 int ndk_mdl_walk_pages(const struct ndk_mdl *chain, u64 length,
 		       ndk_mdl_page_fn fn, void *context)
 {
-	const struct ndk_mdl *mdl;
-	struct page *page = NULL;
-	u64 remaining = length;
-	u32 page_off = 0, page_len = 0;
-	int ret;
-
-	for (mdl = chain; mdl && remaining; mdl = mdl->next) {
-		u64 left = min_t(u64, remaining, mdl->byte_count);
-		u32 offset = mdl->byte_offset;
-		u32 i;
-
-		for (i = 0; left; i++) {
-			u32 len = min_t(u64, PAGE_SIZE - offset, left);
-
-			left -= len;
-			remaining -= len;
-			/* The rest of a page the previous element began. */
-			if (page && page == mdl->pages[i] &&
-			    offset == page_off + page_len) {
-				page_len += len;
-				offset = 0;
-				continue;
-			}
-			if (page) {
-				ret = fn(page, page_off, page_len, context);
-				if (ret)
-					return ret;
-			}
-			page = mdl->pages[i];
-			page_off = offset;
-			page_len = len;
-			offset = 0;
-		}
-	}
-	return page ? fn(page, page_off, page_len, context) : 0;
+	return __ndk_mdl_walk_pages(chain, length, fn, context);
 }
 EXPORT_SYMBOL_GPL(ndk_mdl_walk_pages);

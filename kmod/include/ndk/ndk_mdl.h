@@ -20,6 +20,7 @@
 #ifndef _NDK_NDK_MDL_H
 #define _NDK_NDK_MDL_H
 
+#include <linux/minmax.h>
 #include <linux/mm_types.h>
 #include <linux/types.h>
 
@@ -85,5 +86,57 @@ typedef int (*ndk_mdl_page_fn)(struct page *page, u32 offset, u32 len,
 			       void *context);
 int ndk_mdl_walk_pages(const struct ndk_mdl *chain, u64 length,
 		       ndk_mdl_page_fn fn, void *context);
+
+/**
+ * __ndk_mdl_walk_pages() - ndk_mdl_walk_pages(), inlined into its caller
+ * @chain:   a chain that ndk_mdl_check_contiguous() accepted for @length
+ * @length:  bytes from the chain's virtual address
+ * @fn:      called once per page (see ndk_mdl_walk_pages()); a constant
+ *           @fn is inlined too, with no indirect call per page
+ * @context: passed to @fn
+ *
+ * Context: any (as @fn allows).
+ * Return: 0, or the first non-zero return of @fn.
+ */
+static __always_inline int __ndk_mdl_walk_pages(const struct ndk_mdl *chain,
+						u64 length, ndk_mdl_page_fn fn,
+						void *context)
+{
+	const struct ndk_mdl *mdl;
+	struct page *page = NULL;
+	u64 remaining = length;
+	u32 page_off = 0, page_len = 0;
+	int ret;
+
+	for (mdl = chain; mdl && remaining; mdl = mdl->next) {
+		u64 left = min_t(u64, remaining, mdl->byte_count);
+		u32 offset = mdl->byte_offset;
+		u32 i;
+
+		for (i = 0; left; i++) {
+			u32 len = min_t(u64, PAGE_SIZE - offset, left);
+
+			left -= len;
+			remaining -= len;
+			/* The rest of a page the previous element began. */
+			if (page && page == mdl->pages[i] &&
+			    offset == page_off + page_len) {
+				page_len += len;
+				offset = 0;
+				continue;
+			}
+			if (page) {
+				ret = fn(page, page_off, page_len, context);
+				if (ret)
+					return ret;
+			}
+			page = mdl->pages[i];
+			page_off = offset;
+			page_len = len;
+			offset = 0;
+		}
+	}
+	return page ? fn(page, page_off, page_len, context) : 0;
+}
 
 #endif /* _NDK_NDK_MDL_H */
