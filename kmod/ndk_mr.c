@@ -49,7 +49,7 @@
  * @length:     register: bytes
  * @pages:      initialise: page count
  * @segs:       register: physically contiguous runs of the pages
- *              (entries of the scatter table, ndk_mr_layout_page()), or
+ *              (entries of the scatter table, ndk_mr_layout_run()), or
  *              an upper bound of them (the page count)
  * @entries:    register: page-list entries at the best page size of the
  *              physical layout, or an upper bound (the page count)
@@ -258,31 +258,50 @@ struct ndk_mr_layout {
 	struct scatterlist *sg;
 };
 
-/* One page of the registration (a page shared by two elements once). */
-static int ndk_mr_layout_page(struct page *page, u32 offset, u32 len,
-			      void *context)
+/*
+ * A physically contiguous range of the registration (__ndk_mdl_walk_runs()):
+ * continues the current run when it starts where that one ended, else
+ * starts one; runs are cut at the DMA segment limit, on page boundaries.
+ */
+static int ndk_mr_layout_run(struct page *page, u32 offset, u32 len,
+			     void *context)
 {
 	struct ndk_mr_layout *l = context;
-	u64 pa = page_to_phys(page) + offset;
+	u64 base = page_to_phys(page), pa = base + offset, n;
 
-	if (l->segs && pa == l->end && l->seg_len + len <= l->seg_max) {
-		l->seg_len += len;
-		if (l->fill)
-			l->sg->length += len;
-	} else {
-		/* A run boundary inside the region: its address. */
-		if (l->segs)
-			l->mask |= l->va;
-		l->mask |= pa ^ l->va;
-		l->segs++;
-		l->seg_len = len;
-		if (l->fill) {
-			l->sg = l->sg ? sg_next(l->sg) : l->fill;
-			sg_set_page(l->sg, page, len, offset);
+	while (len) {
+		n = 0;
+		if (l->segs && pa == l->end) {
+			n = min_t(u64, len, l->seg_max - l->seg_len);
+			if (n < len)
+				n = round_down(pa + n, PAGE_SIZE) - pa;
 		}
+		if (n) {
+			l->seg_len += n;
+			if (l->fill)
+				l->sg->length += n;
+		} else {
+			n = min_t(u64, len, l->seg_max);
+			if (n < len)
+				n = round_down(pa + n, PAGE_SIZE) - pa;
+			/* A run boundary inside the region: its address. */
+			if (l->segs)
+				l->mask |= l->va;
+			l->mask |= pa ^ l->va;
+			l->segs++;
+			l->seg_len = n;
+			if (l->fill) {
+				l->sg = l->sg ? sg_next(l->sg) : l->fill;
+				sg_set_page(l->sg,
+					    nth_page(page, (pa - base) >> PAGE_SHIFT),
+					    n, offset_in_page(pa));
+			}
+		}
+		l->end = pa + n;
+		l->va += n;
+		pa += n;
+		len -= n;
 	}
-	l->end = pa + len;
-	l->va += len;
 	return 0;
 }
 
@@ -334,7 +353,7 @@ static int ndk_mr_measure(struct ib_device *ibdev, struct ndk_mr_req *req)
 	};
 	u64 pgsz, entries;
 
-	__ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
+	__ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run, &l);
 	pgsz = ndk_mr_best_pgsz(l.mask, ndk_mdl_virtual_address(req->mdl),
 				req->length, ibdev->attrs.page_size_cap);
 	if (!pgsz)
@@ -375,7 +394,7 @@ static int ndk_mr_fill(struct ib_device *ibdev, struct ndk_reg *reg,
 	if (rmr->last)
 		sg_unmark_end(rmr->last);
 	l.fill = rmr->sgt.sgl;
-	__ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_layout_page, &l);
+	__ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run, &l);
 	sg_mark_end(l.sg);
 	rmr->last = l.sg;
 	rmr->used = l.segs;
