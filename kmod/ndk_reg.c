@@ -244,6 +244,24 @@ void ndk_reg_mr_free(struct ndk_reg_mr *rmr)
 	kmem_cache_free(ndk_reg_mr_cache, rmr);
 }
 
+/*
+ * Page-list entries to allocate for an MR of class @c.  6.1's rxe keeps an
+ * MR's page list in maps of RXE_BUF_PER_MAP (PAGE_SIZE / 16) entries, and
+ * rxe_mr_copy() loads the next map's pointer after every access that ends
+ * in a map's last entry, past the array when that map is the MR's last
+ * (a KASAN slab-out-of-bounds read): one spare entry gives a full last map
+ * a successor.  The spare entry is never mapped.
+ */
+static u32 ndk_reg_mr_alloc_entries(struct ndk_pd *pd, int c, u32 limit)
+{
+	struct ib_device *ibdev = ndk_ibdev(&pd->obj);
+	u32 n = ndk_reg_class_entries(c, limit);
+
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE && !(n % (PAGE_SIZE / 16)))
+		n++;
+	return n;
+}
+
 /**
  * ndk_reg_mr_get() - a free fast-register MR for @entries page-list entries
  * @pd:      the PD
@@ -280,7 +298,7 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 	if (!rmr)
 		return ERR_PTR(-ENOMEM);
 	ibmr = ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
-			   ndk_reg_class_entries(c, reg->max_pages));
+			   ndk_reg_mr_alloc_entries(pd, c, reg->max_pages));
 	if (IS_ERR(ibmr)) {
 		kmem_cache_free(ndk_reg_mr_cache, rmr);
 		return ERR_CAST(ibmr);

@@ -1791,15 +1791,6 @@ out:
 #define REG_CHUNK_ORDER	(21 - PAGE_SHIFT)	/* 2 MiB chunks */
 #define REG_CHUNKS	16
 #define REG_HUGE_MAX	512		/* chunks: rxe's page list, 1 GiB */
-/*
- * Accesses at a region's last page stop this many bytes short of its end:
- * 6.1's rxe_mr_copy() loads the pointer past the end of the MR's map array
- * when an access ends on the last byte of an MR of 256 x n page-list
- * entries (a KASAN slab-out-of-bounds read in the debug tier; the
- * pointer is not dereferenced).  rxe's bug, for any MR of such a size
- * (user MRs too); upstream rewrote rxe_mr_copy() later.
- */
-#define REG_RXE_TAIL	1
 
 /* The device's page-list limit, from MaxRegistrationSize ((limit-1) pages). */
 static u32 reg_limit(struct fr_fix *x)
@@ -1896,10 +1887,10 @@ static int t_mr_huge_chunks(struct ndk_test_env *env)
 	mr = reg_mr(env, x, chain, len, STATUS_SUCCESS);
 	if (mr) {
 		rtok = ndk_get_remote_token_from_mr(mr);
-		/* The last page: chunk 15's last page (see REG_RXE_TAIL). */
+		/* The last page: chunk 15's last page. */
 		reg_rw(env, __LINE__, x, REG_VA + len - PAGE_SIZE, rtok,
 		       page_address(chunk[REG_CHUNKS - 1]) + SZ_2M - PAGE_SIZE,
-		       PAGE_SIZE - REG_RXE_TAIL);
+		       PAGE_SIZE);
 		/* The first bytes, and chunk 301 (chunk 1) inside. */
 		reg_rw(env, __LINE__, x, REG_VA + 100, rtok,
 		       page_address(chunk[0]) + 100, 1000);
@@ -1995,8 +1986,7 @@ static int t_mr_classes(struct ndk_test_env *env)
 		if (mr) {
 			rtok = ndk_get_remote_token_from_mr(mr);
 			reg_rw(env, __LINE__, x, REG_VA + (u64)e * PAGE_SIZE -
-			       PAGE_SIZE, rtok, page_address(last),
-			       PAGE_SIZE - REG_RXE_TAIL);
+			       PAGE_SIZE, rtok, page_address(last), PAGE_SIZE);
 			reg_rw(env, __LINE__, x, REG_VA + PAGE_SIZE - 1, rtok,
 			       page_address(q) + PAGE_SIZE - 1, 1);
 			ndk_close_mr(mr, NULL, NULL);
