@@ -272,22 +272,88 @@ static void ndk_fr_abort(struct ndk_fr *fr)
 		ndk_mr_window_gone(parent);
 }
 
-/*
- * Load @n pages (DMA addresses, page aligned) into @ibmr as the region
- * [@iova, @iova + @length), which starts @fbo bytes into the first page,
- * and give it a new key.  The caller moved @fr to VALID.
+/**
+ * struct ndk_fr_pages - the pages a fast-register or bind maps
+ * @array: a consumer's adapter page array (NdkFastRegister), or NULL
+ * @sgt:   without @array: an MR's DMA-mapped pages (ndk_fr_src_pages())
+ * @first: @sgt: the index of the first page, in PAGE_SIZE pages
+ * @n:     pages to map
+ * @fbo:   offset of the region's first byte in the first page
  */
-static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr, const u64 *pages,
-		      u32 n, u32 fbo, u64 iova, u64 length)
+struct ndk_fr_pages {
+	const u64 *array;
+	struct sg_table *sgt;
+	u32 first;
+	u32 n;
+	u32 fbo;
+};
+
+/**
+ * ndk_fr_src_pages() - the pages of a registered MR under a range
+ * @src:     the MR, counted by ndk_mr_window_bind() for the range (so it
+ *           stays registered)
+ * @address: the range's first byte, inside @src's region
+ * @length:  its bytes, > 0
+ * @p:       receives the page source
+ *
+ * The one place binds and fast-registers over an MR read its pages: from
+ * &ndk_mr.sgt, the registration's DMA-mapped scatter table, at the page
+ * of @address (no copy, no allocation).
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_REQUEST when the
+ * registration has no DMA-mapped pages (&ndk_mr.sgt NULL).
+ */
+static s32 ndk_fr_src_pages(struct ndk_mr *src, u64 address, u64 length,
+			    struct ndk_fr_pages *p)
 {
-	unsigned int offset = fbo;
+	u64 off = address - src->base_va + (src->base_va & ~PAGE_MASK);
+
+	p->array = NULL;
+	p->sgt = READ_ONCE(src->sgt);
+	if (!p->sgt)
+		return STATUS_INVALID_DEVICE_REQUEST;
+	p->first = off >> PAGE_SHIFT;
+	p->n = ((off + length - 1) >> PAGE_SHIFT) - p->first + 1;
+	p->fbo = off & ~PAGE_MASK;
+	return STATUS_SUCCESS;
+}
+
+/* Set the DMA addresses of @fr's flat page table from @p; 0 or -EINVAL. */
+static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p)
+{
+	struct sg_dma_page_iter iter;
+	u32 i = 0;
+
+	if (p->array) {
+		for (i = 0; i < p->n; i++)
+			sg_dma_address(&fr->sg[i]) = p->array[i];
+		return 0;
+	}
+	/* Only the table's first run starts off a page: mask it. */
+	for_each_sg_dma_page(p->sgt->sgl, &iter, p->sgt->nents, p->first) {
+		if (i == p->n)
+			break;
+		sg_dma_address(&fr->sg[i++]) =
+			sg_page_iter_dma_address(&iter) & PAGE_MASK;
+	}
+	return i == p->n ? 0 : -EINVAL;
+}
+
+/*
+ * Load the pages of @p into @ibmr as the region [@iova, @iova + @length),
+ * which starts @p->fbo bytes into the first page, and give it a new key.
+ * The caller moved @fr to VALID.
+ */
+static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
+		      const struct ndk_fr_pages *p, u64 iova, u64 length)
+{
+	unsigned int offset = p->fbo;
 	unsigned long flags;
-	u32 i;
 
 	/* A flat table (ndk_fr_attach()), each entry's length set there. */
-	for (i = 0; i < n; i++)
-		sg_dma_address(&fr->sg[i]) = pages[i];
-	if (ib_map_mr_sg(ibmr, fr->sg, n, &offset, PAGE_SIZE) != n)
+	if (ndk_fr_load(fr, p) ||
+	    ib_map_mr_sg(ibmr, fr->sg, p->n, &offset, PAGE_SIZE) != p->n)
 		return -EINVAL;
 	/* The region's address space is the consumer's (an index). */
 	ibmr->iova = iova;
@@ -343,7 +409,7 @@ static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
  */
 static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 			   struct ndk_mr *mr, struct ndk_mr *parent,
-			   const u64 *pages, u32 n, u32 fbo, u64 base,
+			   const struct ndk_fr_pages *pages, u64 base,
 			   u64 length, u32 flags)
 {
 	struct ndk_sreq req = {
@@ -367,11 +433,11 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 		return ndk_qp_refuse(qp, status);
 	}
 	/* VALID: the initialisation cannot change under us any more. */
-	if (!mr->ibmr || n > fr->max_pages)
+	if (!mr->ibmr || pages->n > fr->max_pages)
 		status = STATUS_INVALID_PARAMETER;
 	else if ((flags & NDK_FR_REMOTE_FLAGS) && !fr->remote)
 		status = STATUS_ACCESS_VIOLATION;
-	else if (ndk_fr_map(fr, mr->ibmr, pages, n, fbo, base, length))
+	else if (ndk_fr_map(fr, mr->ibmr, pages, base, length))
 		status = STATUS_INVALID_PARAMETER;
 	if (!status) {
 		req.ibmr = mr->ibmr;
@@ -421,6 +487,11 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 				  u32 flags)
 {
 	u64 base = (uintptr_t)base_virtual_address, end, bits = 0;
+	struct ndk_fr_pages pages = {
+		.array = adapter_page_array,
+		.n = adapter_page_count,
+		.fbo = fbo,
+	};
 	u32 i;
 
 	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
@@ -434,9 +505,8 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 		bits |= adapter_page_array[i];
 	if (bits & ~PAGE_MASK)
 		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	return ndk_fr_register(qp, request_context, mr, NULL,
-			       adapter_page_array, adapter_page_count, fbo,
-			       base, length, flags);
+	return ndk_fr_register(qp, request_context, mr, NULL, &pages, base,
+			       length, flags);
 }
 
 /**
@@ -492,8 +562,8 @@ static s32 ndk_fast_register_mr_post(struct ndk_qp *qp,
 				     u64 length, u64 base, u32 flags)
 {
 	int access = ndk_fr_access(ndk_ibdev(&qp->obj), flags);
+	struct ndk_fr_pages pages;
 	u64 end, off;
-	u32 first;
 	s32 status;
 
 	if (access < 0 || src->fast_register || src->pd != qp->pd || !length ||
@@ -504,12 +574,13 @@ static s32 ndk_fast_register_mr_post(struct ndk_qp *qp,
 	status = ndk_mr_window_bind(src, address, end, access);
 	if (status)
 		return ndk_qp_refuse(qp, status);
-	off = address - src->base_va + (src->base_va & ~PAGE_MASK);
-	first = off >> PAGE_SHIFT;
-	return ndk_fr_register(qp, request_context, mr, src,
-			       src->dma_pages + first,
-			       ((off + length - 1) >> PAGE_SHIFT) - first + 1,
-			       off & ~PAGE_MASK, base, length, flags);
+	status = ndk_fr_src_pages(src, address, length, &pages);
+	if (status) {
+		ndk_mr_window_gone(src);
+		return ndk_qp_refuse(qp, status);
+	}
+	return ndk_fr_register(qp, request_context, mr, src, &pages, base,
+			       length, flags);
 }
 
 /**
@@ -555,7 +626,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 			 void *virtual_address, size_t length, u32 flags)
 {
 	u32 write = flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
-	u64 start = (uintptr_t)virtual_address, end, off;
+	u64 start = (uintptr_t)virtual_address, end;
 	struct ndk_sreq req = {
 		.request_context = request_context,
 		.flags = flags,
@@ -563,7 +634,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 		.type = NDK_OPERATION_TYPE_BIND,
 		.opcode = IB_WR_REG_MR,
 	};
-	u32 first, n;
+	struct ndk_fr_pages pages;
 	s32 status;
 
 	if ((flags & ~NDK_BIND_FLAGS) ||
@@ -580,20 +651,19 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 	if (status)
 		return ndk_qp_refuse(qp, status);
 	/* The MR stays registered while a window is counted in it. */
-	off = start - mr->base_va + (mr->base_va & ~PAGE_MASK);
-	first = off >> PAGE_SHIFT;
-	n = ((off + length - 1) >> PAGE_SHIFT) - first + 1;
-	if (n > mw->fr.max_pages) {
+	status = ndk_fr_src_pages(mr, start, length, &pages);
+	if (!status && pages.n > mw->fr.max_pages)
+		status = STATUS_INVALID_PARAMETER;
+	if (status) {
 		ndk_mr_window_gone(mr);
-		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+		return ndk_qp_refuse(qp, status);
 	}
 	status = ndk_fr_begin(&mw->fr, mr);
 	if (status) {
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
 	}
-	if (ndk_fr_map(&mw->fr, mw->ibmr, mr->dma_pages + first, n,
-		       off & ~PAGE_MASK, start, length)) {
+	if (ndk_fr_map(&mw->fr, mw->ibmr, &pages, start, length)) {
 		status = STATUS_INVALID_PARAMETER;
 	} else {
 		req.ibmr = mw->ibmr;

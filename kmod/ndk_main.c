@@ -16,6 +16,7 @@
 #include <linux/module.h>
 
 #include "ndk_file.h"
+#include "ndk_mr.h"
 #include "ndk_netlink.h"
 
 /* The one place the tracepoints of ndk_trace.h are defined. */
@@ -105,9 +106,13 @@ static int __init ndk_init(void)
 	if (!ndk_wq)
 		return -ENOMEM;
 
-	ret = ndk_netlink_init();
+	ret = ndk_mr_cache_init();
 	if (ret)
 		goto err_destroy_wq;
+
+	ret = ndk_netlink_init();
+	if (ret)
+		goto err_mr_cache_exit;
 
 	ret = ndk_adapter_init();
 	if (ret)
@@ -131,6 +136,8 @@ err_adapter_exit:
 	ndk_adapter_exit();
 err_netlink_exit:
 	ndk_netlink_exit();
+err_mr_cache_exit:
+	ndk_mr_cache_exit();
 err_destroy_wq:
 	destroy_workqueue(ndk_wq);
 	return ret;
@@ -143,6 +150,7 @@ static void __exit ndk_exit(void)
 	ndk_adapter_exit();
 	ndk_netlink_exit();
 	destroy_workqueue(ndk_wq);
+	ndk_mr_cache_exit();
 	pr_info("ndk: unloaded\n");
 }
 

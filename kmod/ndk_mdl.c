@@ -119,44 +119,50 @@ EXPORT_SYMBOL_GPL(ndk_mdl_free_chain);
  * @page_count: if not NULL, receives the pages those bytes span
  *
  * Only the elements covering the first @length bytes are looked at.  They
- * are virtually contiguous when every element but the first starts at
- * offset 0, every element but the last ends on a page boundary, and each
- * element starts where the previous one ended.
+ * are virtually contiguous when each element starts where the previous
+ * one ended.  Elements may join inside a page (an element ending at byte
+ * 100 of a page, the next starting there): both then describe that page,
+ * which must be the same page in both, and the registration holds it once
+ * (it is counted once in @page_count and visited once by
+ * ndk_mdl_walk_pages()).
  *
  * Context: any.
- * Return: 0; %-EINVAL if not contiguous or an element is malformed;
- * %-ERANGE if @length is 0 or beyond what the chain describes.
+ * Return: 0; %-EINVAL if not contiguous, an element is malformed or two
+ * elements joining inside a page name different pages for it; %-ERANGE if
+ * @length is 0 or beyond what the chain describes.
  */
 int ndk_mdl_check_contiguous(const struct ndk_mdl *chain, u64 length,
 			     u32 *page_count)
 {
-	const struct ndk_mdl *mdl;
+	const struct ndk_mdl *mdl, *prev = NULL;
 	u64 remaining = length, next_va = 0;
-	u64 pages = 0;
+	u64 pages;
 
 	if (!chain || !length)
 		return -ERANGE;
-	for (mdl = chain; mdl; mdl = mdl->next) {
+	for (mdl = chain; mdl; prev = mdl, mdl = mdl->next) {
 		u64 used = min_t(u64, remaining, mdl->byte_count);
 
 		if (!mdl->byte_count || mdl->byte_offset >= PAGE_SIZE ||
 		    offset_in_page(mdl->start_va))
 			return -EINVAL;
-		if (mdl != chain &&
-		    (mdl->byte_offset || mdl->start_va != next_va))
-			return -EINVAL;
-		pages += DIV_ROUND_UP(mdl->byte_offset + used, PAGE_SIZE);
+		if (prev) {
+			if (ndk_mdl_virtual_address(mdl) != next_va)
+				return -EINVAL;
+			/* Joined inside a page: the same page on both sides. */
+			if (mdl->byte_offset &&
+			    mdl->pages[0] != prev->pages[prev->page_count - 1])
+				return -EINVAL;
+		}
 		remaining -= used;
 		if (!remaining || !mdl->next)
 			break;
-		/* More bytes follow: this element must end on a page. */
-		if (!PAGE_ALIGNED(mdl->byte_offset + mdl->byte_count))
-			return -EINVAL;
 		next_va = ndk_mdl_virtual_address(mdl) + mdl->byte_count;
 	}
 	if (remaining)
 		return -ERANGE;
 	if (page_count) {
+		pages = (ndk_mdl_byte_offset(chain) + length - 1) / PAGE_SIZE + 1;
 		if (pages > U32_MAX)
 			return -ERANGE;
 		*page_count = pages;
@@ -169,8 +175,9 @@ EXPORT_SYMBOL_GPL(ndk_mdl_check_contiguous);
  * ndk_mdl_walk_pages() - visit the pages of the first @length bytes
  * @chain:   a chain that ndk_mdl_check_contiguous() accepted for @length
  * @length:  bytes from the chain's virtual address
- * @fn:      called per page with the offset and length used in it; a
- *           non-zero return stops the walk
+ * @fn:      called once per page, in address order, with the offset and
+ *           length used in it (a page shared by two elements joining
+ *           inside it is one call); a non-zero return stops the walk
  * @context: passed to @fn
  *
  * Context: any (as @fn allows).
@@ -179,26 +186,6 @@ EXPORT_SYMBOL_GPL(ndk_mdl_check_contiguous);
 int ndk_mdl_walk_pages(const struct ndk_mdl *chain, u64 length,
 		       ndk_mdl_page_fn fn, void *context)
 {
-	const struct ndk_mdl *mdl;
-	u64 remaining = length;
-	int ret;
-
-	for (mdl = chain; mdl && remaining; mdl = mdl->next) {
-		u64 left = min_t(u64, remaining, mdl->byte_count);
-		u32 offset = mdl->byte_offset;
-		u32 i;
-
-		for (i = 0; left; i++) {
-			u32 len = min_t(u64, PAGE_SIZE - offset, left);
-
-			ret = fn(mdl->pages[i], offset, len, context);
-			if (ret)
-				return ret;
-			offset = 0;
-			left -= len;
-			remaining -= len;
-		}
-	}
-	return 0;
+	return __ndk_mdl_walk_pages(chain, length, fn, context);
 }
 EXPORT_SYMBOL_GPL(ndk_mdl_walk_pages);

@@ -47,7 +47,12 @@
  * @context:    its context
  * @mdl:        register: the chain
  * @length:     register: bytes
- * @pages:      register / initialise: page count
+ * @pages:      initialise: page count
+ * @segs:       register: physically contiguous runs of the pages
+ *              (entries of the scatter table, ndk_mr_layout_run()), or
+ *              an upper bound of them (the page count)
+ * @entries:    register: page-list entries at the best page size of the
+ *              physical layout, or an upper bound (the page count)
  * @access:     register: IB access flags
  * @flags:      register: NDK_MR_FLAG_*
  * @remote:     initialise: RemoteAccess
@@ -62,11 +67,47 @@ struct ndk_mr_req {
 	struct ndk_mdl *mdl;
 	u64 length;
 	u32 pages;
+	u32 segs;
+	u32 entries;
 	int access;
 	u32 flags;
 	bool remote;
 	u64 seq;
 };
+
+/* Exact-size caches of the objects of a registration. */
+static struct kmem_cache *ndk_mr_cache;
+static struct kmem_cache *ndk_mr_req_cache;
+struct kmem_cache *ndk_reg_mr_cache;
+
+/**
+ * ndk_mr_cache_init() - create the slab caches of MRs and their requests
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_mr_cache_init(void)
+{
+	ndk_mr_cache = KMEM_CACHE(ndk_mr, 0);
+	ndk_mr_req_cache = KMEM_CACHE(ndk_mr_req, 0);
+	ndk_reg_mr_cache = KMEM_CACHE(ndk_reg_mr, 0);
+	if (ndk_mr_cache && ndk_mr_req_cache && ndk_reg_mr_cache)
+		return 0;
+	ndk_mr_cache_exit();
+	return -ENOMEM;
+}
+
+/**
+ * ndk_mr_cache_exit() - destroy the caches (every MR and PD is gone)
+ *
+ * Context: module init failure or exit.
+ */
+void ndk_mr_cache_exit(void)
+{
+	kmem_cache_destroy(ndk_reg_mr_cache);
+	kmem_cache_destroy(ndk_mr_req_cache);
+	kmem_cache_destroy(ndk_mr_cache);
+}
 
 static void ndk_mr_req_work(struct work_struct *work)
 {
@@ -75,7 +116,7 @@ static void ndk_mr_req_work(struct work_struct *work)
 	s32 status = ndk_status_from_errno(req->fn(req));
 
 	req->completion(req->context, status);
-	kfree(req);
+	kmem_cache_free(ndk_mr_req_cache, req);
 	ndk_obj_put(&mr->obj);
 }
 
@@ -92,9 +133,10 @@ static s32 ndk_mr_request(struct ndk_mr_req *req)
 		might_sleep();
 		return ndk_status_from_errno(req->fn(req));
 	}
-	async = kmemdup(req, sizeof(*req), GFP_ATOMIC | __GFP_ACCOUNT);
+	async = kmem_cache_alloc(ndk_mr_req_cache, GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!async)
 		return STATUS_INSUFFICIENT_RESOURCES;
+	*async = *req;
 	ndk_obj_get(&async->mr->obj);
 	INIT_WORK(&async->work, ndk_mr_req_work);
 	queue_work(ndk_wq, &async->work);
@@ -190,115 +232,289 @@ static bool ndk_mdl_read_only(const struct ndk_mdl *chain, u64 length)
 	return false;
 }
 
-static int ndk_mr_add_page(struct page *page, u32 offset, u32 len,
-			   void *context)
-{
-	struct scatterlist **sg = context;
+/**
+ * struct ndk_mr_layout - a walk over a registration's pages
+ * @va:      the registration's address of the next byte
+ * @end:     physical address after the last byte of the current run
+ * @mask:    bits in which a run's start differs from its address, or a
+ *           run boundary's address is not aligned (ib_umem_find_best_pgsz())
+ * @seg_len: bytes in the current run
+ * @seg_max: longest run (the device's DMA segment limit, page aligned)
+ * @segs:    runs so far
+ * @fill:    the scatter table to fill, or NULL to only measure
+ * @sg:      filling: the entry of the current run
+ *
+ * One walk measures (ndk_mr_start_register(): page-list entries, table
+ * size), the other fills the table; both cut the runs the same way.
+ */
+struct ndk_mr_layout {
+	u64 va;
+	u64 end;
+	u64 mask;
+	u64 seg_len;
+	u32 seg_max;
+	u32 segs;
+	struct scatterlist *fill;
+	struct scatterlist *sg;
+};
 
-	sg_set_page(*sg, page, len, offset);
-	*sg = sg_next(*sg);
+/*
+ * A physically contiguous range of the registration (__ndk_mdl_walk_runs()):
+ * continues the current run when it starts where that one ended, else
+ * starts one; runs are cut at the DMA segment limit, on page boundaries.
+ */
+static int ndk_mr_layout_run(struct page *page, u32 offset, u32 len,
+			     void *context)
+{
+	struct ndk_mr_layout *l = context;
+	u64 base = page_to_phys(page), pa = base + offset, n;
+
+	while (len) {
+		n = 0;
+		if (l->segs && pa == l->end) {
+			n = min_t(u64, len, l->seg_max - l->seg_len);
+			if (n < len)
+				n = round_down(pa + n, PAGE_SIZE) - pa;
+		}
+		if (n) {
+			l->seg_len += n;
+			if (l->fill)
+				l->sg->length += n;
+		} else {
+			n = min_t(u64, len, l->seg_max);
+			if (n < len)
+				n = round_down(pa + n, PAGE_SIZE) - pa;
+			/* A run boundary inside the region: its address. */
+			if (l->segs)
+				l->mask |= l->va;
+			l->mask |= pa ^ l->va;
+			l->segs++;
+			l->seg_len = n;
+			if (l->fill) {
+				l->sg = l->sg ? sg_next(l->sg) : l->fill;
+				sg_set_page(l->sg,
+					    nth_page(page, (pa - base) >> PAGE_SHIFT),
+					    n, offset_in_page(pa));
+			}
+		}
+		l->end = pa + n;
+		l->va += n;
+		pa += n;
+		len -= n;
+	}
 	return 0;
 }
 
 /*
- * Record the DMA address of each page of the mapped registration, for
- * windows.  Only the first entry starts and only the last ends off a page
- * boundary (the chain is virtually contiguous), however the entries merged.
+ * The largest page size of @cap (and PAGE_SIZE) that maps [@va, +@length)
+ * with @mask (struct ndk_mr_layout) and no larger than holding it whole
+ * needs: ib_umem_find_best_pgsz()'s rule.  0 when none (never for a valid
+ * chain: within a page the address and the page agree).
  */
-static int ndk_mr_record_pages(struct ndk_mr *mr, u32 pages)
+static u64 ndk_mr_best_pgsz(u64 mask, u64 va, u64 length, u64 cap)
 {
-	struct scatterlist *sg;
-	u64 addr, end;
-	u32 i, n = 0;
+	u64 bitmap = (cap | PAGE_SIZE) & GENMASK_ULL(63, PAGE_SHIFT);
+	int bits = fls64((va + length - 1) ^ va);
 
-	for_each_sg(mr->sgt.sgl, sg, mr->sgt.nents, i) {
-		end = sg_dma_address(sg) + sg_dma_len(sg);
-		for (addr = sg_dma_address(sg) & PAGE_MASK; addr < end;
-		     addr += PAGE_SIZE) {
-			if (n == pages)
-				return -EINVAL;
-			mr->dma_pages[n++] = addr;
-		}
-	}
-	return n == pages ? 0 : -EINVAL;
+	if (bits < 64)
+		mask |= bitmap & GENMASK_ULL(63, max(bits, 1));
+	if (mask)
+		bitmap &= GENMASK_ULL(__ffs64(mask), 0);
+	return bitmap ? 1ULL << (fls64(bitmap) - 1) : 0;
 }
 
-/* DMA-map the registration's pages and load them into @ibmr. */
-static int ndk_mr_map(struct ndk_mr *mr, struct ib_mr *ibmr,
-		      struct ndk_mr_req *req)
+/* Page-list entries of [@va, +@length) in pages of @pgsz. */
+static u64 ndk_mr_entries(u64 va, u64 length, u64 pgsz)
+{
+	return (((va & (pgsz - 1)) + length - 1) >> ilog2(pgsz)) + 1;
+}
+
+static u32 ndk_mr_seg_max(struct ib_device *ibdev)
+{
+	return ALIGN_DOWN(ib_dma_max_seg_size(ibdev), PAGE_SIZE);
+}
+
+/**
+ * ndk_mr_measure() - the page-list entries and table size of a registration
+ * @ibdev: the device
+ * @req:   the register request; fills @req->segs and @req->entries
+ *
+ * Walks the chain's pages once: physically contiguous runs, and the
+ * largest page size their layout allows within the device's page_size_cap.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL when no page size maps the layout.
+ */
+static int ndk_mr_measure(struct ib_device *ibdev, struct ndk_mr_req *req)
+{
+	struct ndk_mr_layout l = {
+		.va = ndk_mdl_virtual_address(req->mdl),
+		.seg_max = ndk_mr_seg_max(ibdev),
+	};
+	u64 pgsz, entries;
+
+	__ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run, &l);
+	pgsz = ndk_mr_best_pgsz(l.mask, ndk_mdl_virtual_address(req->mdl),
+				req->length, ibdev->attrs.page_size_cap);
+	if (!pgsz)
+		return -EINVAL;
+	entries = ndk_mr_entries(ndk_mdl_virtual_address(req->mdl),
+				 req->length, pgsz);
+	if (entries > U32_MAX)
+		return -EINVAL;
+	req->segs = l.segs;
+	req->entries = entries;
+	return 0;
+}
+
+/* Fill @rmr's scatter table with the chain's runs (grown if too short). */
+static int ndk_mr_fill(struct ib_device *ibdev, struct ndk_reg *reg,
+		       struct ndk_reg_mr *rmr, struct ndk_mr_req *req)
+{
+	struct ndk_mr_layout l = {
+		.va = ndk_mdl_virtual_address(req->mdl),
+		.seg_max = ndk_mr_seg_max(ibdev),
+	};
+	u32 cap;
+	int ret;
+
+	if (rmr->sg_cap < req->segs) {
+		cap = min_t(u32, roundup_pow_of_two(req->segs),
+			    ndk_reg_class_entries(rmr->class, reg->max_pages));
+		cap = max(cap, req->segs);
+		if (rmr->sg_cap)
+			sg_free_table(&rmr->sgt);
+		rmr->sg_cap = 0;
+		rmr->last = NULL;
+		ret = sg_alloc_table(&rmr->sgt, cap, GFP_KERNEL_ACCOUNT);
+		if (ret)
+			return ret;
+		rmr->sg_cap = cap;
+	}
+	if (rmr->last)
+		sg_unmark_end(rmr->last);
+	l.fill = rmr->sgt.sgl;
+	__ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run, &l);
+	sg_mark_end(l.sg);
+	rmr->last = l.sg;
+	rmr->used = l.segs;
+	return 0;
+}
+
+static void ndk_mr_dma_unmap(struct ib_device *ibdev, struct ndk_reg_mr *rmr)
+{
+	ib_dma_unmap_sg(ibdev, rmr->sgt.sgl, rmr->used, DMA_BIDIRECTIONAL);
+}
+
+/* The bits of a DMA-mapped table that limit its page size. */
+static u64 ndk_mr_dma_mask(struct sg_table *sgt, u64 va)
+{
+	struct scatterlist *sg;
+	u64 mask = 0;
+	int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		mask |= sg_dma_address(sg) ^ va;
+		va += sg_dma_len(sg);
+		if (i != sgt->nents - 1)
+			mask |= va;
+	}
+	return mask;
+}
+
+/**
+ * ndk_mr_map() - DMA-map a registration's pages into a pooled MR
+ * @mr:  the MR
+ * @reg: the PD's registration path
+ * @req: the register request, measured (ndk_mr_measure())
+ *
+ * The pages go straight from the chain into the pooled MR's scatter
+ * table, one entry per physically contiguous run, and are loaded into the
+ * MR at the largest page size the DMA-mapped layout allows.  Should the
+ * DMA layout be coarser than the physical one (an IOMMU), a longer MR is
+ * taken once.
+ *
+ * Context: process context.
+ * Return: the MR, its table DMA-mapped and loaded; an ERR_PTR: -EINVAL
+ * when the DMA layout needs more entries than the device has, -ENOMEM.
+ */
+static struct ndk_reg_mr *ndk_mr_map(struct ndk_mr *mr, struct ndk_reg *reg,
+				     struct ndk_mr_req *req)
 {
 	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
-	struct scatterlist *sg;
-	int nents, ret;
+	u64 va = ndk_mdl_virtual_address(req->mdl);
+	u64 entries = req->entries, pgsz;
+	struct ndk_reg_mr *rmr;
+	int nents, tries, ret;
 
-	mr->dma_pages = kvmalloc_array(req->pages, sizeof(*mr->dma_pages),
-				       NDK_GFP_ARRAY);
-	if (!mr->dma_pages)
-		return -ENOMEM;
-	ret = sg_alloc_table(&mr->sgt, req->pages, GFP_KERNEL_ACCOUNT);
-	if (ret)
-		goto err_free_pages;
-	sg = mr->sgt.sgl;
-	ndk_mdl_walk_pages(req->mdl, req->length, ndk_mr_add_page, &sg);
-
-	nents = ib_dma_map_sg(ibdev, mr->sgt.sgl, mr->sgt.orig_nents,
-			      DMA_BIDIRECTIONAL);
-	if (!nents) {
-		ret = -ENOMEM;
-		goto err_free_table;
+	for (tries = 0; ; tries++) {
+		rmr = ndk_reg_mr_get(mr->pd, reg, entries);
+		if (IS_ERR(rmr))
+			return rmr;
+		ret = ndk_mr_fill(ibdev, reg, rmr, req);
+		if (ret)
+			goto err_put;
+		nents = ib_dma_map_sg(ibdev, rmr->sgt.sgl, rmr->used,
+				      DMA_BIDIRECTIONAL);
+		if (!nents) {
+			ret = -ENOMEM;
+			goto err_put;
+		}
+		rmr->sgt.nents = nents;
+		pgsz = ndk_mr_best_pgsz(ndk_mr_dma_mask(&rmr->sgt, va), va,
+					req->length, ibdev->attrs.page_size_cap);
+		entries = pgsz ? ndk_mr_entries(va, req->length, pgsz) : U64_MAX;
+		if (entries <= ndk_reg_class_entries(rmr->class, reg->max_pages))
+			break;
+		ndk_mr_dma_unmap(ibdev, rmr);
+		ndk_reg_mr_put(reg, rmr);
+		if (tries || entries > reg->max_pages)
+			return ERR_PTR(-EINVAL);
 	}
-	mr->sgt.nents = nents;
-	ret = ndk_mr_record_pages(mr, req->pages);
-	if (ret)
-		goto err_unmap;
-	if (ib_map_mr_sg(ibmr, mr->sgt.sgl, nents, NULL, PAGE_SIZE) != nents) {
+	if (ib_map_mr_sg(rmr->ibmr, rmr->sgt.sgl, nents, NULL, pgsz) != nents) {
 		ret = -EINVAL;
 		goto err_unmap;
 	}
-	return 0;
+	return rmr;
 
 err_unmap:
-	ib_dma_unmap_sg(ibdev, mr->sgt.sgl, mr->sgt.orig_nents,
-			DMA_BIDIRECTIONAL);
-err_free_table:
-	sg_free_table(&mr->sgt);
-err_free_pages:
-	kvfree(mr->dma_pages);
-	mr->dma_pages = NULL;
-	return ret;
+	ndk_mr_dma_unmap(ibdev, rmr);
+err_put:
+	ndk_reg_mr_put(reg, rmr);
+	return ERR_PTR(ret);
 }
 
-static void ndk_mr_unmap(struct ndk_mr *mr)
+/* Free @rmr whose key may be alive: the key dies before the mapping. */
+static void ndk_mr_discard(struct ib_device *ibdev, struct ndk_reg_mr *rmr)
 {
-	ib_dma_unmap_sg(ndk_ibdev(&mr->obj), mr->sgt.sgl, mr->sgt.orig_nents,
-			DMA_BIDIRECTIONAL);
-	sg_free_table(&mr->sgt);
-	kvfree(mr->dma_pages);
-	mr->dma_pages = NULL;
+	ib_dereg_mr(rmr->ibmr);
+	rmr->ibmr = NULL;
+	ndk_mr_dma_unmap(ibdev, rmr);
+	ndk_reg_mr_free(rmr);
 }
 
 static int ndk_mr_do_register(struct ndk_mr_req *req)
 {
+	struct ib_device *ibdev = ndk_ibdev(&req->mr->obj);
 	struct ndk_mr *mr = req->mr;
 	struct ib_reg_wr wr = {};
+	struct ndk_reg_mr *rmr;
 	unsigned long irqflags;
 	struct ndk_reg *reg;
 	struct ib_mr *ibmr;
-	int class, ret;
+	int ret;
 
 	reg = ndk_reg_get(mr->pd);
 	if (IS_ERR(reg)) {
 		ret = PTR_ERR(reg);
 		goto err_idle;
 	}
-	ibmr = ndk_reg_mr_get(mr->pd, reg, req->pages, &class);
-	if (IS_ERR(ibmr)) {
-		ret = PTR_ERR(ibmr);
+	rmr = ndk_mr_map(mr, reg, req);
+	if (IS_ERR(rmr)) {
+		ret = PTR_ERR(rmr);
 		goto err_idle;
 	}
-	ret = ndk_mr_map(mr, ibmr, req);
-	if (ret)
-		goto err_put_ibmr;
+	ibmr = rmr->ibmr;
 
 	/* The region's address space is the chain's virtual address. */
 	ibmr->iova = ndk_mdl_virtual_address(req->mdl);
@@ -317,14 +533,13 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 		 * The MR's state is unknown now: never pool it again, and
 		 * let its key die before the pages' mapping goes.
 		 */
-		ib_dereg_mr(ibmr);
-		ndk_mr_unmap(mr);
+		ndk_mr_discard(ibdev, rmr);
 		ret = -EIO;
 		goto err_idle;
 	}
 
 	mr->ibmr = ibmr;
-	mr->page_class = class;
+	mr->rmr = rmr;
 	mr->base_va = ibmr->iova;
 	mr->length = req->length;
 	mr->flags = req->flags;
@@ -332,6 +547,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	spin_lock_irqsave(&mr->lock, irqflags);
 	mr->lkey = ibmr->lkey;
 	mr->rkey = ibmr->rkey;
+	mr->sgt = &rmr->sgt;
 	mr->state = NDK_MR_REGISTERED;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 	atomic64_inc(&ndk_stats.registrations);
@@ -341,9 +557,8 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	return 0;
 
 err_unmap:
-	ndk_mr_unmap(mr);
-err_put_ibmr:
-	ndk_reg_mr_put(reg, ibmr, class);
+	ndk_mr_dma_unmap(ibdev, rmr);
+	ndk_reg_mr_put(reg, rmr);
 err_idle:
 	ndk_mr_set_state(mr, NDK_MR_IDLE);
 	/* An inline failure is counted by ndk_register_mr(). */
@@ -359,8 +574,9 @@ err_idle:
 /* Invalidate and give back the registration of a registered MR. */
 static void ndk_mr_release_registration(struct ndk_mr *mr)
 {
+	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
+	struct ndk_reg_mr *rmr = mr->rmr;
 	struct ib_send_wr wr = {};
-	struct ib_mr *ibmr = mr->ibmr;
 	unsigned long flags;
 	struct ndk_reg *reg;
 	int ret = -ENODEV;
@@ -373,6 +589,7 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->lkey = 0;
 	mr->rkey = 0;
+	mr->sgt = NULL;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
 	atomic64_inc(&ndk_stats.deregistrations);
@@ -381,18 +598,18 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	if (!IS_ERR(reg)) {
 		wr.opcode = IB_WR_LOCAL_INV;
 		wr.wr_cqe = &mr->cqe;
-		wr.ex.invalidate_rkey = ibmr->lkey;
+		wr.ex.invalidate_rkey = rmr->ibmr->lkey;
 		ret = ndk_reg_post(reg, &wr, &mr->done);
 	}
 	if (ret || mr->wc_status != IB_WC_SUCCESS) {
 		/* The key is alive: it dies with the MR, then the mapping. */
-		ib_dereg_mr(ibmr);
-		ndk_mr_unmap(mr);
+		ndk_mr_discard(ibdev, rmr);
 	} else {
-		ndk_mr_unmap(mr);
-		ndk_reg_mr_put(reg, ibmr, mr->page_class);
+		ndk_mr_dma_unmap(ibdev, rmr);
+		ndk_reg_mr_put(reg, rmr);
 	}
 	mr->ibmr = NULL;
+	mr->rmr = NULL;
 }
 
 static int ndk_mr_do_deregister(struct ndk_mr_req *req)
@@ -440,7 +657,7 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 		ndk_fr_detach(&mr->fr, mr->pd, mr->ibmr);
 	else if (mr->state == NDK_MR_REGISTERED)
 		ndk_mr_release_registration(mr);
-	kfree(mr);
+	kmem_cache_free(ndk_mr_cache, mr);
 }
 
 static int ndk_mr_init(struct ndk_obj *obj)
@@ -467,7 +684,7 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 {
 	struct ndk_mr *m;
 
-	m = kzalloc(sizeof(*m), ndk_gfp(create_completion));
+	m = kmem_cache_zalloc(ndk_mr_cache, ndk_gfp(create_completion));
 	if (!m)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_obj_init(&m->obj, NDK_OBJECT_TYPE_MR, &pd->obj, ndk_mr_destroy);
@@ -518,6 +735,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	};
 	unsigned long irqflags;
 	s32 status;
+	u32 pages;
 	u64 end;
 
 	if (mr->fast_register)
@@ -525,7 +743,7 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	req.access = ndk_mr_access(ibdev, flags);
 	if (req.access < 0)
 		return STATUS_INVALID_PARAMETER;
-	if (ndk_mdl_check_contiguous(mdl, length, &req.pages))
+	if (ndk_mdl_check_contiguous(mdl, length, &pages))
 		return STATUS_INVALID_PARAMETER;
 	/* The device never gets a write right over read-only pages. */
 	if (ndk_mr_access_writes(req.access) && ndk_mdl_read_only(mdl, length))
@@ -533,8 +751,22 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	if (!ndk_mdl_virtual_address(mdl) ||
 	    check_add_overflow(ndk_mdl_virtual_address(mdl), (u64)length, &end))
 		return STATUS_INVALID_PARAMETER;
-	if (req.pages > ibdev->attrs.max_fast_reg_page_list_len)
+	/*
+	 * The size rule (Documentation/registration.md): up to
+	 * MaxRegistrationSize bytes always fit (they span at most the page
+	 * list's length in pages: no need to measure, the page count bounds
+	 * both the entries and the runs); beyond, the layout must fit the
+	 * page list at its best page size, within max_mr_size.
+	 */
+	if (length > ibdev->attrs.max_mr_size)
 		return STATUS_INVALID_PARAMETER;
+	if (pages <= ibdev->attrs.max_fast_reg_page_list_len) {
+		req.segs = pages;
+		req.entries = pages;
+	} else if (ndk_mr_measure(ibdev, &req) ||
+		   req.entries > ibdev->attrs.max_fast_reg_page_list_len) {
+		return STATUS_INVALID_PARAMETER;
+	}
 	if (ndk_adapter_removed(mr->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
 
@@ -567,10 +799,15 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
  * for tokens and remote addresses, never dereferenced, never zero.
  *
  * Context: any with a completion; process context without.
+ * Up to MaxRegistrationSize bytes always register; a longer registration
+ * when it is at most max_mr_size bytes and its pages' layout fits the
+ * device's page list at the largest page size it allows (2 MiB-aligned
+ * 2 MiB chunks: 2 MiB pages).  Elements may join inside a page.
+ *
  * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
- * non-contiguous chain, a length of 0 or beyond the chain or beyond
- * MaxRegistrationSize, an unknown flag, a zero-based address or a
- * fast-register MR; STATUS_ACCESS_VIOLATION when @flags grant a write
+ * non-contiguous chain, a length of 0 or beyond the chain, a length above
+ * MaxRegistrationSize whose layout does not fit (above), an unknown flag,
+ * a zero-based address or a fast-register MR; STATUS_ACCESS_VIOLATION when @flags grant a write
  * right (local write, read sink, remote write) over an MDL element marked
  * NDK_MDL_READ_ONLY; STATUS_INVALID_DEVICE_REQUEST when the MR is already
  * registered or busy; STATUS_INSUFFICIENT_RESOURCES (inline or through
@@ -715,8 +952,6 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 		status = STATUS_INVALID_DEVICE_REQUEST;
 	else if (start < mr->base_va || end > mr->base_va + mr->length)
 		status = STATUS_INVALID_PARAMETER;
-	else if (mr->user && !mr->dma_pages)
-		status = STATUS_INVALID_DEVICE_REQUEST;	/* no page list */
 	else if ((access & IB_ACCESS_REMOTE_WRITE) &&
 		 !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
 		status = STATUS_ACCESS_VIOLATION;

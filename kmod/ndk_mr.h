@@ -11,13 +11,11 @@
 #include <linux/scatterlist.h>
 #include <linux/semaphore.h>
 #include "ndk_core.h"
+#include "ndk_reg_class.h"
 
 /* The bit that NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) adds to local write. */
 #define NDK_MR_REMOTE_WRITE_BIT	0x4
 
-/* Size classes of pooled fast-register MRs: 16 << n pages. */
-#define NDK_REG_CLASSES		8
-#define NDK_REG_POOL_PER_CLASS	32
 /* Send queue depth of the internal registration QP. */
 #define NDK_REG_SQ_DEPTH	128
 
@@ -33,6 +31,8 @@
  * @pooled:   MRs in each @pool list
  * @broken:   a local operation failed (the QP went to error): rebuild
  * @max_pages: the device's fast-register page list limit
+ *
+ * Pool classes: ndk_reg_class.h (entries of the page list, not pages).
  */
 struct ndk_reg {
 	struct ib_cq *cq;
@@ -44,6 +44,29 @@ struct ndk_reg {
 	u32 pooled[NDK_REG_CLASSES];
 	bool broken;
 	u32 max_pages;
+};
+
+/**
+ * struct ndk_reg_mr - a pooled fast-register MR and its scatter table
+ * @entry:   in ndk_reg.pool[@class] while idle
+ * @ibmr:    the MR, of ndk_reg_class_entries(@class) page-list entries
+ * @sgt:     the registration's pages, coalesced into physically contiguous
+ *           runs; while registered @sgt.nents is the DMA-mapped count
+ *           (iterate with for_each_sgtable_dma_sg() or
+ *           for_each_sg_dma_page() over @sgt.nents only)
+ * @sg_cap:  entries allocated in @sgt (its orig_nents, kept for the free)
+ * @used:    entries of @sgt filled (and given to dma_map_sg)
+ * @last:    the entry marked as the end, unmarked before a refill
+ * @class:   pool class
+ */
+struct ndk_reg_mr {
+	struct list_head entry;
+	struct ib_mr *ibmr;
+	struct sg_table sgt;
+	u32 sg_cap;
+	u32 used;
+	struct scatterlist *last;
+	int class;
 };
 
 /* State of a registration posted on consumer QPs, in posting order. */
@@ -104,10 +127,13 @@ enum ndk_mr_state {
  * @state:         enum ndk_mr_state, changed under @lock
  * @lock:          protects @state, @bound_windows, @lkey and @rkey
  * @ibmr:          the fast-register MR carrying the registration
- * @sgt:           DMA-mapped pages of a NdkRegisterMr registration
+ * @rmr:           NdkRegisterMr: the pooled MR (@ibmr and its table)
+ * @sgt:           the registration's DMA-mapped pages, NULL when it has
+ *                 none (binds and fast-registers over the MR read them
+ *                 only through ndk_fr.c's ndk_fr_src_pages(), which
+ *                 refuses a NULL one); set while REGISTERED
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
- * @page_class:    pool class of @ibmr (NdkRegisterMr MRs)
  * @flags:         NDK_MR_FLAG_* of the registration
  * @lkey:          NdkRegisterMr: the local token while registered, else 0
  * @rkey:          NdkRegisterMr: the remote token while registered, else 0
@@ -119,11 +145,9 @@ enum ndk_mr_state {
  * @writable:      the registration has a write right, so its pages are
  *                 writable: fast-registers and binds over it may write
  * @user:          registered by the driver from user memory
- *                 (ndk_register_user_mr()): @ibmr is the driver's MR,
- *                 @sgt and @dma_pages exist once ndk_mr_attach_pages()
- *                 gave it a page list
- * @dma_pages:     the registration's pages as DMA addresses, one per page
- *                 (windows map sub-ranges of them)
+ *                 (ndk_register_user_mr()): @ibmr is the driver's MR, no
+ *                 @rmr; @sgt is set once ndk_mr_attach_pages() gave it a
+ *                 page list
  * @fr:            fast-register: the registration state of @ibmr
  * @bound_windows: windows bound inside this MR (deregister is refused)
  * @windows_gone:  woken when @bound_windows drops to 0
@@ -138,7 +162,8 @@ struct ndk_mr {
 	enum ndk_mr_state state;
 	spinlock_t lock; /* protects state, bound_windows, lkey, rkey */
 	struct ib_mr *ibmr;
-	struct sg_table sgt;
+	struct ndk_reg_mr *rmr;
+	struct sg_table *sgt;
 	u64 base_va;
 	u64 length;
 	u32 flags;
@@ -149,8 +174,6 @@ struct ndk_mr {
 	u64 init_done;
 	bool writable;
 	bool user;
-	u64 *dma_pages;
-	int page_class;
 	struct ndk_fr fr;
 	u32 bound_windows;
 	wait_queue_head_t windows_gone;
@@ -177,9 +200,10 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd);
 int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 		 struct completion *done);
 void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status);
-struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
-			     u32 pages, int *class);
-void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class);
+struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
+				  u32 entries);
+void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr);
+void ndk_reg_mr_free(struct ndk_reg_mr *rmr);
 void ndk_reg_destroy(struct ndk_pd *pd);
 
 /* ndk_fr.c */
@@ -194,6 +218,9 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 u64 length, u64 base, u32 flags);
 
 /* ndk_mr.c */
+extern struct kmem_cache *ndk_reg_mr_cache;
+int ndk_mr_cache_init(void);
+void ndk_mr_cache_exit(void);
 int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);

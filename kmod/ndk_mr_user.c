@@ -129,13 +129,12 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	return 0;
 }
 
-static void ndk_mr_user_unmap(struct ndk_mr *mr)
+/* Unmap and free a page list of ndk_mr_attach_pages(). */
+static void ndk_mr_user_unmap(struct ib_device *ibdev, struct sg_table *sgt)
 {
-	ib_dma_unmap_sgtable_attrs(ndk_ibdev(&mr->obj), &mr->sgt,
-				   DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&mr->sgt);
-	kvfree(mr->dma_pages);
-	mr->dma_pages = NULL;
+	ib_dma_unmap_sgtable_attrs(ibdev, sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
 }
 
 /**
@@ -146,8 +145,10 @@ static void ndk_mr_user_unmap(struct ndk_mr *mr)
  *          the registration is gone
  * @npages: entries in @pages
  *
- * The caller checked that the range still maps the pages the driver
- * pinned (the registration cache's generation).
+ * The pages become &ndk_mr.sgt, whole pages coalesced into runs and
+ * mapped for the device, which binds and fast-registers over the MR read
+ * (ndk_fr_src_pages()).  The caller checked that the range still maps the
+ * pages the driver pinned (the registration's MMU notifier).
  *
  * Context: process context, may sleep; the caller serialises calls on @mr.
  * Return: 0; %-EBUSY (a page list is attached already); %-EINVAL (not a
@@ -157,43 +158,39 @@ int ndk_mr_attach_pages(struct ndk_mr *mr, struct page **pages,
 			unsigned long npages)
 {
 	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
-	struct sg_dma_page_iter it;
 	u64 first = mr->base_va & PAGE_MASK;
-	unsigned long n = 0;
+	unsigned long flags;
+	struct sg_table *sgt;
 	int ret;
 
 	if (!mr->user || mr->state != NDK_MR_REGISTERED ||
 	    npages != (PAGE_ALIGN(mr->base_va + mr->length) - first) >>
 		      PAGE_SHIFT)
 		return -EINVAL;
-	if (mr->dma_pages)
+	if (mr->sgt)
 		return -EBUSY;
-	mr->dma_pages = kvmalloc_array(npages, sizeof(*mr->dma_pages),
-				       NDK_GFP_ARRAY);
-	if (!mr->dma_pages)
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL_ACCOUNT);
+	if (!sgt)
 		return -ENOMEM;
 	/* Whole pages: every DMA page of the table starts page aligned. */
-	ret = sg_alloc_table_from_pages_segment(&mr->sgt, pages, npages, 0,
+	ret = sg_alloc_table_from_pages_segment(sgt, pages, npages, 0,
 						npages << PAGE_SHIFT,
 						ib_dma_max_seg_size(ibdev),
 						GFP_KERNEL_ACCOUNT);
 	if (ret)
-		goto err_free_pages;
-	ret = ib_dma_map_sgtable_attrs(ibdev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
+		goto err_free_sgt;
+	ret = ib_dma_map_sgtable_attrs(ibdev, sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_free_table;
-	for_each_sgtable_dma_page(&mr->sgt, &it, 0) {
-		if (n == npages)
-			break;
-		mr->dma_pages[n++] = sg_page_iter_dma_address(&it);
-	}
+	spin_lock_irqsave(&mr->lock, flags);
+	WRITE_ONCE(mr->sgt, sgt);
+	spin_unlock_irqrestore(&mr->lock, flags);
 	return 0;
 
 err_free_table:
-	sg_free_table(&mr->sgt);
-err_free_pages:
-	kvfree(mr->dma_pages);
-	mr->dma_pages = NULL;
+	sg_free_table(sgt);
+err_free_sgt:
+	kfree(sgt);
 	return ret;
 }
 
@@ -208,20 +205,23 @@ err_free_pages:
  */
 void ndk_mr_user_release(struct ndk_mr *mr)
 {
+	struct sg_table *sgt;
 	unsigned long flags;
 	int ret;
 
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->lkey = 0;
 	mr->rkey = 0;
+	sgt = mr->sgt;
+	mr->sgt = NULL;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
 	atomic64_inc(&ndk_stats.deregistrations);
 	atomic64_sub(mr->length, &ndk_stats.registered_bytes);
 	ret = ib_dereg_mr_user(mr->ibmr, NULL);
 	WARN_ONCE(ret, "ndk: ib_dereg_mr_user: %d\n", ret);
-	if (mr->dma_pages)
-		ndk_mr_user_unmap(mr);
+	if (sgt)
+		ndk_mr_user_unmap(ndk_ibdev(&mr->obj), sgt);
 	mr->ibmr = NULL;
 	mr->user = false;
 }

@@ -9,8 +9,10 @@
  * carries nothing but local operations (REG_MR, LOCAL_INV): no packet
  * ever leaves it.  Its send queue is shared by every registration of the
  * PD (credits in a semaphore bound the work requests in flight), and the
- * fast-register MRs are pooled per size class so a registration normally
- * costs one REG_MR and a deregistration one LOCAL_INV, no allocation.
+ * fast-register MRs are pooled per size class (ndk_reg_class.h), each with
+ * the scatter table its registrations are built in, so a registration
+ * normally costs one REG_MR and a deregistration one LOCAL_INV, no
+ * allocation.
  *
  * A failed local operation moves an RC QP to the error state (rxe does);
  * every request is validated before it is posted, and if one fails
@@ -160,12 +162,17 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
 	struct ndk_reg *reg;
 	int ret;
 
+	/* Built and healthy: no lock (set once, with release semantics). */
+	reg = smp_load_acquire(&pd->reg);
+	if (reg && !READ_ONCE(reg->broken))
+		return reg;
 	mutex_lock(&pd->reg_lock);
 	reg = pd->reg;
 	if (!reg) {
 		reg = ndk_reg_create(pd);
 		if (!IS_ERR(reg))
-			pd->reg = reg;
+			/* Pairs with the lockless smp_load_acquire() above. */
+			smp_store_release(&pd->reg, reg);
 	} else if (READ_ONCE(reg->broken)) {
 		ndk_reg_quiesce(reg);
 		ret = ndk_reg_connect_self(reg->qp);
@@ -222,67 +229,105 @@ void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status)
 	up(&reg->credits);
 }
 
-/* Pool class of a registration of @pages pages: 16 << class pages. */
-static int ndk_reg_class(u32 pages)
+/**
+ * ndk_reg_mr_free() - free a pooled MR whose key is dead, and its table
+ * @rmr: the MR, not DMA-mapped; @rmr->ibmr NULL when already deregistered
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_reg_mr_free(struct ndk_reg_mr *rmr)
 {
-	int class = 0;
+	if (rmr->ibmr)
+		ib_dereg_mr(rmr->ibmr);
+	if (rmr->sg_cap)
+		sg_free_table(&rmr->sgt);
+	kmem_cache_free(ndk_reg_mr_cache, rmr);
+}
 
-	while ((16U << class) < pages && class < NDK_REG_CLASSES - 1)
-		class++;
-	return class;
+/*
+ * Page-list entries to allocate for an MR of class @c.  6.1's rxe keeps an
+ * MR's page list in maps of RXE_BUF_PER_MAP (PAGE_SIZE / 16) entries, and
+ * rxe_mr_copy() loads the next map's pointer after every access that ends
+ * in a map's last entry, past the array when that map is the MR's last
+ * (a KASAN slab-out-of-bounds read): one spare entry gives a full last map
+ * a successor.  The spare entry is never mapped.
+ */
+static u32 ndk_reg_mr_alloc_entries(struct ndk_pd *pd, int c, u32 limit)
+{
+	struct ib_device *ibdev = ndk_ibdev(&pd->obj);
+	u32 n = ndk_reg_class_entries(c, limit);
+
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE && !(n % (PAGE_SIZE / 16)))
+		n++;
+	return n;
 }
 
 /**
- * ndk_reg_mr_get() - a free fast-register MR for @pages pages
- * @pd:    the PD
- * @reg:   its registration path
- * @pages: pages to map, <= @reg->max_pages
- * @class: receives the pool class to give the MR back to
+ * ndk_reg_mr_get() - a free fast-register MR for @entries page-list entries
+ * @pd:      the PD
+ * @reg:     its registration path
+ * @entries: page-list entries to map, 1 ... @reg->max_pages
+ *
+ * The MR comes from the pool of the smallest class that holds @entries
+ * (ndk_reg_class()), or is allocated for that class.
  *
  * Context: process context, may sleep.
  * Return: the MR (no valid key: ready for REG_MR), or an ERR_PTR.
  */
-struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
-			     u32 pages, int *class)
+struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
+				  u32 entries)
 {
-	struct ib_mr *mr = NULL;
-	int c = ndk_reg_class(pages);
+	int c = ndk_reg_class(entries, reg->max_pages);
+	struct ndk_reg_mr *rmr = NULL;
+	struct ib_mr *ibmr;
 
+	if (c < 0)
+		return ERR_PTR(-EINVAL);
 	mutex_lock(&reg->lock);
 	if (!list_empty(&reg->pool[c])) {
-		mr = list_first_entry(&reg->pool[c], struct ib_mr, qp_entry);
-		list_del(&mr->qp_entry);
+		rmr = list_first_entry(&reg->pool[c], struct ndk_reg_mr, entry);
+		list_del(&rmr->entry);
 		reg->pooled[c]--;
 	}
 	mutex_unlock(&reg->lock);
-	*class = c;
-	if (mr)
-		return mr;
+	if (rmr)
+		return rmr;
 	if (ndk_fault_fail_mr_alloc())
 		return ERR_PTR(-ENOMEM);
-	return ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
-			   min(16U << c, reg->max_pages));
+	rmr = kmem_cache_zalloc(ndk_reg_mr_cache, GFP_KERNEL_ACCOUNT);
+	if (!rmr)
+		return ERR_PTR(-ENOMEM);
+	ibmr = ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
+			   ndk_reg_mr_alloc_entries(pd, c, reg->max_pages));
+	if (IS_ERR(ibmr)) {
+		kmem_cache_free(ndk_reg_mr_cache, rmr);
+		return ERR_CAST(ibmr);
+	}
+	rmr->ibmr = ibmr;
+	rmr->class = c;
+	return rmr;
 }
 
 /**
  * ndk_reg_mr_put() - give back an MR whose key is no longer valid
- * @reg:   the registration path
- * @mr:    the MR, invalidated
- * @class: its pool class
+ * @reg: the registration path
+ * @rmr: the MR, invalidated, its table no longer DMA-mapped
  *
  * Context: process context, may sleep.
  */
-void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class)
+void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr)
 {
+	int c = rmr->class;
+
 	mutex_lock(&reg->lock);
-	if (reg->pooled[class] < NDK_REG_POOL_PER_CLASS) {
-		list_add(&mr->qp_entry, &reg->pool[class]);
-		reg->pooled[class]++;
-		mr = NULL;
+	if (reg->pooled[c] < ndk_reg_class_pool(c, reg->max_pages)) {
+		list_add(&rmr->entry, &reg->pool[c]);
+		reg->pooled[c]++;
+		rmr = NULL;
 	}
 	mutex_unlock(&reg->lock);
-	if (mr)
-		ib_dereg_mr(mr);
+	if (rmr)
+		ndk_reg_mr_free(rmr);
 }
 
 /**
@@ -294,15 +339,15 @@ void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class)
 void ndk_reg_destroy(struct ndk_pd *pd)
 {
 	struct ndk_reg *reg = pd->reg;
-	struct ib_mr *mr, *tmp;
+	struct ndk_reg_mr *rmr, *tmp;
 	int i;
 
 	if (!reg)
 		return;
 	ndk_reg_quiesce(reg);
 	for (i = 0; i < NDK_REG_CLASSES; i++)
-		list_for_each_entry_safe(mr, tmp, &reg->pool[i], qp_entry)
-			ib_dereg_mr(mr);
+		list_for_each_entry_safe(rmr, tmp, &reg->pool[i], entry)
+			ndk_reg_mr_free(rmr);
 	ib_destroy_qp(reg->qp);
 	ib_free_cq(reg->cq);
 	kfree(reg);

@@ -24,6 +24,7 @@ full)
 	R=7
 	F1="rounds=$R iters=512 depth=64 sizes=1,8,64,256,512"
 	R1="rounds=$R iters=30 sizes=1,8,64,256,511"
+	R1H="rounds=$R iters=10 sizes=2,8,64,512"
 	W1="rounds=$R iters=256 depth=64 sizes=1,16,128"
 	D1="rounds=1 iters=512 depth=64 sizes=65536"
 	D1U="rounds=1 iters=512 sizes=65536"
@@ -40,6 +41,7 @@ smoke)
 	R=2
 	F1="rounds=$R iters=16 depth=16 sizes=1,64"
 	R1="rounds=$R iters=2 sizes=1,64"
+	R1H="rounds=$R iters=2 sizes=2"
 	W1="rounds=$R iters=16 depth=16 sizes=16"
 	D1="rounds=1 iters=16 depth=16 sizes=65536"
 	D1U="rounds=1 iters=16 sizes=65536"
@@ -134,6 +136,7 @@ if ! insmod "$ko"; then
 fi
 kernel f1 k-f1 $F1
 kernel r1 k-r1 $R1
+kernel r1h k-r1h $R1H
 kernel w1 k-w1 $W1
 # D1: the NDK kernel path, the libndk user path and perftest, round by round.
 for ((r = 0; r < R; r++)); do

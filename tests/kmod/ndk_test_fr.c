@@ -1785,6 +1785,321 @@ out:
 	return fr_close(env, x);
 }
 
+/* --- registration sizes and layouts ----------------------------------------- */
+
+#define REG_VA		0x4000000000ULL	/* 1 GiB aligned: any page size fits */
+#define REG_CHUNK_ORDER	(21 - PAGE_SHIFT)	/* 2 MiB chunks */
+#define REG_CHUNKS	16
+#define REG_HUGE_MAX	512		/* chunks: rxe's page list, 1 GiB */
+
+/* The device's page-list limit, from MaxRegistrationSize ((limit-1) pages). */
+static u32 reg_limit(struct fr_fix *x)
+{
+	return x->f.info.max_registration_size / PAGE_SIZE + 1;
+}
+
+/*
+ * Through @rtok at @raddr: write @len random bytes of the peer's src, find
+ * them at @mem (the registered memory there), read them back into the
+ * peer's sink.
+ */
+static void reg_rw(struct ndk_test_env *env, int line, struct fr_fix *x,
+		   u64 raddr, u32 rtok, const u8 *mem, u32 len)
+{
+	if (fr_live(env, x))
+		return;
+	get_random_bytes(x->src.data, len);
+	fr_write(env, line, x, 0, raddr, rtok, len, STATUS_SUCCESS);
+	NDK_T_CHECK(env, memcmp(mem, x->src.data, len) == 0);
+	memset(x->sink.data, 0, len);
+	fr_read(env, line, x, 0, raddr, rtok, len, STATUS_SUCCESS);
+	NDK_T_CHECK(env, memcmp(x->sink.data, x->src.data, len) == 0);
+}
+
+static struct ndk_mr *reg_mr(struct ndk_test_env *env, struct fr_fix *x,
+			     struct ndk_mdl *chain, u64 len, s32 want)
+{
+	struct ndk_mr *mr = NULL;
+	s32 s;
+
+	NDK_T_STATUS(env, ndk_create_mr(x->f.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	if (!mr)
+		return NULL;
+	s = ndk_register_mr(mr, chain, len, NDK_MR_FLAG_ALLOW_REMOTE_READ |
+			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE, NULL, NULL);
+	ndk_test_log("register %llu bytes at %#llx: %#x (want %#x)", len,
+		     ndk_mdl_virtual_address(chain), s, want);
+	NDK_T_CHECK(env, s == want);
+	if (s != STATUS_SUCCESS) {
+		ndk_close_mr(mr, NULL, NULL);
+		return NULL;
+	}
+	return mr;
+}
+
+/*
+ * mr-huge-chunks: an MDL of 512 chunks of 2 MiB, each physically
+ * contiguous and 2 MiB aligned, at a 2 MiB aligned address: 1 GiB in
+ * rxe's 512-entry page list (mapped with 2 MiB pages).  The chunks are
+ * 16 real ones (32 MiB of memory): the region's chunk k is chunk k % 15,
+ * its last chunk is chunk 15, so the last page is memory nothing else
+ * maps.  RDMA writes and reads through the token at the first, a middle
+ * and the last page and across a chunk boundary land in the right chunk.
+ * The same chain at an address 4 KiB off the chunks' alignment needs
+ * 4 KiB pages, 262144 of them: STATUS_INVALID_PARAMETER.
+ */
+static int t_mr_huge_chunks(struct ndk_test_env *env)
+{
+	struct page *chunk[REG_CHUNKS] = {};
+	struct ndk_mdl *chain = NULL, **tail = &chain, *m;
+	struct fr_fix *x = fr_open(env);
+	u32 n, k, i, rtok;
+	struct ndk_mr *mr;
+	u64 len;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	n = min_t(u32, reg_limit(x), REG_HUGE_MAX);
+	len = (u64)n << 21;
+	for (i = 0; i < REG_CHUNKS; i++) {
+		chunk[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+				       REG_CHUNK_ORDER);
+		NDK_T_CHECK(env, chunk[i]);
+		if (!chunk[i])
+			goto out;
+	}
+	for (k = 0; k < n; k++) {
+		struct page *c = chunk[k == n - 1 ? REG_CHUNKS - 1 :
+				       k % (REG_CHUNKS - 1)];
+
+		m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M, GFP_KERNEL);
+		NDK_T_CHECK(env, m);
+		if (!m)
+			goto out;
+		for (i = 0; i < m->page_count; i++)
+			m->pages[i] = nth_page(c, i);
+		*tail = m;
+		tail = &m->next;
+	}
+	ndk_test_log("%u chunks of 2 MiB, %llu bytes, page list of %u",
+		     n, len, reg_limit(x));
+	mr = reg_mr(env, x, chain, len, STATUS_SUCCESS);
+	if (mr) {
+		rtok = ndk_get_remote_token_from_mr(mr);
+		/* The last page: chunk 15's last page. */
+		reg_rw(env, __LINE__, x, REG_VA + len - PAGE_SIZE, rtok,
+		       page_address(chunk[REG_CHUNKS - 1]) + SZ_2M - PAGE_SIZE,
+		       PAGE_SIZE);
+		/* The first bytes, and chunk 301 (chunk 1) inside. */
+		reg_rw(env, __LINE__, x, REG_VA + 100, rtok,
+		       page_address(chunk[0]) + 100, 1000);
+		if (n > 301)
+			reg_rw(env, __LINE__, x, REG_VA + (301ULL << 21) + 12345,
+			       rtok, page_address(chunk[301 % 15]) + 12345, 3000);
+		/* Across the boundary of chunks 4 and 5. */
+		get_random_bytes(x->src.data, PAGE_SIZE);
+		if (!fr_live(env, x))
+			FR_WRITE(env, x, 0, REG_VA + (5ULL << 21) - 2048, rtok,
+				 PAGE_SIZE, STATUS_SUCCESS);
+		NDK_T_CHECK(env, !memcmp(page_address(chunk[4]) + SZ_2M - 2048,
+					 x->src.data, 2048));
+		NDK_T_CHECK(env, !memcmp(page_address(chunk[5]),
+					 x->src.data + 2048, 2048));
+		memset(x->sink.data, 0, PAGE_SIZE);
+		if (!fr_live(env, x))
+			FR_READ(env, x, 0, REG_VA + (5ULL << 21) - 2048, rtok,
+				PAGE_SIZE, STATUS_SUCCESS);
+		NDK_T_CHECK(env, !memcmp(x->sink.data, x->src.data, PAGE_SIZE));
+		NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	}
+	/* 4 KiB off the chunks' alignment: 4 KiB pages, far too many. */
+	for (m = chain; m; m = m->next)
+		m->start_va += PAGE_SIZE;
+	reg_mr(env, x, chain, len, STATUS_INVALID_PARAMETER);
+out:
+	ndk_mdl_free_chain(chain);
+	for (i = 0; i < REG_CHUNKS; i++)
+		if (chunk[i])
+			__free_pages(chunk[i], REG_CHUNK_ORDER);
+	return fr_close(env, x);
+}
+
+/*
+ * One MDL element of @len bytes at @va whose pages are never physically
+ * adjacent (so 4 KiB page-list entries, one per page): alternately pages
+ * 0 and 2 of @q, and @last for the last page.
+ */
+static struct ndk_mdl *reg_scattered(u64 va, u32 len, struct page *q,
+				     struct page *last)
+{
+	struct ndk_mdl *m = ndk_mdl_alloc(va, len, GFP_KERNEL);
+	u32 i;
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < m->page_count; i++)
+		m->pages[i] = i == m->page_count - 1 ? last :
+			      nth_page(q, i % 2 ? 2 : 0);
+	return m;
+}
+
+/*
+ * mr-classes: one registration at the top of every pool class (16, 32,
+ * ... pages up to the device's page list), of pages that never coalesce,
+ * at the worst offset (the first byte the last of its page), each carrying
+ * an RDMA write and read at its last page; exactly MaxRegistrationSize at
+ * that offset; the page list's length in bytes at offset 0 (more than
+ * MaxRegistrationSize, but its layout fits: accepted); one page more
+ * refused with STATUS_INVALID_PARAMETER, after which the PD still
+ * registers (nothing reached the device).
+ */
+static int t_mr_classes(struct ndk_test_env *env)
+{
+	struct page *q = NULL, *last = NULL;
+	struct fr_fix *x = fr_open(env);
+	struct ndk_mdl *m;
+	u32 limit, e, len, rtok;
+	struct ndk_mr *mr;
+	bool done = false;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	limit = reg_limit(x);
+	q = alloc_pages(GFP_KERNEL | __GFP_ZERO, 2);
+	last = alloc_pages(GFP_KERNEL | __GFP_ZERO, 2);
+	NDK_T_CHECK(env, q && last);
+	if (!q || !last)
+		goto out;
+	for (e = 16; !done; e <<= 1) {
+		if (e >= limit) {
+			e = limit;
+			done = true;
+		}
+		/* @e pages: from the last byte of the first to a page end. */
+		len = (e - 1) * PAGE_SIZE + 1;
+		m = reg_scattered(REG_VA + PAGE_SIZE - 1, len, q, last);
+		NDK_T_CHECK(env, m && m->page_count == e);
+		if (!m)
+			break;
+		mr = reg_mr(env, x, m, len, STATUS_SUCCESS);
+		if (mr) {
+			rtok = ndk_get_remote_token_from_mr(mr);
+			reg_rw(env, __LINE__, x, REG_VA + (u64)e * PAGE_SIZE -
+			       PAGE_SIZE, rtok, page_address(last), PAGE_SIZE);
+			reg_rw(env, __LINE__, x, REG_VA + PAGE_SIZE - 1, rtok,
+			       page_address(q) + PAGE_SIZE - 1, 1);
+			ndk_close_mr(mr, NULL, NULL);
+		}
+		ndk_mdl_free_chain(m);
+	}
+	/* MaxRegistrationSize at the worst offset. */
+	len = x->f.info.max_registration_size;
+	m = reg_scattered(REG_VA + PAGE_SIZE - 1, len, q, last);
+	mr = m ? reg_mr(env, x, m, len, STATUS_SUCCESS) : NULL;
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	ndk_mdl_free_chain(m);
+	/* The page list's length at offset 0, then one page more. */
+	len = limit * PAGE_SIZE;
+	m = reg_scattered(REG_VA, len + PAGE_SIZE, q, last);
+	NDK_T_CHECK(env, m);
+	if (m) {
+		mr = reg_mr(env, x, m, len, STATUS_SUCCESS);
+		if (mr)
+			ndk_close_mr(mr, NULL, NULL);
+		reg_mr(env, x, m, len + 1, STATUS_INVALID_PARAMETER);
+		reg_mr(env, x, m, len + PAGE_SIZE, STATUS_INVALID_PARAMETER);
+		mr = reg_mr(env, x, m, PAGE_SIZE, STATUS_SUCCESS);
+		if (mr)
+			ndk_close_mr(mr, NULL, NULL);
+		ndk_mdl_free_chain(m);
+	}
+out:
+	if (q)
+		__free_pages(q, 2);
+	if (last)
+		__free_pages(last, 2);
+	return fr_close(env, x);
+}
+
+/*
+ * mr-join-mid-page: a chain of two elements joining inside a page (the
+ * first ends at byte 500 of its second page, the second starts there) is
+ * virtually contiguous: it registers, the shared page is in the
+ * registration once (NdkBuildLAM gives 3 pages for 3 pages spanned), and
+ * RDMA writes and reads across the join are byte-exact with the bytes
+ * around the region intact.  Elements that name different pages for the
+ * page they share are refused with STATUS_INVALID_PARAMETER.
+ */
+static int t_mr_join_mid_page(struct ndk_test_env *env)
+{
+	struct ndk_logical_address_mapping *lam = NULL;
+	u32 off = 100, len = 3 * PAGE_SIZE - 200, lam_size, fbo, rtok;
+	struct fr_fix *x = fr_open(env);
+	struct ndk_mdl *a = NULL, *bad = NULL;
+	struct page *other = NULL;
+	struct ndk_mr *mr;
+	u8 *buf = NULL;
+	u32 join = PAGE_SIZE + 500;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	buf = vmalloc(3 * PAGE_SIZE);
+	other = alloc_page(GFP_KERNEL);
+	lam = kzalloc(struct_size(lam, adapter_page_array, 8), GFP_KERNEL);
+	if (buf)
+		memset(buf, T_CANARY_BYTE, 3 * PAGE_SIZE);
+	a = buf ? ndk_mdl_from_buffer(buf + off, join - off, GFP_KERNEL) : NULL;
+	if (a)
+		a->next = ndk_mdl_from_buffer(buf + join, off + len - join,
+					      GFP_KERNEL);
+	NDK_T_CHECK(env, buf && other && lam && a && a->next);
+	if (!buf || !other || !lam || !a || !a->next)
+		goto out;
+	NDK_T_CHECK(env, a->next->pages[0] == a->pages[a->page_count - 1]);
+	fbo = 0;
+	NDK_T_CHECK(env, ndk_mdl_check_contiguous(a, len, &fbo) == 0);
+	NDK_T_CHECK(env, fbo == 3);
+
+	lam_size = struct_size(lam, adapter_page_array, 8);
+	NDK_T_STATUS(env, ndk_build_lam(x->f.adapter, a, len, NULL, NULL, lam,
+					&lam_size, &fbo), STATUS_SUCCESS);
+	NDK_T_CHECK(env, lam->adapter_page_count == 3 && fbo == off);
+	ndk_release_lam(x->f.adapter, lam);
+
+	mr = reg_mr(env, x, a, len, STATUS_SUCCESS);
+	if (mr) {
+		rtok = ndk_get_remote_token_from_mr(mr);
+		memset(buf + off, 0, len);
+		/* The whole region, then 64 bytes either side of the join. */
+		reg_rw(env, __LINE__, x, (uintptr_t)buf + off, rtok, buf + off,
+		       len);
+		reg_rw(env, __LINE__, x, (uintptr_t)buf + join - 64, rtok,
+		       buf + join - 64, 128);
+		NDK_T_CHECK(env, t_all(buf, T_CANARY_BYTE, off));
+		NDK_T_CHECK(env, t_all(buf + off + len, T_CANARY_BYTE,
+				       3 * PAGE_SIZE - off - len));
+		ndk_close_mr(mr, NULL, NULL);
+	}
+	/* The second element names another page for the shared one. */
+	bad = ndk_mdl_from_buffer(buf + join, off + len - join, GFP_KERNEL);
+	if (bad) {
+		bad->pages[0] = other;
+		swap(a->next, bad);
+		reg_mr(env, x, a, len, STATUS_INVALID_PARAMETER);
+		swap(a->next, bad);
+	}
+out:
+	ndk_mdl_free_chain(a);
+	ndk_mdl_free_chain(bad);
+	if (other)
+		__free_page(other);
+	kfree(lam);
+	vfree(buf);
+	return fr_close(env, x);
+}
+
 const struct ndk_test ndk_tests_fr[] = {
 	{ "fr-params", t_fr_params },
 	{ "fr-traffic", t_fr_traffic },
@@ -1795,5 +2110,8 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mw-lifetime", t_mw_lifetime },
 	{ "fr-silent-defer", t_fr_silent_defer },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
+	{ "mr-huge-chunks", t_mr_huge_chunks },
+	{ "mr-classes", t_mr_classes },
+	{ "mr-join-mid-page", t_mr_join_mid_page },
 	{ NULL, NULL },
 };

@@ -117,6 +117,12 @@ static const struct ndk_t_contig_case ndk_t_contig_cases[] = {
 	{ "three elements", { { BASE + P - 1, 1 }, { BASE + P, 2 * P }, { BASE + 3 * P, 1 } },
 	  2 * P + 2, 0, 4 },
 	{ "zero-count element", { { BASE, P }, { BASE + P, 0 } }, P + 1, -EINVAL, 0 },
+	{ "join inside a page", { { BASE + 100, 200 }, { BASE + 300, P } },
+	  P + 200, 0, 2 },
+	{ "three joined in one page", { { BASE, 10 }, { BASE + 10, 20 }, { BASE + 30, P } },
+	  P + 30, 0, 2 },
+	{ "join inside a page, then a gap", { { BASE + 100, 200 }, { BASE + 301, P } },
+	  P + 200, -EINVAL, 0 },
 };
 
 static int ndk_t_mdl_contiguity(struct ndk_test_env *env)
@@ -284,12 +290,18 @@ static int ndk_t_mr_register_invalid(struct ndk_test_env *env)
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_deregister_mr(frmr, NULL, NULL),
 		     STATUS_INVALID_PARAMETER);
-	/* One page more than the adapter can map in one registration. */
+	/*
+	 * One page more than the adapter can map in one registration: every
+	 * page the same one, so no larger page size helps.
+	 */
 	too_big = c.info.max_registration_size + 2 * PAGE_SIZE;
 	{
 		struct ndk_mdl *big = ndk_mdl_alloc(0x100000000ULL, too_big,
 						    GFP_KERNEL);
+		u32 i;
 
+		for (i = 0; big && i < big->page_count; i++)
+			big->pages[i] = vmalloc_to_page(buf);
 		if (big) {
 			NDK_T_STATUS(env, ndk_register_mr(mr, big, too_big, 0x1,
 							  NULL, NULL),

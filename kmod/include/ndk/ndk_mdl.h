@@ -20,6 +20,8 @@
 #ifndef _NDK_NDK_MDL_H
 #define _NDK_NDK_MDL_H
 
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/types.h>
 
@@ -85,5 +87,119 @@ typedef int (*ndk_mdl_page_fn)(struct page *page, u32 offset, u32 len,
 			       void *context);
 int ndk_mdl_walk_pages(const struct ndk_mdl *chain, u64 length,
 		       ndk_mdl_page_fn fn, void *context);
+
+/**
+ * __ndk_mdl_walk_pages() - ndk_mdl_walk_pages(), inlined into its caller
+ * @chain:   a chain that ndk_mdl_check_contiguous() accepted for @length
+ * @length:  bytes from the chain's virtual address
+ * @fn:      called once per page (see ndk_mdl_walk_pages()); a constant
+ *           @fn is inlined too, with no indirect call per page
+ * @context: passed to @fn
+ *
+ * Context: any (as @fn allows).
+ * Return: 0, or the first non-zero return of @fn.
+ */
+static __always_inline int __ndk_mdl_walk_pages(const struct ndk_mdl *chain,
+						u64 length, ndk_mdl_page_fn fn,
+						void *context)
+{
+	const struct ndk_mdl *mdl;
+	struct page *page = NULL;
+	u64 remaining = length;
+	u32 page_off = 0, page_len = 0;
+	int ret;
+
+	for (mdl = chain; mdl && remaining; mdl = mdl->next) {
+		u64 left = min_t(u64, remaining, mdl->byte_count);
+		u32 offset = mdl->byte_offset;
+		u32 i;
+
+		for (i = 0; left; i++) {
+			u32 len = min_t(u64, PAGE_SIZE - offset, left);
+
+			left -= len;
+			remaining -= len;
+			/* The rest of a page the previous element began. */
+			if (page && page == mdl->pages[i] &&
+			    offset == page_off + page_len) {
+				page_len += len;
+				offset = 0;
+				continue;
+			}
+			if (page) {
+				ret = fn(page, page_off, page_len, context);
+				if (ret)
+					return ret;
+			}
+			page = mdl->pages[i];
+			page_off = offset;
+			page_len = len;
+			offset = 0;
+		}
+	}
+	return page ? fn(page, page_off, page_len, context) : 0;
+}
+
+/**
+ * __ndk_mdl_walk_runs() - visit the first @length bytes in physical runs
+ * @chain:   a chain that ndk_mdl_check_contiguous() accepted for @length
+ * @length:  bytes from the chain's virtual address
+ * @fn:      called in address order with the first page of a run of
+ *           physically consecutive pages of one element, the offset in it
+ *           and the run's length (which may span many pages); a run never
+ *           crosses elements, so the callback joins runs that continue
+ *           each other (as at a join inside a page)
+ * @context: passed to @fn
+ *
+ * Looks at each page pointer once, with no call per page: the walk of a
+ * registration of huge pages costs a comparison per 4 KiB page.
+ *
+ * Context: any (as @fn allows).
+ * Return: 0, or the first non-zero return of @fn.
+ */
+static __always_inline int __ndk_mdl_walk_runs(const struct ndk_mdl *chain,
+					       u64 length, ndk_mdl_page_fn fn,
+					       void *context)
+{
+	const struct ndk_mdl *mdl;
+	u64 remaining = length;
+	int ret;
+
+	for (mdl = chain; mdl && remaining; mdl = mdl->next) {
+		u64 left = min_t(u64, remaining, mdl->byte_count);
+		u32 offset = mdl->byte_offset;
+		u32 i = 0;
+
+		remaining -= left;
+		while (left) {
+			struct page *page = mdl->pages[i];
+			u32 len = min_t(u64, PAGE_SIZE - offset, left);
+			u64 full, j;
+
+			left -= len;
+			/* The whole pages that follow @page physically. */
+			full = left >> PAGE_SHIFT;
+			for (j = 1; j <= full; j++)
+				if (mdl->pages[i + j] != nth_page(page, j))
+					break;
+			len += (j - 1) << PAGE_SHIFT;
+			left -= (j - 1) << PAGE_SHIFT;
+			i += j - 1;
+			/* And the last, partial one. */
+			if (left && left < PAGE_SIZE && j > full &&
+			    mdl->pages[i + 1] == nth_page(page, j)) {
+				len += left;
+				left = 0;
+				i++;
+			}
+			ret = fn(page, offset, len, context);
+			if (ret)
+				return ret;
+			offset = 0;
+			i++;
+		}
+	}
+	return 0;
+}
 
 #endif /* _NDK_NDK_MDL_H */

@@ -674,6 +674,175 @@ int nb_r1(struct nb_env *env)
 	return ret;
 }
 
+/* --- R1 above 2 MiB: MDLs of 2 MiB chunks ---------------------------------- */
+
+#define NB_CHUNK_ORDER	(21 - PAGE_SHIFT)
+#define NB_CHUNKS	16	/* real chunks; a region's chunk k is chunk k % 16 */
+#define NB_HUGE_VA	0x4000000000ULL
+
+/* Raw registration of @n 2 MiB chunks, one table entry and page each. */
+static int nb_r1h_raw(struct nb_fix *f, struct nb_rawreg *rr,
+		      struct page **chunk, u32 n, u64 *t_reg, u64 *t_dereg)
+{
+	struct ib_reg_wr wr = {};
+	struct ib_send_wr inv = {};
+	struct scatterlist *sg;
+	u64 t0 = ktime_get_ns();
+	int nents, ret;
+	u32 i;
+
+	ret = sg_alloc_table(&rr->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sg(rr->sgt.sgl, sg, n, i)
+		sg_set_page(sg, chunk[i % NB_CHUNKS], SZ_2M, 0);
+	nents = ib_dma_map_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
+	if (!nents) {
+		ret = -ENOMEM;
+		goto out_table;
+	}
+	if (ib_map_mr_sg(rr->mr, rr->sgt.sgl, nents, NULL, SZ_2M) != nents) {
+		ret = -EINVAL;
+		goto out_unmap;
+	}
+	rr->mr->iova = NB_HUGE_VA;
+	ib_update_fast_reg_key(rr->mr, ib_inc_rkey(rr->mr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = rr->mr;
+	wr.key = rr->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE;
+	ret = nb_rawreg_post(f, rr, &wr.wr);
+	*t_reg = ktime_get_ns() - t0;
+	if (ret)
+		goto out_unmap;
+	t0 = ktime_get_ns();
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.ex.invalidate_rkey = rr->mr->lkey;
+	ret = nb_rawreg_post(f, rr, &inv);
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
+	sg_free_table(&rr->sgt);
+	*t_dereg = ktime_get_ns() - t0;
+	return ret;
+
+out_unmap:
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
+out_table:
+	sg_free_table(&rr->sgt);
+	return ret;
+}
+
+/* One R1 huge sample pair of variant @v (0 ndk, 1 raw); round 0 warms up. */
+static int nb_r1h_once(struct nb_fix *f, struct ndk_mr *mr,
+		       struct ndk_mdl *chain, struct nb_rawreg *rr,
+		       struct page **chunk, u32 n, int v, u32 r)
+{
+	static const char * const name[] = { "ndk", "raw" };
+	u64 t_reg, t_dereg, t0;
+	int ret;
+	s32 st;
+
+	if (v) {
+		ret = nb_r1h_raw(f, rr, chunk, n, &t_reg, &t_dereg);
+		if (ret) {
+			nb_out("E R1 huge raw: %d", ret);
+			return ret;
+		}
+	} else {
+		t0 = ktime_get_ns();
+		st = ndk_register_mr(mr, chain, (u64)n << 21,
+				     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
+		t_reg = ktime_get_ns() - t0;
+		t0 = ktime_get_ns();
+		if (!st)
+			st = ndk_deregister_mr(mr, NULL, NULL);
+		t_dereg = ktime_get_ns() - t0;
+		if (st) {
+			nb_out("E R1 huge NDK: status %#x", st);
+			return -EIO;
+		}
+	}
+	if (r) {
+		nb_sample("R1-reg", name[v], n * 512, r - 1, t_reg, 1);
+		nb_sample("R1-dereg", name[v], n * 512, r - 1, t_dereg, 1);
+	}
+	return 0;
+}
+
+/**
+ * nb_r1h() - R1 above 2 MiB: NdkRegisterMr of an MDL of 2 MiB chunks
+ * @env: the run; sizes= in 2 MiB chunks (at most the page list's length)
+ *
+ * The chunks are physically contiguous and 2 MiB aligned at a 2 MiB
+ * aligned address: ndk.ko maps them with 2 MiB pages, and so does the raw
+ * consumer (one table entry per chunk, MR kept).  16 real chunks back
+ * every region (its chunk k is chunk k % 16), so 1 GiB needs 32 MiB.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int nb_r1h(struct nb_env *env)
+{
+	struct ndk_mdl *chain = NULL, **tail, *m;
+	struct page *chunk[NB_CHUNKS] = {};
+	struct nb_rawreg rr = {};
+	struct ndk_mr *mr = NULL;
+	u32 p, r, i, k, n;
+	struct nb_fix f;
+	int v, ret;
+
+	init_completion(&rr.done);
+	rr.cqe.done = nb_rawreg_done;
+	ret = nb_fix_open(env, &f, false);
+	if (!ret && ndk_create_mr(f.pd, false, NULL, NULL, &mr))
+		ret = -EIO;
+	for (i = 0; !ret && i < NB_CHUNKS; i++) {
+		chunk[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, NB_CHUNK_ORDER);
+		if (!chunk[i])
+			ret = -ENOMEM;
+	}
+	for (p = 0; !ret && p < env->nparams; p++) {
+		n = env->params[p];
+		chain = NULL;
+		tail = &chain;
+		for (k = 0; !ret && k < n; k++) {
+			m = ndk_mdl_alloc(NB_HUGE_VA + ((u64)k << 21), SZ_2M,
+					  GFP_KERNEL);
+			if (!m) {
+				ret = -ENOMEM;
+				break;
+			}
+			for (i = 0; i < m->page_count; i++)
+				m->pages[i] = nth_page(chunk[k % NB_CHUNKS], i);
+			*tail = m;
+			tail = &m->next;
+		}
+		rr.mr = ret ? NULL : ib_alloc_mr(f.ibpd, IB_MR_TYPE_MEM_REG, n);
+		if (IS_ERR(rr.mr)) {
+			rr.mr = NULL;
+			ret = -ENOMEM;
+		}
+		/* A warm-up round (r = 0), then rounds, the order alternating. */
+		for (r = 0; !ret && r <= env->rounds; r++)
+			for (i = 0; !ret && i < env->iters; i++)
+				for (v = 0; !ret && v < 2; v++)
+					ret = nb_r1h_once(&f, mr, chain, &rr,
+							  chunk, n,
+							  (v + r + i) % 2, r);
+		if (rr.mr)
+			ib_dereg_mr(rr.mr);
+		rr.mr = NULL;
+		ndk_mdl_free_chain(chain);
+		chain = NULL;
+	}
+	for (i = 0; i < NB_CHUNKS; i++)
+		if (chunk[i])
+			__free_pages(chunk[i], NB_CHUNK_ORDER);
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	nb_fix_close(&f);
+	return ret;
+}
+
 /* --- W1: window bind vs fast-register vs re-registration ------------------ */
 
 /* W1's re-registration of @pages pages: NdkRegisterMr + NdkDeregisterMr. */
