@@ -44,6 +44,15 @@ extern struct workqueue_struct *ndk_wq;
  */
 #define NDK_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
+/*
+ * Private data of an iWARP connection request, reply or reject: MPA
+ * carries at most RDMA_MAX_PRIVATE_DATA (256) bytes and MPA revision 2
+ * (siw's default, and cxgb4's) takes 4 of them for its IRD/ORD field;
+ * rdma_cm adds no header of its own on iWARP.  siw refuses 253 bytes
+ * (tests/kmod cm-pdata-limits).
+ */
+#define NDK_IWARP_PRIVATE_DATA	(256 - 4)
+
 /**
  * struct ndk_device - ndk.ko's view of one ib_device
  * @ibdev:    the RDMA device; valid from the ib_client add() callback until
