@@ -134,9 +134,10 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	/*
 	 * NdkRegisterMr registers with one fast-register MR: any buffer of
 	 * (limit - 1) pages fits it whatever its offset in the first page.
-	 * iWARP has no self-connected registration QP (it needs iw_cm).
+	 * On iWARP the registration QP is a loopback connection
+	 * (ndk_reg_iw.c); the limit is the same.
 	 */
-	if (!iwarp && a->max_fast_reg_page_list_len > 1)
+	if (a->max_fast_reg_page_list_len > 1)
 		info->max_registration_size =
 			min_t(u64, a->max_mr_size,
 			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);

@@ -12,6 +12,8 @@
 #include <linux/semaphore.h>
 #include "ndk_core.h"
 
+struct ndk_reg_iw;
+
 /* The bit that NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) adds to local write. */
 #define NDK_MR_REMOTE_WRITE_BIT	0x4
 
@@ -33,6 +35,8 @@
  * @pooled:   MRs in each @pool list
  * @broken:   a local operation failed (the QP went to error): rebuild
  * @max_pages: the device's fast-register page list limit
+ * @iw:       iWARP: the loopback connection @qp is one end of
+ *            (ndk_reg_iw.c), NULL on other transports
  */
 struct ndk_reg {
 	struct ib_cq *cq;
@@ -44,6 +48,7 @@ struct ndk_reg {
 	u32 pooled[NDK_REG_CLASSES];
 	bool broken;
 	u32 max_pages;
+	struct ndk_reg_iw *iw;
 };
 
 /* State of a registration posted on consumer QPs, in posting order. */
@@ -176,6 +181,11 @@ struct ib_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 			     u32 pages, int *class);
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ib_mr *mr, int class);
 void ndk_reg_destroy(struct ndk_pd *pd);
+
+/* ndk_reg_iw.c */
+int ndk_reg_iw_connect(struct ndk_reg *reg, struct ndk_pd *pd);
+int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd);
+void ndk_reg_iw_destroy(struct ndk_reg *reg);
 
 /* ndk_fr.c */
 void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner);
