@@ -94,8 +94,8 @@ static int ndk_t_adapter_info(struct ndk_test_env *env)
 	if (info.rdma_technology == NDK_IWARP) {
 		NDK_T_CHECK(env, !(info.adapter_flags &
 				   NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED));
-		NDK_T_CHECK(env, info.max_caller_data == 252);
-		NDK_T_CHECK(env, info.max_callee_data == 252);
+		NDK_T_CHECK(env, info.max_caller_data == 251);
+		NDK_T_CHECK(env, info.max_callee_data == 251);
 		/* NdkRegisterMr works on iWARP (a loopback registration QP). */
 		NDK_T_CHECK(env, info.max_registration_size >=
 				 info.max_window_size);
