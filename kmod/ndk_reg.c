@@ -212,6 +212,8 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 	ret = ib_post_send(reg->qp, wr, NULL);
 	spin_unlock_irqrestore(&reg->post_lock, flags);
 	if (ret) {
+		/* A QP out of RTS refuses posts (siw once disconnected). */
+		WRITE_ONCE(reg->broken, true);
 		up(&reg->credits);
 		return ret;
 	}

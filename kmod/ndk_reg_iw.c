@@ -29,9 +29,15 @@
  * first: after rdma_destroy_id() of the listener no connection request is
  * reported any more, so the passive id found then is the last one.
  *
+ * Test hook: writing to the root-only module parameter reg_iw_drop
+ * disconnects every iWARP registration connection, as a peer or network
+ * failure would; reading it gives the number of rebuilds so far
+ * (siw-reg-qp-rebuild).
+ *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/inetdevice.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
@@ -47,6 +53,7 @@
 
 /**
  * struct ndk_reg_iw - the loopback connection of an iWARP registration QP
+ * @entry:   in ndk_reg_iw_list while connected (the test hook's list)
  * @reg:     the registration path it serves (marked broken on loss)
  * @listen:  the listener, until both ends are established
  * @active:  the end that owns the registration QP (@active->qp)
@@ -62,6 +69,7 @@
  * @wait:    woken on every event
  */
 struct ndk_reg_iw {
+	struct list_head entry;
 	struct ndk_reg *reg;
 	struct rdma_cm_id *listen;
 	struct rdma_cm_id *active;
@@ -75,6 +83,35 @@ struct ndk_reg_iw {
 	bool retired;
 	wait_queue_head_t wait;
 };
+
+/* Connected registration connections, for the reg_iw_drop test hook. */
+static LIST_HEAD(ndk_reg_iw_list);
+static DEFINE_MUTEX(ndk_reg_iw_list_lock);
+static atomic_t ndk_reg_iw_rebuilds = ATOMIC_INIT(0);
+
+static int ndk_reg_iw_drop_set(const char *val, const struct kernel_param *kp)
+{
+	struct ndk_reg_iw *iw;
+
+	mutex_lock(&ndk_reg_iw_list_lock);
+	list_for_each_entry(iw, &ndk_reg_iw_list, entry)
+		rdma_disconnect(iw->active);
+	mutex_unlock(&ndk_reg_iw_list_lock);
+	return 0;
+}
+
+static int ndk_reg_iw_drop_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ndk_reg_iw_rebuilds));
+}
+
+static const struct kernel_param_ops ndk_reg_iw_drop_ops = {
+	.set = ndk_reg_iw_drop_set,
+	.get = ndk_reg_iw_drop_get,
+};
+module_param_cb(reg_iw_drop, &ndk_reg_iw_drop_ops, NULL, 0600);
+MODULE_PARM_DESC(reg_iw_drop,
+		 "test hook: write disconnects every iWARP registration QP; read: rebuilds so far");
 
 static int ndk_reg_iw_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
@@ -299,6 +336,9 @@ static int ndk_reg_iw_link(struct ndk_reg_iw *iw, struct ndk_pd *pd,
 
 static void ndk_reg_iw_free(struct ndk_reg_iw *iw)
 {
+	mutex_lock(&ndk_reg_iw_list_lock);
+	list_del_init(&iw->entry);
+	mutex_unlock(&ndk_reg_iw_list_lock);
 	if (iw->listen)
 		rdma_destroy_id(iw->listen);
 	/* No connection request is reported any more: @passive is final. */
@@ -334,6 +374,7 @@ static int ndk_reg_iw_build(struct ndk_reg *reg, struct ndk_pd *pd,
 	if (!iw)
 		return -ENOMEM;
 	iw->reg = reg;
+	INIT_LIST_HEAD(&iw->entry);
 	spin_lock_init(&iw->lock);
 	init_waitqueue_head(&iw->wait);
 	iw->active_event = -1;
@@ -348,6 +389,9 @@ static int ndk_reg_iw_build(struct ndk_reg *reg, struct ndk_pd *pd,
 	}
 	rdma_destroy_id(iw->listen);
 	iw->listen = NULL;
+	mutex_lock(&ndk_reg_iw_list_lock);
+	list_add_tail(&iw->entry, &ndk_reg_iw_list);
+	mutex_unlock(&ndk_reg_iw_list_lock);
 	*out = iw;
 	return 0;
 }
@@ -409,6 +453,7 @@ int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd)
 		spin_unlock_irqrestore(&reg->post_lock, flags);
 		WRITE_ONCE(reg->broken, false);
 		ndk_reg_iw_free(old);
+		atomic_inc(&ndk_reg_iw_rebuilds);
 	}
 	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
 		up(&reg->credits);
