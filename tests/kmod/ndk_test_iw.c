@@ -29,12 +29,16 @@ static long t_iw_rebuilds(void)
 	ssize_t n;
 
 	f = filp_open(T_IW_DROP, O_RDONLY, 0);
-	if (IS_ERR(f))
+	if (IS_ERR(f)) {
+		ndk_test_log("open %s: %ld", T_IW_DROP, PTR_ERR(f));
 		return -1;
+	}
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
 	filp_close(f, NULL);
-	if (n <= 0 || kstrtol(strim(buf), 10, &val))
+	if (n <= 0 || kstrtol(strim(buf), 10, &val)) {
+		ndk_test_log("read %s: %zd '%s'", T_IW_DROP, n, buf);
 		return -1;
+	}
 	return val;
 }
 
@@ -45,10 +49,14 @@ static bool t_iw_drop(void)
 	ssize_t n;
 
 	f = filp_open(T_IW_DROP, O_WRONLY, 0);
-	if (IS_ERR(f))
+	if (IS_ERR(f)) {
+		ndk_test_log("open %s: %ld", T_IW_DROP, PTR_ERR(f));
 		return false;
+	}
 	n = kernel_write(f, "1\n", 2, &pos);
 	filp_close(f, NULL);
+	if (n != 2)
+		ndk_test_log("write %s: %zd", T_IW_DROP, n);
 	return n == 2;
 }
 
