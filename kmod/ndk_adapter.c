@@ -40,12 +40,12 @@ static struct ib_client ndk_ib_client;
 
 /*
  * Private data limits of rdma_cm connections (REQ minus the rdma_cm IP
- * header; REP and REJ carry none) and of iWARP MPA.
+ * header; REP and REJ carry none).  iWARP: NDK_IWARP_PRIVATE_DATA
+ * (ndk_core.h), the same for all three.
  */
 #define NDK_IB_CALLER_DATA	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
 #define NDK_IB_CALLEE_DATA	min(IB_CM_REP_PRIVATE_DATA_SIZE, \
 				    IB_CM_REJ_PRIVATE_DATA_SIZE)
-#define NDK_IWARP_PRIVATE_DATA	512
 /* FRMRPageCount: NDK wants >= 16; more only while MR counts stay high. */
 #define NDK_FRMR_PAGE_COUNT_MAX	512
 /* LargeRequestThreshold hint: above it, read/write beats send/receive. */
@@ -134,9 +134,10 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	/*
 	 * NdkRegisterMr registers with one fast-register MR: any buffer of
 	 * (limit - 1) pages fits it whatever its offset in the first page.
-	 * iWARP has no self-connected registration QP (it needs iw_cm).
+	 * On iWARP the registration QP is a loopback connection
+	 * (ndk_reg_iw.c); the limit is the same.
 	 */
-	if (!iwarp && a->max_fast_reg_page_list_len > 1)
+	if (a->max_fast_reg_page_list_len > 1)
 		info->max_registration_size =
 			min_t(u64, a->max_mr_size,
 			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);
@@ -164,11 +165,19 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	info->large_request_threshold = NDK_LARGE_REQUEST_THRESHOLD;
 	info->max_caller_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLER_DATA;
 	info->max_callee_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLEE_DATA;
-	if (!iwarp) {
+	/*
+	 * iWARP read responses are tagged writes into the sink: its buffer
+	 * needs NDK_MR_FLAG_RDMA_READ_SINK (ndk_mr_access() adds remote
+	 * write), so the flag stays clear there.
+	 */
+	if (!iwarp)
 		info->adapter_flags |= NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
-		/* rdma_cm connects IB/RoCE ports to their own addresses. */
-		info->adapter_flags |= NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
-	}
+	/*
+	 * rdma_cm connects IB/RoCE ports and iWARP devices (TCP over the
+	 * host's own address: siw) to their own addresses; the iWARP
+	 * registration QP depends on it.
+	 */
+	info->adapter_flags |= NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
 	if (ibdev->ops.modify_cq)
 		info->adapter_flags |= NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
 	if (ibdev->ops.resize_cq)

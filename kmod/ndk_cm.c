@@ -15,6 +15,13 @@
  * and calls rdma_accept(id, NULL), which on an id without a QP only sends
  * the RTU (cma.c cma_rep_recv()); the QP is connected from there on.
  *
+ * iWARP: the provider moves the QP from INIT to RTS itself when the MPA
+ * exchange ends (siw refuses RTR/RTS by ib_modify_qp() without a
+ * connection), and the active side gets RDMA_CM_EVENT_ESTABLISHED with the
+ * peer's reply instead of a CONNECT_RESPONSE: that completes ndk_connect()
+ * as a REP would, and ndk_complete_connect() only marks the connection up
+ * (MPA has no RTU).  ndk_accept() moves the QP to INIT only.
+ *
  * Passive side: each RDMA_CM_EVENT_CONNECT_REQUEST on a listening id makes
  * a connector object for the new id (its parent is the listener, so the
  * listener's close completes after its connectors' closes) and hands it
@@ -64,8 +71,13 @@
  * more are rejected before anything is allocated for them.
  */
 #define NDK_CM_BACKLOG			128
-/* The largest private data rdma_cm hands over (a REP's). */
-#define NDK_CM_PDATA_MAX		IB_CM_REP_PRIVATE_DATA_SIZE
+/*
+ * The largest private data rdma_cm hands over: a REP's on IB/RoCE, MPA's
+ * on iWARP (the adapter's max_caller_data and max_callee_data never
+ * exceed it).
+ */
+#define NDK_CM_PDATA_MAX		NDK_IWARP_PRIVATE_DATA
+static_assert(NDK_CM_PDATA_MAX >= IB_CM_REP_PRIVATE_DATA_SIZE);
 /*
  * Transport and RNR retries: 7 is "retry forever" for RNR.  Transport
  * retries stop at 6: rxe reads a retry_cnt of 7 as "forever" too, so a
@@ -556,6 +568,12 @@ static void ndk_conn_do_connect(struct ndk_connector *c)
 		ndk_conn_fail(c, ndk_cm_addr_status(ret, c->have_src));
 }
 
+/* iWARP: iw_cm and the provider move the QP past INIT (file comment). */
+static bool ndk_conn_iwarp(struct ndk_connector *c)
+{
+	return rdma_protocol_iwarp(c->id->device, c->id->port_num);
+}
+
 /* ndk_complete_connect(): RTR, RTS, then the RTU through rdma_accept(). */
 static void ndk_conn_do_complete(struct ndk_connector *c)
 {
@@ -568,13 +586,17 @@ static void ndk_conn_do_complete(struct ndk_connector *c)
 		rdma_unlock_handler(c->id);
 		return;
 	}
-	ret = ndk_conn_modify_qp(c, IB_QPS_RTR);
-	if (!ret)
-		ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
-	if (!ret)
-		ret = rdma_accept(c->id, NULL);	/* rejects by itself on error */
-	else
-		rdma_reject(c->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	if (ndk_conn_iwarp(c)) {
+		ret = 0;	/* already in RTS, and MPA has no RTU */
+	} else {
+		ret = ndk_conn_modify_qp(c, IB_QPS_RTR);
+		if (!ret)
+			ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
+		if (!ret)
+			ret = rdma_accept(c->id, NULL);	/* rejects on error */
+		else
+			rdma_reject(c->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	}
 	if (!ret) {
 		ndk_qp_set_connected(c->qp, true);
 		spin_lock_irqsave(&c->lock, flags);
@@ -603,9 +625,9 @@ static void ndk_conn_do_accept(struct ndk_connector *c)
 		return;
 	}
 	ret = ndk_conn_modify_qp(c, IB_QPS_INIT);
-	if (!ret)
+	if (!ret && !ndk_conn_iwarp(c))
 		ret = ndk_conn_modify_qp(c, IB_QPS_RTR);
-	if (!ret)
+	if (!ret && !ndk_conn_iwarp(c))
 		ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
 	if (!ret)
 		ret = rdma_accept(c->id, &param);	/* rejects on error */
@@ -869,7 +891,11 @@ static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_id *id,
 		ndk_conn_fail(c, STATUS_CONNECTION_ABORTED);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		ndk_conn_established(c);
+		/* iWARP's active side: the MPA reply, the QP in RTS. */
+		if (ndk_conn_get_state(c) == NDK_CONN_CONNECTING)
+			ndk_conn_responded(c, ev);
+		else
+			ndk_conn_established(c);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:

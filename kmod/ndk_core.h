@@ -44,6 +44,17 @@ extern struct workqueue_struct *ndk_wq;
  */
 #define NDK_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
+/*
+ * Private data of an iWARP connection request, reply or reject: MPA
+ * carries at most RDMA_MAX_PRIVATE_DATA (256) bytes and MPA revision 2
+ * (siw's default, and cxgb4's) takes 4 of them for its IRD/ORD field;
+ * rdma_cm adds no header of its own on iWARP.  That leaves 252, but siw
+ * 6.1 adds the 4 bytes to a u8 length (siw_send_mpareqrep()), so 252
+ * goes out as a length of 0 and the peer drops the connection: 251 is
+ * what really fits (tests/kmod cm-pdata-limits sends 251 and 252).
+ */
+#define NDK_IWARP_PRIVATE_DATA	(256 - 4 - 1)
+
 /**
  * struct ndk_device - ndk.ko's view of one ib_device
  * @ibdev:    the RDMA device; valid from the ib_client add() callback until

@@ -104,7 +104,7 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	if (!sg)
 		return -ENOMEM;
 	sg_init_table(sg, max_pages);
-	/* Every entry is one page: ndk_fr_map() only sets the addresses. */
+	/* One entry per page; ndk_fr_map() sets addresses and lengths. */
 	for (i = 0; i < max_pages; i++)
 		sg_dma_len(&sg[i]) = PAGE_SIZE;
 	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr,
@@ -348,12 +348,29 @@ static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p)
 static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
 		      const struct ndk_fr_pages *p, u64 iova, u64 length)
 {
-	unsigned int offset = p->fbo;
+	u32 used = DIV_ROUND_UP((u64)p->fbo + length, PAGE_SIZE);
 	unsigned long flags;
+	u64 left = length;
+	u32 i, off, len;
 
-	/* A flat table (ndk_fr_attach()), each entry's length set there. */
-	if (ndk_fr_load(fr, p) ||
-	    ib_map_mr_sg(ibmr, fr->sg, p->n, &offset, PAGE_SIZE) != p->n)
+	if (used > p->n || ndk_fr_load(fr, p))
+		return -EINVAL;
+	/*
+	 * The entries carry the region's exact bytes (the first from the
+	 * FBO, the last to the region's end) and no sg_offset is passed: siw
+	 * 6.1 ignores sg_offset in its page list (siw_map_mr_sg()) and keeps
+	 * the length ib_map_mr_sg() computed, so an FBO or a length short of
+	 * the last page would shift or widen the region there.  Drivers that
+	 * use ib_sg_to_pages() (rxe, mlx5) see the same region either way.
+	 */
+	for (i = 0; i < used; i++) {
+		off = i ? 0 : p->fbo;
+		len = min_t(u64, PAGE_SIZE - off, left);
+		sg_dma_address(&fr->sg[i]) += off;
+		sg_dma_len(&fr->sg[i]) = len;
+		left -= len;
+	}
+	if (ib_map_mr_sg(ibmr, fr->sg, used, NULL, PAGE_SIZE) != used)
 		return -EINVAL;
 	/* The region's address space is the consumer's (an index). */
 	ibmr->iova = iova;

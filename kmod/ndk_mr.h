@@ -13,6 +13,8 @@
 #include "ndk_core.h"
 #include "ndk_reg_class.h"
 
+struct ndk_reg_iw;
+
 /* The bit that NDK_MR_FLAG_ALLOW_REMOTE_WRITE (0x5) adds to local write. */
 #define NDK_MR_REMOTE_WRITE_BIT	0x4
 
@@ -31,6 +33,8 @@
  * @pooled:   MRs in each @pool list
  * @broken:   a local operation failed (the QP went to error): rebuild
  * @max_pages: the device's fast-register page list limit
+ * @iw:       iWARP: the loopback connection @qp is one end of
+ *            (ndk_reg_iw.c), NULL on other transports
  *
  * Pool classes: ndk_reg_class.h (entries of the page list, not pages).
  */
@@ -44,6 +48,7 @@ struct ndk_reg {
 	u32 pooled[NDK_REG_CLASSES];
 	bool broken;
 	u32 max_pages;
+	struct ndk_reg_iw *iw;
 };
 
 /**
@@ -205,6 +210,11 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr);
 void ndk_reg_mr_free(struct ndk_reg_mr *rmr);
 void ndk_reg_destroy(struct ndk_pd *pd);
+
+/* ndk_reg_iw.c */
+int ndk_reg_iw_connect(struct ndk_reg *reg, struct ndk_pd *pd);
+int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd);
+void ndk_reg_iw_destroy(struct ndk_reg *reg);
 
 /* ndk_fr.c */
 void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner);

@@ -14,6 +14,9 @@
  * normally costs one REG_MR and a deregistration one LOCAL_INV, no
  * allocation.
  *
+ * On iWARP the QP cannot be connected to itself by hand: it is one end of
+ * a loopback connection through rdma_cm instead (ndk_reg_iw.c).
+ *
  * A failed local operation moves an RC QP to the error state (rxe does);
  * every request is validated before it is posted, and if one fails
  * anyway the QP is reset and reconnected before its next use.
@@ -94,8 +97,6 @@ static struct ndk_reg *ndk_reg_create(struct ndk_pd *pd)
 	struct ndk_reg *reg;
 	int i, ret;
 
-	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
-		return ERR_PTR(-EOPNOTSUPP);	/* iWARP QPs need iw_cm */
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
 		return ERR_PTR(-ENOMEM);
@@ -111,6 +112,12 @@ static struct ndk_reg *ndk_reg_create(struct ndk_pd *pd)
 	if (IS_ERR(reg->cq)) {
 		ret = PTR_ERR(reg->cq);
 		goto err_free_reg;
+	}
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev))) {
+		ret = ndk_reg_iw_connect(reg, pd);
+		if (ret)
+			goto err_free_cq;
+		return reg;
 	}
 	attr.qp_type = IB_QPT_RC;
 	attr.send_cq = reg->cq;
@@ -173,6 +180,10 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
 		if (!IS_ERR(reg))
 			/* Pairs with the lockless smp_load_acquire() above. */
 			smp_store_release(&pd->reg, reg);
+	} else if (READ_ONCE(reg->broken) && reg->iw) {
+		ret = ndk_reg_iw_reconnect(reg, pd);
+		if (ret)
+			reg = ERR_PTR(ret);
 	} else if (READ_ONCE(reg->broken)) {
 		ndk_reg_quiesce(reg);
 		ret = ndk_reg_connect_self(reg->qp);
@@ -208,6 +219,8 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 	ret = ib_post_send(reg->qp, wr, NULL);
 	spin_unlock_irqrestore(&reg->post_lock, flags);
 	if (ret) {
+		/* A QP out of RTS refuses posts (siw once disconnected). */
+		WRITE_ONCE(reg->broken, true);
 		up(&reg->credits);
 		return ret;
 	}
@@ -348,7 +361,10 @@ void ndk_reg_destroy(struct ndk_pd *pd)
 	for (i = 0; i < NDK_REG_CLASSES; i++)
 		list_for_each_entry_safe(rmr, tmp, &reg->pool[i], entry)
 			ndk_reg_mr_free(rmr);
-	ib_destroy_qp(reg->qp);
+	if (reg->iw)
+		ndk_reg_iw_destroy(reg);
+	else
+		ib_destroy_qp(reg->qp);
 	ib_free_cq(reg->cq);
 	kfree(reg);
 	pd->reg = NULL;

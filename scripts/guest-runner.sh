@@ -9,6 +9,7 @@
 #   module-unload.*         the final `rmmod ndk`
 #   dmesg-clean.*           the kernel log of the whole run (+ kmemleak)
 #   rxe.status              "ok" or why rxe could not start
+#   siw.status              debug guest: "ok" or why siw could not start
 #   runner.status           "complete" once everything above is written
 # List format, one test per line: name<TAB>timeout-seconds<TAB>command.
 set -u
@@ -78,6 +79,30 @@ else
 	printf 'failed: %s\n' "$out" > "$R/rxe.status"
 	say "rxe setup failed: $out"
 	modprobe ib_core 2>/dev/null
+fi
+
+# --- siw (iWARP) in the debug guest, beside rxe0: its modules and its own
+#     veth pair s0/s1 (10.99.1.1 on s0); siw0 is added once here to prove
+#     it starts, then deleted: the siw-* tests add it for their run
+#     (tests/vm/siw-run.sh), so every other test still sees one adapter.
+#     The stock kernel has no siw. ---
+setup_siw() {
+	modprobe siw || { echo "modprobe siw failed"; return 1; }
+	ip link add s0 type veth peer name s1 &&
+	ip addr add 10.99.1.1/24 dev s0 &&
+	ip link set s0 up && ip link set s1 up || { echo "veth setup failed"; return 1; }
+	rdma link add siw0 type siw netdev s0 || { echo "rdma link add siw0 failed"; return 1; }
+	[[ -e /sys/class/infiniband/siw0 ]] || { echo "siw0 did not appear"; return 1; }
+	rdma link delete siw0 || { echo "rdma link delete siw0 failed"; return 1; }
+}
+if [[ "${NDK_GUEST:-stock}" != debug ]]; then
+	echo "not the debug guest (the stock kernel has no siw)" > "$R/siw.status"
+elif out=$(setup_siw 2>&1); then
+	echo ok > "$R/siw.status"
+	say "siw ready on s0 (10.99.1.1)"
+else
+	printf 'failed: %s\n' "$out" > "$R/siw.status"
+	say "siw setup failed: $out"
 fi
 
 if ! out=$(insmod "$NDK_KO" 2>&1); then

@@ -111,5 +111,7 @@ void ndk_test_removal_exit(void);
 extern const struct ndk_test ndk_tests_cm[];
 extern const struct ndk_test ndk_tests_fr[];
 extern const struct ndk_test ndk_tests_pair[];
+extern const struct ndk_test ndk_tests_pdata[];
+extern const struct ndk_test ndk_tests_iw[];
 
 #endif /* NDK_TEST_H */

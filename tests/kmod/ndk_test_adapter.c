@@ -85,18 +85,34 @@ static int ndk_t_adapter_info(struct ndk_test_env *env)
 
 	NDK_T_CHECK(env, info.version.major == 1 && info.version.minor == 2);
 	NDK_T_CHECK(env, info.reserved0 == 0 && info.reserved1 == 0);
-	/* rxe is RoCEv2: no read-sink rights needed, loopback works. */
-	NDK_T_CHECK(env, info.rdma_technology == NDK_ROCE_V2);
-	NDK_T_CHECK(env, info.adapter_flags &
-			 NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+	/*
+	 * rxe is RoCEv2: no read-sink rights needed.  siw is iWARP: read
+	 * responses are tagged writes, so the sink needs its flag; MPA v2
+	 * private data (cm-pdata-limits checks the sizes on the wire).
+	 * Both connect to their own address.
+	 */
+	if (info.rdma_technology == NDK_IWARP) {
+		NDK_T_CHECK(env, !(info.adapter_flags &
+				   NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED));
+		NDK_T_CHECK(env, info.max_caller_data == 251);
+		NDK_T_CHECK(env, info.max_callee_data == 251);
+		/* NdkRegisterMr works on iWARP (a loopback registration QP). */
+		NDK_T_CHECK(env, info.max_registration_size >=
+				 info.max_window_size);
+	} else {
+		NDK_T_CHECK(env, info.rdma_technology == NDK_ROCE_V2);
+		NDK_T_CHECK(env, info.adapter_flags &
+				 NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+		NDK_T_CHECK(env, info.max_caller_data == 56);
+		NDK_T_CHECK(env, info.max_callee_data == 148);
+	}
+	NDK_T_CHECK(env, info.max_registration_size > 0);
 	NDK_T_CHECK(env, info.adapter_flags &
 			 NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
 	NDK_T_CHECK(env, !(info.adapter_flags &
 			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED));
 	NDK_T_CHECK(env, info.frmr_page_count >= 16);
 	NDK_T_CHECK(env, info.max_inline_data_size > 0);
-	NDK_T_CHECK(env, info.max_caller_data == 56);
-	NDK_T_CHECK(env, info.max_callee_data == 148);
 	NDK_T_CHECK(env, info.max_window_size ==
 			 (u64)(info.frmr_page_count - 1) * PAGE_SIZE);
 

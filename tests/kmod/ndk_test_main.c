@@ -39,6 +39,8 @@ static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_cm,
 	ndk_tests_fr,
 	ndk_tests_pair,
+	ndk_tests_pdata,
+	ndk_tests_iw,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)

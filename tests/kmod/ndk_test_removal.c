@@ -10,7 +10,8 @@
  *
  * Live objects, closed later by the consumer:
  *   removal-setup    open the adapter with a removal callback, create two
- *                    PDs (one blocking, one asynchronous);
+ *                    PDs (one blocking, one asynchronous), the first with
+ *                    its registration path (one MR registered and closed);
  *   (the script starts `rdma link delete` in the background and checks it
  *   is still waiting)
  *   removal-release  the callback ran exactly once; a new PD (blocking or
@@ -21,7 +22,8 @@
  *   (the script checks the delete finishes promptly)
  *
  * Everything closed from inside the removal callback:
- *   removal-cb-setup open the adapter and two PDs; the callback checks
+ *   removal-cb-setup open the adapter and two PDs (the first with its
+ *                    registration path); the callback checks
  *                    that new PDs fail, closes one PD blocking and one with
  *                    a completion, then closes the adapter itself;
  *   (the script runs `rdma link delete`, which must finish promptly)
@@ -37,6 +39,7 @@
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 
 #include "ndk_test.h"
@@ -192,6 +195,35 @@ static void ndk_t_rm_removal_close(void *context)
 	wake_up(&s->removal_wait);
 }
 
+/*
+ * Register and deregister one MR on @pd: the PD keeps its internal
+ * registration path (QP, pooled MR; on iWARP a loopback rdma_cm
+ * connection) into the device removal.
+ */
+static void ndk_t_rm_reg_path(struct ndk_test_env *env, struct ndk_pd *pd)
+{
+	struct ndk_mdl *mdl = NULL;
+	struct ndk_mr *mr = NULL;
+	void *buf;
+
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (buf)
+		mdl = ndk_mdl_from_buffer(buf, PAGE_SIZE, GFP_KERNEL);
+	NDK_T_CHECK(env, mdl);
+	if (mdl) {
+		NDK_T_STATUS(env, ndk_create_mr(pd, false, NULL, NULL, &mr),
+			     STATUS_SUCCESS);
+	}
+	if (mr) {
+		NDK_T_STATUS(env, ndk_register_mr(mr, mdl, PAGE_SIZE,
+						  NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+						  NULL, NULL), STATUS_SUCCESS);
+		ndk_close_mr(mr, NULL, NULL);	/* deregisters */
+	}
+	ndk_mdl_free_chain(mdl);
+	kfree(buf);
+}
+
 static int ndk_t_rm_open(struct ndk_test_env *env,
 			 ndk_fn_adapter_removal_callback removal)
 {
@@ -221,6 +253,8 @@ static int ndk_t_rm_open(struct ndk_test_env *env,
 	reinit_completion(&s->create_done);
 	atomic_set(&s->create_calls, 0);
 	s->create_object = NULL;
+	if (s->pd[0])
+		ndk_t_rm_reg_path(env, s->pd[0]);
 	if (env->failures) {
 		ndk_t_rm_close_all();
 		return NDK_TEST_FAIL;

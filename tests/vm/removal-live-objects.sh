@@ -14,11 +14,16 @@
 #       the consumer closes everything from inside its removal callback;
 #       the delete finishes promptly.
 # Either way rxe0 is added back at the end and its adapter opens again.
+# NDK_RM_DEV and NDK_RM_ADD run it on another device (siw-removal-*:
+# siw0, re-added with `rdma link add siw0 type siw netdev s0`), with
+# NDK_KTEST_PARAMS for ndk_test.ko.
 # Every wait is bounded; on failure the consumer's objects are closed so
 # that the device removal is never left waiting.
 set -u
 ko=$1
 mode=$2
+dev=${NDK_RM_DEV:-rxe0}
+add=${NDK_RM_ADD:-rdma link add rxe0 type rxe netdev v0}
 dbg=/sys/kernel/debug/ndk_test
 rm_pid=
 rm_rc=/tmp/removal-$mode.rc
@@ -51,13 +56,13 @@ wait_delete() {
 
 start_delete() {
 	rm -f "$rm_rc"
-	(timeout 60 rdma link delete rxe0; echo $? > "$rm_rc") &
+	(timeout 60 rdma link delete "$dev"; echo $? > "$rm_rc") &
 	rm_pid=$!
 }
 
 readd_rxe0() {
-	[[ -e /sys/class/infiniband/rxe0 ]] && return 0
-	rdma link add rxe0 type rxe netdev v0 || { log "rdma link add rxe0 failed"; return 1; }
+	[[ -e /sys/class/infiniband/$dev ]] && return 0
+	$add || { log "$add failed"; return 1; }
 }
 
 # On any failure: release the device, put rxe0 back, unload the consumer.
@@ -75,10 +80,11 @@ fail() {
 # The kernel log since the start of this test, and ndk.ko's removal lines.
 dmesg_start=$(dmesg | wc -l)
 new_dmesg() { dmesg | tail -n +"$((dmesg_start + 1))"; }
-ndk_msgs() { new_dmesg | grep -E 'rxe0: ndk: adapter [0-9]+ removal'; }
+ndk_msgs() { new_dmesg | grep -E "$dev: ndk: adapter [0-9]+ removal"; }
 
-[[ -e /sys/class/infiniband/rxe0 ]] || fail "no rxe0 to start with"
-insmod "$ko" || fail "insmod $ko failed"
+[[ -e /sys/class/infiniband/$dev ]] || fail "no $dev to start with"
+# shellcheck disable=SC2086 # parameters are words
+insmod "$ko" ${NDK_KTEST_PARAMS:-} || fail "insmod $ko failed"
 
 case $mode in
 live)
@@ -124,11 +130,11 @@ in-callback)
 	;;
 esac
 
-[[ -e /sys/class/infiniband/rxe0 ]] && fail "rxe0 still present after the delete"
+[[ -e /sys/class/infiniband/$dev ]] && fail "$dev still present after the delete"
 new_dmesg | grep -q 'ndk_test: .*removal callback 2' && fail "removal callback ran twice"
 
 # Put rxe0 back for the tests that follow, and check its adapter is back.
-readd_rxe0 || fail "could not add rxe0 back"
-scenario adapter-open || fail "adapter rxe0 did not come back"
+readd_rxe0 || fail "could not add $dev back"
+scenario adapter-open || fail "adapter $dev did not come back"
 rmmod ndk_test || fail "rmmod ndk_test failed"
 log "ok"
