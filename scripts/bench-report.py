@@ -387,6 +387,12 @@ def markdown(rep, info, cond, fits, command):
               "ours' rate over the baseline's (higher is better); cost rows give ours' time "
               "or bytes over the baseline's (lower is better).", ""]
     lines += [table, ""]
+    m1 = [(v, info[f"m1_caches_{v}"]) for v in ("ndk", "verbs") if f"m1_caches_{v}" in info]
+    if m1:
+        lines += ["M1: the slab caches that grew most in round 0, bytes per registration "
+                  "(the variant run second reuses objects the first freed; the medians above "
+                  "alternate the order):", ""]
+        lines += [f"- {v}: {c.replace(',', ', ')}" for v, c in m1] + [""]
     if fits:
         lines += ["U1 fits (t = fixed + slope × pages, relative weights; `dereg-` "
                   "deregistration; `common` the sizes MEM_REGISTER took, `all` every size "
@@ -575,7 +581,7 @@ def main():
             if len(f) == 3 and f[0] == "I":
                 cond[f[1]] = f[2].strip()
     for k in ("page_backing", "frmr_page_count", "max_registration_size",
-              "max_user_registration_size", "m1_caches_ndk", "m1_caches_verbs"):
+              "max_user_registration_size"):
         if k in info:
             cond[k] = info[k]
     cond["emulation"] = os.environ.get("NDK_BENCH_EMULATION", "QEMU TCG (software emulation)")
