@@ -109,12 +109,12 @@ demo: kmod lib
 # The benchmark suite (Documentation/performance.md): one guest boot,
 # every measure against its baseline, bench-results/ (or
 # $(BUILD)/bench-smoke/ for the short run that only checks each measure
-# produced a number).
+# produced a number).  BENCH_ONLY=r1,u1 runs those measures only.
 bench: kmod lib
-	$(call phase,benchmarks in the guest,scripts/bench.sh --build $(BUILD))
+	$(call phase,benchmarks in the guest,scripts/bench.sh --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)))
 
 bench-smoke: kmod lib
-	$(call phase,benchmark smoke run in the guest,scripts/bench.sh --smoke --build $(BUILD))
+	$(call phase,benchmark smoke run in the guest,scripts/bench.sh --smoke --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)))
 
 install: install-lib install-kmod
 

@@ -304,6 +304,8 @@ long ndk_umem_pinned_pages(void);
 
 /* ndk_ucache.c */
 struct dentry;
+int ndk_ucache_cache_init(void);
+void ndk_ucache_cache_exit(void);
 void ndk_ucache_init(struct ndk_ucache *uc);
 void ndk_ucache_release(struct ndk_ucache *uc);
 struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
@@ -331,6 +333,8 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m);
 int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m);
 int ndk_file_handle_close(struct file *file, u32 handle);
 void ndk_file_debugfs_init(struct dentry *dir);
+int ndk_file_cache_init(void);
+void ndk_file_cache_exit(void);
 
 /* ndk_ioctl.c */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

@@ -250,6 +250,43 @@ struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
 	return u;
 }
 
+/* Every handle table entry: exact-size objects, charged to the caller. */
+static struct kmem_cache *ndk_uobj_cache;
+
+/**
+ * ndk_file_cache_init() - create the handle table entries' slab cache
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_file_cache_init(void)
+{
+	ndk_uobj_cache = KMEM_CACHE(ndk_uobj, SLAB_ACCOUNT);
+	return ndk_uobj_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * ndk_file_cache_exit() - destroy it (every file closed)
+ *
+ * Context: module exit.
+ */
+void ndk_file_cache_exit(void)
+{
+	kmem_cache_destroy(ndk_uobj_cache);
+}
+
+/**
+ * ndk_uobj_free() - free an entry of ndk_uobj_alloc()
+ * @u: the entry, unpublished or removed from the table, or NULL
+ *
+ * Context: any.
+ */
+void ndk_uobj_free(struct ndk_uobj *u)
+{
+	if (u)
+		kmem_cache_free(ndk_uobj_cache, u);
+}
+
 /**
  * ndk_uobj_alloc() - a new entry, not yet in the table
  * @nf:     the file
@@ -257,12 +294,14 @@ struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
  * @parent: the entry it is created from, or NULL
  *
  * Context: process context, may sleep.
- * Return: the entry (kfree() it if it is never published) or NULL.
+ * Return: the entry (ndk_uobj_free() it if it is never published) or
+ * NULL.
  */
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent)
 {
-	struct ndk_uobj *u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	struct ndk_uobj *u = kmem_cache_zalloc(ndk_uobj_cache,
+					       GFP_KERNEL_ACCOUNT);
 
 	if (!u)
 		return NULL;
@@ -522,7 +561,7 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	if (u->parent)
 		u->parent->children--;
 	atomic_dec(&ndk_uobj_count);
-	kfree(u);
+	ndk_uobj_free(u);
 }
 
 /*
@@ -589,7 +628,7 @@ static void ndk_uobj_adapter_close(struct ndk_uobj *u)
 	if (u->adapter)
 		ndk_close_adapter(u->adapter);
 	atomic_dec(&ndk_uobj_count);
-	kfree(u);
+	ndk_uobj_free(u);
 }
 
 /*
@@ -785,10 +824,10 @@ int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a)
 err_close_adapter:
 	mutex_unlock(&nf->lock);
 	ndk_close_adapter(adapter);
-	kfree(u);
+	ndk_uobj_free(u);
 	return ret;
 err_free_uobj:
-	kfree(u);
+	ndk_uobj_free(u);
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
@@ -917,7 +956,7 @@ int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p)
 err_close_pd:
 	ndk_close_pd(pd, NULL, NULL);
 err_free_uobj:
-	kfree(u);
+	ndk_uobj_free(u);
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
@@ -1427,7 +1466,7 @@ err_release:
 	ndk_umr_release(mr, &fresh->mem.umem, fresh->mem.cache,
 			mr && ndk_mr_registered(mr));
 err_free_uobj:
-	kfree(fresh);
+	ndk_uobj_free(fresh);
 err_close_mr:
 	if (mr)
 		ndk_close_mr(mr, NULL, NULL);

@@ -190,6 +190,7 @@ struct ndk_umr_req {
 int ndk_errno_from_status(s32 status);
 struct ndk_file *ndk_file_lock(struct file *file);
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
+void ndk_uobj_free(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent);
 int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);

@@ -118,9 +118,17 @@ static int __init ndk_init(void)
 	if (ret)
 		goto err_netlink_exit;
 
-	ret = misc_register(&ndk_miscdev);
+	ret = ndk_file_cache_init();
 	if (ret)
 		goto err_adapter_exit;
+
+	ret = ndk_ucache_cache_init();
+	if (ret)
+		goto err_file_cache_exit;
+
+	ret = misc_register(&ndk_miscdev);
+	if (ret)
+		goto err_ucache_cache_exit;
 
 	ndk_debugfs = debugfs_create_dir("ndk", NULL);
 	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
@@ -132,6 +140,10 @@ static int __init ndk_init(void)
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
 	return 0;
 
+err_ucache_cache_exit:
+	ndk_ucache_cache_exit();
+err_file_cache_exit:
+	ndk_file_cache_exit();
 err_adapter_exit:
 	ndk_adapter_exit();
 err_netlink_exit:
@@ -147,6 +159,8 @@ static void __exit ndk_exit(void)
 {
 	debugfs_remove(ndk_debugfs);
 	misc_deregister(&ndk_miscdev);
+	ndk_ucache_cache_exit();
+	ndk_file_cache_exit();
 	ndk_adapter_exit();
 	ndk_netlink_exit();
 	destroy_workqueue(ndk_wq);

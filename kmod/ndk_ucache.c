@@ -84,6 +84,31 @@ static_assert(NDK_U_MMAP_CACHE % PAGE_SIZE == 0);
 /* Generation bumps from MMU notifiers: debugfs ndk/ucache_invalidations. */
 static atomic64_t ndk_ucache_invalidations = ATOMIC64_INIT(0);
 
+/* Every tracked registration: exact-size objects, charged to the caller. */
+static struct kmem_cache *ndk_ucache_reg_cache;
+
+/**
+ * ndk_ucache_cache_init() - create the tracked registrations' slab cache
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_ucache_cache_init(void)
+{
+	ndk_ucache_reg_cache = KMEM_CACHE(ndk_ucache_reg, SLAB_ACCOUNT);
+	return ndk_ucache_reg_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * ndk_ucache_cache_exit() - destroy it (every file closed)
+ *
+ * Context: module exit.
+ */
+void ndk_ucache_cache_exit(void)
+{
+	kmem_cache_destroy(ndk_ucache_reg_cache);
+}
+
 /**
  * ndk_ucache_init() - initialise the cache state of a new file
  * @uc: zeroed
@@ -204,7 +229,7 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 		if (!gens)
 			return ERR_PTR(-ENOMEM);
 	}
-	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	r = kmem_cache_zalloc(ndk_ucache_reg_cache, GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	r->uc = uc;
@@ -229,7 +254,7 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 		if (r->slot != NDK_U_CACHE_SLOT_NONE)
 			__clear_bit(r->slot, uc->slots);
 		spin_unlock(&uc->lock);
-		kfree(r);
+		kmem_cache_free(ndk_ucache_reg_cache, r);
 		return ERR_PTR(ret);
 	}
 	return r;
@@ -300,7 +325,7 @@ void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 	if (r->slot != NDK_U_CACHE_SLOT_NONE)
 		__clear_bit(r->slot, r->uc->slots);
 	spin_unlock(&r->uc->lock);
-	kfree(r);
+	kmem_cache_free(ndk_ucache_reg_cache, r);
 }
 
 /**

@@ -273,7 +273,7 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 err_close_qp:
 	ndk_close_qp(u->qp.qp, NULL, NULL);
 err_free_uobj:
-	kfree(u);
+	ndk_uobj_free(u);
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
@@ -1343,7 +1343,7 @@ struct ndk_uobj *ndk_uverbs_accepted(struct ndk_file *nf,
 	return u;
 
 err_free_uobj:
-	kfree(u);
+	ndk_uobj_free(u);
 err_close_connector:
 	ndk_close_connector(e->conn, NULL, NULL);
 	return NULL;
@@ -1511,7 +1511,7 @@ err_close_object:
 	else
 		ndk_uverbs_destroy(u);
 err_free_uobj:
-	kfree(u);
+	ndk_uobj_free(u);
 out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;

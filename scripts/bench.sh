@@ -6,7 +6,11 @@
 # perftest), then turn its raw output into OUT/results.md, results.json
 # and PNG plots (scripts/bench-report.py) and print the table.
 #
-#   bench.sh [--smoke] [--out DIR] [--build DIR]
+#   bench.sh [--smoke] [--only f1,r1,...] [--out DIR] [--build DIR]
+#
+# --only: run those measures only (f1 r1 w1 d1 u1 c1 m1 s1, comma-
+# separated; c1 includes the host's hit path); the report then checks
+# only theirs.  make bench BENCH_ONLY=r1 passes it.
 #
 # Expects `make kmod lib` done.  The guest's own results (console.log,
 # dmesg, the runner's verdicts, raw samples) stay in OUT/vm/; a kernel
@@ -16,11 +20,12 @@
 # NDK_VM_APPEND (guest kernel command line; default tsc=reliable).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-mode=full out="" build=$src/build
+mode=full out="" build=$src/build only=""
 while (($#)); do
 	case $1 in
 	--smoke) mode=smoke; shift ;;
 	--out) out=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
 	--build) build=$(realpath "$2"); shift 2 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -41,9 +46,9 @@ else
 	tmo=3000 mem=${NDK_VM_MEM:-3072}
 fi
 printf 'bench\t%s\t%s\n' "$tmo" \
-	"$src/tests/bench/bench-guest.sh $mode \"\$NDK_RESULTS/raw\" $ubench" > "$list"
+	"$src/tests/bench/bench-guest.sh $mode \"\$NDK_RESULTS/raw\" $ubench $only" > "$list"
 
-echo "bench: $mode run, guest memory $mem MiB, results in $out"
+echo "bench: $mode run${only:+ of $only}, guest memory $mem MiB, results in $out"
 # TCG's vCPUs fail the kernel's TSC synchronisation check, and the
 # fallback clocksource (HPET) costs microseconds per read, from user
 # space too (no vDSO path): tell the guest its TSC is good.
@@ -62,14 +67,16 @@ done
 
 # The cache's library hit path natively as well (no device needed): the
 # guest's number is inflated by TCG, this one is the real cost.
-if [[ $mode == smoke ]]; then
+if [[ -n "$only" && ",$only," != *",c1,"* ]]; then
+	:
+elif [[ $mode == smoke ]]; then
 	"$ubench" c1host rounds=2 iters=2 sizes=4096 > "$out/vm/raw/h-c1lib.txt"
 else
 	"$ubench" c1host rounds=7 iters=20 sizes=4096,1048576 > "$out/vm/raw/h-c1lib.txt"
 fi || { echo "bench: c1host on the host failed"; exit 1; }
 
-cmd="make $([[ $mode == smoke ]] && echo bench-smoke || echo bench)"
+cmd="make $([[ $mode == smoke ]] && echo bench-smoke || echo bench)${only:+ BENCH_ONLY=$only}"
 # --check: fail unless every measure produced a finite number (never
 # how fast it is).
 python3 "$src/scripts/bench-report.py" --raw "$out/vm/raw" --out "$out" \
-	--command "$cmd" --check
+	--command "$cmd" --check ${only:+--only "$only"}

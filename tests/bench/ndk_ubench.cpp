@@ -10,15 +10,20 @@
 //              [count=N] [device=rxe0]
 //
 //   u1  registration latency, 4 KiB pages: MEM_REGISTER / MEM_DEREGISTER
-//       (ndk) vs ibv_reg_mr / ibv_dereg_mr (verbs) vs the pin-only floor,
-//       ndk_bench.ko's pin_user_pages_fast + unpin timed in the kernel
-//       (kpin, needs ndk_bench.ko loaded); variants=uring runs io_uring
-//       buffer registration instead (never interleaved with the others,
-//       see Options::variants); big= sizes beyond MaxRegistrationSize
-//       run everything but ndk
+//       (ndk) and MR_REGISTER / MR_DEREGISTER (mr, libndk
+//       MemoryRegion::Register) vs ibv_reg_mr / ibv_dereg_mr (verbs), and
+//       the pin-only floor for reference, ndk_bench.ko's
+//       pin_user_pages_fast + unpin timed in the kernel (kpin, needs
+//       ndk_bench.ko loaded); variants=uring runs io_uring buffer
+//       registration instead (never interleaved with the others, see
+//       Options::variants).  ndk and mr run up to the adapter's
+//       max_user_registration_size; sizes above 2 MiB take fewer
+//       iterations (iters x 2 MiB / size, at least 2); RLIMIT_MEMLOCK is
+//       raised to what the sizes need
 //   c1  ndk::RegistrationCache hit vs miss vs no cache (bypass), and a
 //       munmap/mmap churn counting stale hits
-//   m1  slab bytes per live registration: ndk vs verbs (/proc/slabinfo)
+//   m1  slab bytes per live registration: ndk vs verbs (/proc/slabinfo);
+//       the caches that grew most in round 0 as I m1_caches_<variant>
 //   s1  count= live registrations: time per registration as they grow,
 //       slab bytes per registration, repeat-registration lookups
 //   d1  RDMA write throughput and 8-byte read latency between two libndk
@@ -32,6 +37,7 @@
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -64,7 +70,7 @@ struct Options {
     // U1: io_uring is not interleaved by default: its unregistration
     // quiesces for ~14 ms and leaves the guest busy for the operations
     // that follow (they measured ~4x slower); run it on its own.
-    std::string variants = "ndk,verbs,kpin";
+    std::string variants = "ndk,mr,verbs,kpin";
     unsigned rounds = 5;
     unsigned iters = 20;
     unsigned count = 1000;
@@ -255,7 +261,8 @@ class KernelPin {
 struct Ndk {
     ndk::Adapter adapter;
     ndk::ProtectionDomain pd;
-    std::uint64_t max_reg;
+    std::uint64_t max_reg;       // MaxRegistrationSize (kernel MDLs)
+    std::uint64_t max_user_reg;  // user memory (MEM_REGISTER, MR_REGISTER)
 };
 
 std::optional<Ndk> OpenNdk(const std::string& device) {
@@ -270,9 +277,12 @@ std::optional<Ndk> OpenNdk(const std::string& device) {
         Fail("libndk: adapter info / PD");
         return std::nullopt;
     }
-    std::printf("I max_registration_size %llu\n",
-                static_cast<unsigned long long>(info->max_registration_size));
-    return Ndk{std::move(*a), std::move(*pd), info->max_registration_size};
+    std::uint64_t user = info->max_user_registration_size ? info->max_user_registration_size
+                                                          : info->max_registration_size;
+    std::printf("I max_registration_size %llu\nI max_user_registration_size %llu\n",
+                static_cast<unsigned long long>(info->max_registration_size),
+                static_cast<unsigned long long>(user));
+    return Ndk{std::move(*a), std::move(*pd), info->max_registration_size, user};
 }
 
 void Conditions(const std::string& device) {
@@ -285,6 +295,29 @@ void Conditions(const std::string& device) {
 
 // --- U1 -------------------------------------------------------------------
 
+// RLIMIT_MEMLOCK at least bytes (root may raise the hard limit too), so
+// that ibv_reg_mr and ndk.ko's accounting of a 1 GiB registration pass.
+bool RaiseMemlock(std::size_t bytes) {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_MEMLOCK, &rl)) return false;
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= bytes) return true;
+    rlimit want{RLIM_INFINITY, RLIM_INFINITY};
+    if (setrlimit(RLIMIT_MEMLOCK, &want)) {
+        want.rlim_cur = want.rlim_max = rl.rlim_max;
+        if (rl.rlim_max < bytes || setrlimit(RLIMIT_MEMLOCK, &want)) return false;
+    }
+    std::printf("I memlock raised\n");
+    return true;
+}
+
+// Iterations at len: iters up to 2 MiB, then fewer (the work grows with
+// the size), at least 2.
+unsigned ItersAt(const Options& o, std::size_t len) {
+    constexpr std::size_t kFull = 2u << 20;
+    if (len <= kFull) return o.iters;
+    return std::max<unsigned>(2, static_cast<unsigned>(o.iters * kFull / len));
+}
+
 bool RunU1(const Options& o) {
     auto n = OpenNdk(o.device);
     Verbs verbs(o.device);
@@ -294,15 +327,21 @@ bool RunU1(const Options& o) {
     if (!verbs.pd()) return Fail("verbs: cannot open " + o.device);
     if (!ring.ok()) return Fail("io_uring_setup failed");
     if (!kpin.ok()) return Fail("ndk_bench.ko's debugfs files are missing (load it first)");
+    auto mr = ndk::MemoryRegion::Create(n->pd);
+    if (!mr) return Fail("libndk: NdkCreateMr: " + mr.error().Message());
     std::vector<std::size_t> sizes = o.sizes;
     sizes.insert(sizes.end(), o.big.begin(), o.big.end());
     std::size_t max = *std::max_element(sizes.begin(), sizes.end());
+    // Two registrations of the largest size may be live at once (ndk's
+    // and the kernel's accounting): twice, rounded up.
+    if (!RaiseMemlock(2 * max + (64u << 20))) return Fail("cannot raise RLIMIT_MEMLOCK");
     Buffer buf(max);
     if (!buf.get()) return Fail("mmap failed");
     char* p = buf.get();
 
     // One registration and deregistration of variant v; false on error.
-    static const char* const names[] = {"ndk", "verbs", "uring", "kpin"};
+    static const char* const names[] = {"ndk", "verbs", "uring", "kpin", "mr"};
+    constexpr int kVariants = 5;
     auto once = [&](int v, std::size_t len, unsigned round, bool record) {
         std::uint64_t t0 = Now(), t1 = 0;
         const char* name = names[v];
@@ -311,11 +350,16 @@ bool RunU1(const Options& o) {
             t1 = Now();
             if (!r) return Fail("MEM_REGISTER: " + r.error().Message());
             if (!r->Deregister()) return Fail("MEM_DEREGISTER failed");
-        } else if (v == 1) {
-            ibv_mr* mr = ibv_reg_mr(verbs.pd(), p, len, IBV_ACCESS_LOCAL_WRITE);
+        } else if (v == 4) {
+            auto r = mr->Register(p, len, ndk::mr_flag::kAllowLocalWrite);
             t1 = Now();
-            if (!mr) return Fail("ibv_reg_mr failed");
-            if (ibv_dereg_mr(mr)) return Fail("ibv_dereg_mr failed");
+            if (!r) return Fail("MR_REGISTER: " + r.error().Message());
+            if (!mr->Deregister()) return Fail("MR_DEREGISTER failed");
+        } else if (v == 1) {
+            ibv_mr* m = ibv_reg_mr(verbs.pd(), p, len, IBV_ACCESS_LOCAL_WRITE);
+            t1 = Now();
+            if (!m) return Fail("ibv_reg_mr failed");
+            if (ibv_dereg_mr(m)) return Fail("ibv_dereg_mr failed");
         } else if (v == 3) {
             auto ns = kpin.Pin(p, len);
             if (!ns) return Fail("ndk_bench pin failed");
@@ -339,14 +383,16 @@ bool RunU1(const Options& o) {
     };
 
     for (std::size_t len : sizes) {
-        std::vector<int> vs;  // ndk only up to its limit
-        for (int v = 0; v < 4; v++)
-            if (o.variants.find(names[v]) != std::string::npos && (v || len <= n->max_reg))
+        std::vector<int> vs;  // ndk and mr only up to the user limit
+        for (int v = 0; v < kVariants; v++)
+            if (o.variants.find(names[v]) != std::string::npos &&
+                ((v != 0 && v != 4) || len <= n->max_user_reg))
                 vs.push_back(v);
         for (int v : vs)
             if (!once(v, len, 0, false)) return false;
+        unsigned iters = ItersAt(o, len);
         for (unsigned r = 0; r < o.rounds; r++)
-            for (unsigned i = 0; i < o.iters; i++)
+            for (unsigned i = 0; i < iters; i++)
                 for (std::size_t k = 0; k < vs.size(); k++)
                     if (!once(vs[(k + r + i) % vs.size()], len, r, true)) return false;
     }
@@ -464,6 +510,38 @@ std::optional<long long> SlabBytes() {
     return total;
 }
 
+// Bytes of each slab cache's active objects.
+std::map<std::string, long long> SlabMap() {
+    std::ifstream in("/proc/slabinfo");
+    std::string line;
+    std::map<std::string, long long> out;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#' || line.rfind("slabinfo", 0) == 0) continue;
+        std::istringstream ss(line);
+        std::string name;
+        long long active = 0, num = 0, objsize = 0;
+        if (ss >> name >> active >> num >> objsize) out[name] += active * objsize;
+    }
+    return out;
+}
+
+// The caches that grew most between a and b, bytes per registration:
+// "name:bytes,..." (the largest first, at most 8).
+std::string TopGrowth(const std::map<std::string, long long>& a,
+                      const std::map<std::string, long long>& b, unsigned count) {
+    std::vector<std::pair<long long, std::string>> d;
+    for (const auto& [name, bytes] : b) {
+        auto it = a.find(name);
+        long long delta = bytes - (it == a.end() ? 0 : it->second);
+        if (delta > 0) d.emplace_back(delta, name);
+    }
+    std::sort(d.rbegin(), d.rend());
+    std::string out;
+    for (std::size_t i = 0; i < d.size() && i < 8; i++)
+        out += (i ? "," : "") + d[i].second + ":" + std::to_string(d[i].first / count);
+    return out.empty() ? "-" : out;
+}
+
 bool RunM1(const Options& o) {
     auto n = OpenNdk(o.device);
     Verbs verbs(o.device);
@@ -481,6 +559,7 @@ bool RunM1(const Options& o) {
             std::vector<ibv_mr*> mrs;
             regs.reserve(count);
             mrs.reserve(count);
+            auto map0 = r == 0 ? SlabMap() : std::map<std::string, long long>{};
             long long before = *SlabBytes();
             for (unsigned i = 0; i < count; i++) {
                 char* p = buf.get() + i * kPage;
@@ -495,6 +574,9 @@ bool RunM1(const Options& o) {
                 }
             }
             long long after = *SlabBytes();
+            if (r == 0)
+                std::printf("I m1_caches_%s %s\n", use_ndk ? "ndk" : "verbs",
+                            TopGrowth(map0, SlabMap(), count).c_str());
             Sample("M1", use_ndk ? "ndk" : "verbs", kPage, r,
                    static_cast<std::uint64_t>(std::max(0LL, after - before)), count);
             regs.clear();

@@ -110,7 +110,6 @@ void nb_sgt_free(struct sg_table *sgt);
 /* Measures: 0, or a negative errno after an E line. */
 int nb_f1(struct nb_env *env);
 int nb_r1(struct nb_env *env);
-int nb_r1h(struct nb_env *env);
 int nb_w1(struct nb_env *env);
 int nb_d1(struct nb_env *env);
 int nb_pin(struct nb_env *env);

@@ -84,7 +84,6 @@ struct nb_measure {
 static const struct nb_measure nb_measures[] = {
 	{ "f1", nb_f1 },
 	{ "r1", nb_r1 },
-	{ "r1h", nb_r1h },
 	{ "w1", nb_w1 },
 	{ "d1", nb_d1 },
 	{ "pin", nb_pin, true },

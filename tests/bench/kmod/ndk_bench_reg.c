@@ -14,7 +14,9 @@
  *     kernel equivalent: build and DMA-map a scatter table, map it into
  *     a fast-register MR, post REG_MR and wait; LOCAL_INV, wait, unmap.
  *     "raw" keeps one MR per size (as ndk.ko pools them), "raw-alloc"
- *     allocates and frees the MR with each registration.
+ *     allocates and frees the MR with each registration.  Sizes of 512
+ *     pages and more are huge-page MDLs (2 MiB-contiguous chunks) that
+ *     the raw side maps with 2 MiB pages.
  * W1  NdkBind + NdkInvalidate of a window over a sub-range of a
  *     registered MR vs NdkFastRegister + NdkInvalidate of the same
  *     sub-range (same loop as F1), vs NdkRegisterMr + NdkDeregisterMr of
@@ -23,11 +25,14 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/bottom_half.h>
+#include <linux/gfp.h>
 #include <linux/jiffies.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/ktime.h>
+#include <linux/mm.h>
 #include <linux/vmalloc.h>
 
 #include "ndk_bench.h"
@@ -500,9 +505,15 @@ static int nb_rawreg_post(struct nb_fix *f, struct nb_rawreg *rr,
 	return rr->status == IB_WC_SUCCESS ? 0 : -EIO;
 }
 
-/* Raw registration of @pages pages of @page at the iova @va. */
+/*
+ * Raw registration of @nent entries of @ent_size bytes each (@ent[i] the
+ * first page of each, physically contiguous) at the iova @va, mapped
+ * with @ent_size pages: 4 KiB pages, or 2 MiB chunks for the huge-page
+ * sizes.
+ */
 static int nb_rawreg_register(struct nb_fix *f, struct nb_rawreg *rr,
-			      struct page **page, u32 pages, u64 va, bool alloc)
+			      struct page **ent, u32 nent, u32 ent_size,
+			      u64 va, bool alloc)
 {
 	struct ib_reg_wr wr = {};
 	struct scatterlist *sg;
@@ -510,21 +521,21 @@ static int nb_rawreg_register(struct nb_fix *f, struct nb_rawreg *rr,
 	u32 i;
 
 	if (alloc) {
-		rr->mr = ib_alloc_mr(f->ibpd, IB_MR_TYPE_MEM_REG, pages);
+		rr->mr = ib_alloc_mr(f->ibpd, IB_MR_TYPE_MEM_REG, nent);
 		if (IS_ERR(rr->mr))
 			return PTR_ERR(rr->mr);
 	}
-	ret = sg_alloc_table(&rr->sgt, pages, GFP_KERNEL);
+	ret = sg_alloc_table(&rr->sgt, nent, GFP_KERNEL);
 	if (ret)
 		goto err_mr;
-	for_each_sg(rr->sgt.sgl, sg, pages, i)
-		sg_set_page(sg, page[i], PAGE_SIZE, 0);
-	nents = ib_dma_map_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+	for_each_sg(rr->sgt.sgl, sg, nent, i)
+		sg_set_page(sg, ent[i], ent_size, 0);
+	nents = ib_dma_map_sg(f->ibdev, rr->sgt.sgl, nent, DMA_BIDIRECTIONAL);
 	if (!nents) {
 		ret = -ENOMEM;
 		goto err_table;
 	}
-	if (ib_map_mr_sg(rr->mr, rr->sgt.sgl, nents, NULL, PAGE_SIZE) !=
+	if (ib_map_mr_sg(rr->mr, rr->sgt.sgl, nents, NULL, ent_size) !=
 	    nents) {
 		ret = -EINVAL;
 		goto err_unmap;
@@ -541,7 +552,7 @@ static int nb_rawreg_register(struct nb_fix *f, struct nb_rawreg *rr,
 	return 0;
 
 err_unmap:
-	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, nent, DMA_BIDIRECTIONAL);
 err_table:
 	sg_free_table(&rr->sgt);
 err_mr:
@@ -554,7 +565,7 @@ err_mr:
 }
 
 static int nb_rawreg_deregister(struct nb_fix *f, struct nb_rawreg *rr,
-				u32 pages, bool alloc)
+				u32 nent, bool alloc)
 {
 	struct ib_send_wr wr = {};
 	int ret;
@@ -562,7 +573,7 @@ static int nb_rawreg_deregister(struct nb_fix *f, struct nb_rawreg *rr,
 	wr.opcode = IB_WR_LOCAL_INV;
 	wr.ex.invalidate_rkey = rr->mr->lkey;
 	ret = nb_rawreg_post(f, rr, &wr);
-	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, pages, DMA_BIDIRECTIONAL);
+	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, nent, DMA_BIDIRECTIONAL);
 	sg_free_table(&rr->sgt);
 	if (alloc) {
 		ib_dereg_mr(rr->mr);
@@ -571,10 +582,106 @@ static int nb_rawreg_deregister(struct nb_fix *f, struct nb_rawreg *rr,
 	return ret;
 }
 
+/* R1's huge-page MDLs: 2 MiB chunks (order 9 on 4 KiB pages). */
+#define NB_HUGE_SIZE	SZ_2M
+#define NB_HUGE_ORDER	get_order(NB_HUGE_SIZE)
+#define NB_HUGE_PAGES	(NB_HUGE_SIZE >> PAGE_SHIFT)
+/* Their MDL's virtual address (an index), 2 MiB-aligned. */
+#define NB_HUGE_VA	(64ULL << 30)
+
+/**
+ * struct nb_r1_buf - what R1 registers at one size
+ * @pages:    4 KiB pages
+ * @mem:      up to 511 pages: vmalloc'ed
+ * @chunk:    huge sizes: the 2 MiB chunks (alloc_pages() of order 9)
+ * @nchunks:  entries of @chunk
+ * @mdl:      the MDL chain: one element over @mem, or one per chunk
+ * @ent:      the raw registration's entries: @mdl's pages, or @chunk
+ * @nent:     entries of @ent
+ * @ent_size: bytes per entry (PAGE_SIZE or NB_HUGE_SIZE)
+ */
+struct nb_r1_buf {
+	u32 pages;
+	void *mem;
+	struct page **chunk;
+	u32 nchunks;
+	struct ndk_mdl *mdl;
+	struct page **ent;
+	u32 nent;
+	u32 ent_size;
+};
+
+static void nb_r1_buf_free(struct nb_r1_buf *b)
+{
+	u32 i;
+
+	ndk_mdl_free_chain(b->mdl);
+	for (i = 0; b->chunk && i < b->nchunks; i++)
+		if (b->chunk[i])
+			__free_pages(b->chunk[i], NB_HUGE_ORDER);
+	kvfree(b->chunk);
+	vfree(b->mem);
+	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * The buffer of @pages pages: vmalloc'ed below 512 pages, else (a
+ * multiple of 512) an MDL chain of 2 MiB-contiguous chunks at consecutive
+ * 2 MiB-aligned virtual addresses, one element per chunk, which an engine
+ * mapping with the largest page size the layout allows registers as
+ * @pages / 512 huge pages.  -ENOSPC: the chunks could not be allocated.
+ */
+static int nb_r1_buf_init(struct nb_r1_buf *b, u32 pages)
+{
+	struct ndk_mdl **tail;
+	u32 i;
+
+	memset(b, 0, sizeof(*b));
+	b->pages = pages;
+	if (pages < NB_HUGE_PAGES) {
+		b->mem = vzalloc((size_t)pages * PAGE_SIZE);
+		b->mdl = b->mem ? ndk_mdl_from_buffer(b->mem,
+						      pages * PAGE_SIZE,
+						      GFP_KERNEL) : NULL;
+		if (!b->mdl)
+			return -ENOMEM;
+		b->ent = b->mdl->pages;
+		b->nent = pages;
+		b->ent_size = PAGE_SIZE;
+		return 0;
+	}
+	if (pages % NB_HUGE_PAGES)
+		return -EINVAL;
+	b->nchunks = pages / NB_HUGE_PAGES;
+	b->chunk = kvcalloc(b->nchunks, sizeof(*b->chunk), GFP_KERNEL);
+	if (!b->chunk)
+		return -ENOMEM;
+	tail = &b->mdl;
+	for (i = 0; i < b->nchunks; i++) {
+		u32 k;
+
+		b->chunk[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN |
+					  __GFP_NORETRY, NB_HUGE_ORDER);
+		if (!b->chunk[i])
+			return -ENOSPC;
+		*tail = ndk_mdl_alloc(NB_HUGE_VA + (u64)i * NB_HUGE_SIZE,
+				      NB_HUGE_SIZE, GFP_KERNEL);
+		if (!*tail)
+			return -ENOMEM;
+		for (k = 0; k < NB_HUGE_PAGES; k++)
+			(*tail)->pages[k] = b->chunk[i] + k;
+		tail = &(*tail)->next;
+	}
+	b->ent = b->chunk;
+	b->nent = b->nchunks;
+	b->ent_size = NB_HUGE_SIZE;
+	return 0;
+}
+
 /* One R1 sample pair (register, deregister) of variant @v. */
 static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
-		      struct ndk_mdl *mdl, struct nb_rawreg *rr, u32 pages,
-		      int v, u32 round)
+		      struct nb_r1_buf *b, struct nb_rawreg *rr, int v,
+		      u32 round)
 {
 	struct nb_rawreg *r = &rr[v == 2];
 	static const char * const name[] = { "ndk", "raw", "raw-alloc" };
@@ -584,7 +691,7 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 
 	t0 = ktime_get_ns();
 	if (v == 0) {
-		st = ndk_register_mr(mr, mdl, (size_t)pages * PAGE_SIZE,
+		st = ndk_register_mr(mr, b->mdl, (size_t)b->pages * PAGE_SIZE,
 				     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
 		t1 = ktime_get_ns();
 		if (!st)
@@ -593,25 +700,59 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 		if (st)
 			nb_out("E R1 NDK: status %#x", st);
 	} else {
-		ret = nb_rawreg_register(f, r, mdl->pages, pages,
-					 ndk_mdl_virtual_address(mdl), v == 2);
+		ret = nb_rawreg_register(f, r, b->ent, b->nent, b->ent_size,
+					 ndk_mdl_virtual_address(b->mdl),
+					 v == 2);
 		t1 = ktime_get_ns();
 		if (!ret)
-			ret = nb_rawreg_deregister(f, r, pages, v == 2);
+			ret = nb_rawreg_deregister(f, r, b->nent, v == 2);
 		if (ret)
 			nb_out("E R1 raw: %d", ret);
 	}
 	t2 = ktime_get_ns();
 	if (ret || round == U32_MAX)	/* U32_MAX: warm-up, not recorded */
 		return ret;
-	nb_sample("R1-reg", name[v], pages, round, t1 - t0, 1);
-	nb_sample("R1-dereg", name[v], pages, round, t2 - t1, 1);
+	nb_sample("R1-reg", name[v], b->pages, round, t1 - t0, 1);
+	nb_sample("R1-dereg", name[v], b->pages, round, t2 - t1, 1);
 	return 0;
+}
+
+/*
+ * Whether NdkRegisterMr takes a huge-page MDL of @b at all: a build whose
+ * engine maps 4 KiB pages only refuses it (STATUS_INVALID_PARAMETER,
+ * more pages than one MR maps).  That is reported as a line
+ * "U R1 <pages> ..." (not supported by this build), not as an error.
+ */
+static bool nb_r1_supported(struct ndk_mr *mr, struct nb_r1_buf *b)
+{
+	s32 st;
+
+	if (b->ent_size == PAGE_SIZE)
+		return true;
+	st = ndk_register_mr(mr, b->mdl, (size_t)b->pages * PAGE_SIZE,
+			     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
+	if (st == STATUS_INVALID_PARAMETER) {
+		nb_out("U R1 %u %u x 2 MiB chunks: STATUS_INVALID_PARAMETER",
+		       b->pages, b->nchunks);
+		return false;
+	}
+	if (!st)
+		st = ndk_deregister_mr(mr, NULL, NULL);
+	if (st)
+		nb_out("E R1 NDK %u pages (%u x 2 MiB): status %#x", b->pages,
+		       b->nchunks, st);
+	return !st;
 }
 
 /**
  * nb_r1() - R1: NdkRegisterMr / NdkDeregisterMr vs raw ib_core
- * @env: the run; sizes= in pages (at most MaxRegistrationSize)
+ * @env: the run; sizes= in pages: below 512 a vmalloc'ed buffer of 4 KiB
+ *       pages; a multiple of 512 above that an MDL chain of 2 MiB chunks
+ *       (huge-page MDLs, up to 512 x 2 MiB)
+ *
+ * A huge size NdkRegisterMr refuses with STATUS_INVALID_PARAMETER is
+ * reported as not supported by this build and skipped; one whose 2 MiB
+ * chunks cannot be allocated likewise ("U" lines).
  *
  * Context: process context, may sleep.
  * Return: 0 or a negative errno.
@@ -619,9 +760,8 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 int nb_r1(struct nb_env *env)
 {
 	struct nb_rawreg rr[2] = {};	/* [0] raw (MR kept), [1] raw-alloc */
-	struct ndk_mdl *mdl = NULL;
 	struct ndk_mr *mr = NULL;
-	void *mem = NULL;
+	struct nb_r1_buf b = {};
 	struct nb_fix f;
 	u32 p, r, i, pages;
 	int v, ret;
@@ -635,208 +775,50 @@ int nb_r1(struct nb_env *env)
 		ret = -EIO;
 	for (p = 0; !ret && p < env->nparams; p++) {
 		pages = env->params[p];
-		if ((u64)pages * PAGE_SIZE > f.info.max_registration_size) {
+		if (pages < NB_HUGE_PAGES &&
+		    (u64)pages * PAGE_SIZE > f.info.max_registration_size) {
 			nb_out("E R1 %u pages: above MaxRegistrationSize %llu",
 			       pages, f.info.max_registration_size);
 			ret = -EINVAL;
 			break;
 		}
-		mem = vzalloc((size_t)pages * PAGE_SIZE);
-		mdl = mem ? ndk_mdl_from_buffer(mem, pages * PAGE_SIZE,
-						GFP_KERNEL) : NULL;
-		rr[0].mr = ib_alloc_mr(f.ibpd, IB_MR_TYPE_MEM_REG, pages);
-		if (IS_ERR(rr[0].mr)) {
-			rr[0].mr = NULL;
-			ret = -ENOMEM;
+		ret = nb_r1_buf_init(&b, pages);
+		if (ret == -ENOSPC) {
+			nb_out("U R1 %u cannot allocate %u x 2 MiB chunks",
+			       pages, b.nchunks);
+			nb_r1_buf_free(&b);
+			ret = 0;
+			continue;
 		}
-		if (!mdl)
-			ret = -ENOMEM;
+		if (ret == -EINVAL)
+			nb_out("E R1 %u pages: not a multiple of 512", pages);
+		if (!ret && !nb_r1_supported(mr, &b)) {
+			nb_r1_buf_free(&b);
+			continue;
+		}
+		if (!ret) {
+			rr[0].mr = ib_alloc_mr(f.ibpd, IB_MR_TYPE_MEM_REG,
+					       b.nent);
+			if (IS_ERR(rr[0].mr)) {
+				nb_out("E R1 raw: ib_alloc_mr(%u): %ld", b.nent,
+				       PTR_ERR(rr[0].mr));
+				rr[0].mr = NULL;
+				ret = -ENOMEM;
+			}
+		}
 		/* Warm-up of each variant, then A-B-C rounds, order rotating. */
 		for (v = 0; !ret && v < 3; v++)
-			ret = nb_r1_once(&f, mr, mdl, rr, pages, v, U32_MAX);
+			ret = nb_r1_once(&f, mr, &b, rr, v, U32_MAX);
 		for (r = 0; !ret && r < env->rounds; r++)
 			for (i = 0; !ret && i < env->iters; i++)
 				for (v = 0; !ret && v < 3; v++)
-					ret = nb_r1_once(&f, mr, mdl, rr,
-							 pages,
+					ret = nb_r1_once(&f, mr, &b, rr,
 							 (v + r + i) % 3, r);
 		if (rr[0].mr)
 			ib_dereg_mr(rr[0].mr);
 		rr[0].mr = NULL;
-		ndk_mdl_free_chain(mdl);
-		mdl = NULL;
-		vfree(mem);
-		mem = NULL;
+		nb_r1_buf_free(&b);
 	}
-	if (mr)
-		ndk_close_mr(mr, NULL, NULL);
-	nb_fix_close(&f);
-	return ret;
-}
-
-/* --- R1 above 2 MiB: MDLs of 2 MiB chunks ---------------------------------- */
-
-#define NB_CHUNK_ORDER	(21 - PAGE_SHIFT)
-#define NB_CHUNKS	16	/* real chunks; a region's chunk k is chunk k % 16 */
-#define NB_HUGE_VA	0x4000000000ULL
-
-/* Raw registration of @n 2 MiB chunks, one table entry and page each. */
-static int nb_r1h_raw(struct nb_fix *f, struct nb_rawreg *rr,
-		      struct page **chunk, u32 n, u64 *t_reg, u64 *t_dereg)
-{
-	struct ib_reg_wr wr = {};
-	struct ib_send_wr inv = {};
-	struct scatterlist *sg;
-	u64 t0 = ktime_get_ns();
-	int nents, ret;
-	u32 i;
-
-	ret = sg_alloc_table(&rr->sgt, n, GFP_KERNEL);
-	if (ret)
-		return ret;
-	for_each_sg(rr->sgt.sgl, sg, n, i)
-		sg_set_page(sg, chunk[i % NB_CHUNKS], SZ_2M, 0);
-	nents = ib_dma_map_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
-	if (!nents) {
-		ret = -ENOMEM;
-		goto out_table;
-	}
-	if (ib_map_mr_sg(rr->mr, rr->sgt.sgl, nents, NULL, SZ_2M) != nents) {
-		ret = -EINVAL;
-		goto out_unmap;
-	}
-	rr->mr->iova = NB_HUGE_VA;
-	ib_update_fast_reg_key(rr->mr, ib_inc_rkey(rr->mr->rkey));
-	wr.wr.opcode = IB_WR_REG_MR;
-	wr.mr = rr->mr;
-	wr.key = rr->mr->rkey;
-	wr.access = IB_ACCESS_LOCAL_WRITE;
-	ret = nb_rawreg_post(f, rr, &wr.wr);
-	*t_reg = ktime_get_ns() - t0;
-	if (ret)
-		goto out_unmap;
-	t0 = ktime_get_ns();
-	inv.opcode = IB_WR_LOCAL_INV;
-	inv.ex.invalidate_rkey = rr->mr->lkey;
-	ret = nb_rawreg_post(f, rr, &inv);
-	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
-	sg_free_table(&rr->sgt);
-	*t_dereg = ktime_get_ns() - t0;
-	return ret;
-
-out_unmap:
-	ib_dma_unmap_sg(f->ibdev, rr->sgt.sgl, n, DMA_BIDIRECTIONAL);
-out_table:
-	sg_free_table(&rr->sgt);
-	return ret;
-}
-
-/* One R1 huge sample pair of variant @v (0 ndk, 1 raw); round 0 warms up. */
-static int nb_r1h_once(struct nb_fix *f, struct ndk_mr *mr,
-		       struct ndk_mdl *chain, struct nb_rawreg *rr,
-		       struct page **chunk, u32 n, int v, u32 r)
-{
-	static const char * const name[] = { "ndk", "raw" };
-	u64 t_reg, t_dereg, t0;
-	int ret;
-	s32 st;
-
-	if (v) {
-		ret = nb_r1h_raw(f, rr, chunk, n, &t_reg, &t_dereg);
-		if (ret) {
-			nb_out("E R1 huge raw: %d", ret);
-			return ret;
-		}
-	} else {
-		t0 = ktime_get_ns();
-		st = ndk_register_mr(mr, chain, (u64)n << 21,
-				     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
-		t_reg = ktime_get_ns() - t0;
-		t0 = ktime_get_ns();
-		if (!st)
-			st = ndk_deregister_mr(mr, NULL, NULL);
-		t_dereg = ktime_get_ns() - t0;
-		if (st) {
-			nb_out("E R1 huge NDK: status %#x", st);
-			return -EIO;
-		}
-	}
-	if (r) {
-		nb_sample("R1-reg", name[v], n * 512, r - 1, t_reg, 1);
-		nb_sample("R1-dereg", name[v], n * 512, r - 1, t_dereg, 1);
-	}
-	return 0;
-}
-
-/**
- * nb_r1h() - R1 above 2 MiB: NdkRegisterMr of an MDL of 2 MiB chunks
- * @env: the run; sizes= in 2 MiB chunks (at most the page list's length)
- *
- * The chunks are physically contiguous and 2 MiB aligned at a 2 MiB
- * aligned address: ndk.ko maps them with 2 MiB pages, and so does the raw
- * consumer (one table entry per chunk, MR kept).  16 real chunks back
- * every region (its chunk k is chunk k % 16), so 1 GiB needs 32 MiB.
- *
- * Context: process context, may sleep.
- * Return: 0 or a negative errno.
- */
-int nb_r1h(struct nb_env *env)
-{
-	struct ndk_mdl *chain = NULL, **tail, *m;
-	struct page *chunk[NB_CHUNKS] = {};
-	struct nb_rawreg rr = {};
-	struct ndk_mr *mr = NULL;
-	u32 p, r, i, k, n;
-	struct nb_fix f;
-	int v, ret;
-
-	init_completion(&rr.done);
-	rr.cqe.done = nb_rawreg_done;
-	ret = nb_fix_open(env, &f, false);
-	if (!ret && ndk_create_mr(f.pd, false, NULL, NULL, &mr))
-		ret = -EIO;
-	for (i = 0; !ret && i < NB_CHUNKS; i++) {
-		chunk[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, NB_CHUNK_ORDER);
-		if (!chunk[i])
-			ret = -ENOMEM;
-	}
-	for (p = 0; !ret && p < env->nparams; p++) {
-		n = env->params[p];
-		chain = NULL;
-		tail = &chain;
-		for (k = 0; !ret && k < n; k++) {
-			m = ndk_mdl_alloc(NB_HUGE_VA + ((u64)k << 21), SZ_2M,
-					  GFP_KERNEL);
-			if (!m) {
-				ret = -ENOMEM;
-				break;
-			}
-			for (i = 0; i < m->page_count; i++)
-				m->pages[i] = nth_page(chunk[k % NB_CHUNKS], i);
-			*tail = m;
-			tail = &m->next;
-		}
-		rr.mr = ret ? NULL : ib_alloc_mr(f.ibpd, IB_MR_TYPE_MEM_REG, n);
-		if (IS_ERR(rr.mr)) {
-			rr.mr = NULL;
-			ret = -ENOMEM;
-		}
-		/* A warm-up round (r = 0), then rounds, the order alternating. */
-		for (r = 0; !ret && r <= env->rounds; r++)
-			for (i = 0; !ret && i < env->iters; i++)
-				for (v = 0; !ret && v < 2; v++)
-					ret = nb_r1h_once(&f, mr, chain, &rr,
-							  chunk, n,
-							  (v + r + i) % 2, r);
-		if (rr.mr)
-			ib_dereg_mr(rr.mr);
-		rr.mr = NULL;
-		ndk_mdl_free_chain(chain);
-		chain = NULL;
-	}
-	for (i = 0; i < NB_CHUNKS; i++)
-		if (chunk[i])
-			__free_pages(chunk[i], NB_CHUNK_ORDER);
 	if (mr)
 		ndk_close_mr(mr, NULL, NULL);
 	nb_fix_close(&f);
