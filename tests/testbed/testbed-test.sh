@@ -24,6 +24,10 @@ dmesg_of() { printf '[    1.000000] %s\n' "$1" | "$src/scripts/check-dmesg.sh"; 
 
 check 0 "clean log passes" dmesg_of "rxe: loaded"
 check 0 "ndk lines pass" dmesg_of "infiniband rxe0: ndk: adapter 1 added"
+check 0 "fault-injection frames pass" dmesg_of "  ? lockdep_init_map_type+0x169/0x770"
+check 0 "module frames pass" dmesg_of " refcount_inc_checked+0x5/0x10 [ndk]"
+check 1 "a lockdep frame under a header fails" \
+	dmesg_of "$(printf '%s\n[    1.000000]  ? lockdep_init_map_type+0x169/0x770' 'WARNING: CPU: 0 PID: 1 at x')"
 for line in \
 	"WARNING: CPU: 1 PID: 140 at kmod/ndk_main.c:45 ndk_selftest_warn_write+0x5/0x10 [ndk]" \
 	"BUG: kernel NULL pointer dereference, address: 0000000000000060" \
