@@ -13,6 +13,22 @@
  * still works on that connection, so a failure means the bounds or rights
  * were enforced and not that the registration was lost.
  *
+ * iWARP (siw) differs: an RDMA write completes at the initiator once TCP
+ * has its bytes, before the target has placed or refused it; a refused
+ * access makes the target send a TERMINATE and tear the connection down,
+ * and what the initiator then sees is a flush (STATUS_CANCELLED), not
+ * STATUS_REMOTE_RESOURCES.  So on iWARP a write's bytes are checked only
+ * after an RDMA read posted behind it completed (the target serves the
+ * stream in order: the read is served only if the write was accepted),
+ * and a refused access is proven by that fencing read (or the refused
+ * read itself) not succeeding, the connection being dead, and the target
+ * bytes being unchanged (fr_fence()).  And siw 6.1 serves a remote read
+ * through any valid STag of the PD without checking its remote-read
+ * right (Documentation/security.md, "Known limits"): a read the rights
+ * must refuse is checked there to return exactly the target's bytes, the
+ * documented defect, so a siw that starts refusing it fails here and the
+ * note gets updated (fr_fail_unread()).
+ *
  * Fast registrations use vmalloc'ed pages mapped with NdkBuildLAM, a
  * non-zero first-byte offset and a base virtual address unrelated to the
  * kernel address (FR_BASE + fbo): the address is only an index.  The rest
@@ -37,6 +53,7 @@
 #define FR_OWNER	1		/* owns and registers the memory */
 #define FR_BASE		0x10000000ULL	/* base VA of fast registrations */
 #define FR_XFER_MAX	(18 * PAGE_SIZE) /* the peer's src and sink buffers */
+#define FR_SIW_VENDOR_ID 0x626d74	/* siw's vendor_id ("bmt") */
 
 /* Work request flags (NDK_OP_FLAG_*) by their meaning here. */
 #define FR_R	NDK_OP_FLAG_ALLOW_REMOTE_READ
@@ -64,6 +81,9 @@ struct fr_fix {
 	struct t_buf sink;	/* peer: REMOTE_WRITE | RDMA_READ_SINK */
 	bool dead;		/* a remote access error killed the connection */
 	u32 refused;		/* accesses refused as they must be */
+	bool iwarp;		/* write results say nothing of the target */
+	bool siw;		/* siw 6.1: remote reads ignore the right */
+	u32 siw_reads;		/* reads served without the right (siw) */
 };
 
 /*
@@ -94,6 +114,39 @@ struct fr_target {
 
 #define FR_WAIT(env, cq, ctx, type, status) \
 	fr_wait(env, __LINE__, cq, CTX(ctx), type, status, NULL)
+
+/*
+ * The next result within NDK_T_TIMEOUT, of request @ctx of @type, with
+ * any status; logged and counted when there is none or another request's.
+ */
+static bool fr_next(struct ndk_test_env *env, int line, struct ndk_cq *cq,
+		    void *ctx, u32 type, struct ndk_result_ex *r)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	u32 got;
+
+	for (;;) {
+		got = ndk_get_cq_results_ex(cq, r, 1);
+		if (got || time_after(jiffies, end))
+			break;
+		usleep_range(1000, 2000);
+	}
+	if (!got) {
+		ndk_test_log("line %d: no result for request %lu", line,
+			     (unsigned long)ctx);
+		env->failures++;
+		return false;
+	}
+	if (r->type != type || r->request_context != ctx) {
+		ndk_test_log("line %d: status %#x type %#x request %lu, want type %#x request %lu",
+			     line, r->status, r->type,
+			     (unsigned long)r->request_context, type,
+			     (unsigned long)ctx);
+		env->failures++;
+		return false;
+	}
+	return true;
+}
 
 /* One result within NDK_T_TIMEOUT; logged and counted when it differs. */
 static bool fr_wait(struct ndk_test_env *env, int line, struct ndk_cq *cq,
@@ -206,6 +259,11 @@ static struct fr_fix *fr_open(struct ndk_test_env *env)
 		      NDK_MR_FLAG_RDMA_READ_SINK))
 		return x;
 	get_random_bytes(x->src.data, x->src.len);
+	x->iwarp = x->f.info.rdma_technology == NDK_IWARP;
+	x->siw = x->iwarp && x->f.info.vendor_id == FR_SIW_VENDOR_ID;
+	if (x->iwarp)
+		ndk_test_log("# iWARP: %s; %s", "writes checked after a fencing RDMA read",
+			     "refusals by the teardown (a flush), not by STATUS_REMOTE_RESOURCES");
 	return x;
 }
 
@@ -217,6 +275,10 @@ static int fr_close(struct ndk_test_env *env, struct fr_fix *x)
 		return NDK_TEST_FAIL;
 	ndk_test_log("%u accesses refused, each on a fresh connection",
 		     x->refused);
+	if (x->siw)
+		ndk_test_log("# siw: %u reads without the remote-read right served (%s)",
+			     x->siw_reads,
+			     "siw 6.1 checks no rights on reads, security.md");
 	t_buf_free(env, &x->src);
 	t_buf_free(env, &x->sink);
 	rc = t_verdict(env, &x->f);
@@ -227,8 +289,83 @@ static int fr_close(struct ndk_test_env *env, struct fr_fix *x)
 /* --- remote accesses from the peer ---------------------------------------- */
 
 /*
+ * iWARP: an RDMA read of one byte of the peer's own src, posted behind an
+ * RDMA write on qp[0].  The target serves the stream in order, so the read
+ * succeeds only once the write was placed, and is flushed when the target
+ * refused the write and tore the connection down.  True when its result
+ * says what @placed expects.
+ */
+static bool fr_fence(struct ndk_test_env *env, int line, struct fr_fix *x,
+		     bool placed)
+{
+	struct ndk_sge sge = t_sge(&x->sink, x->sink.len - 1, 1);
+	struct t_fix *f = &x->f;
+	struct ndk_result_ex r = {};
+	bool ok;
+	s32 s;
+
+	s = ndk_read(f->qp[FR_PEER], CTX(0x78), &sge, 1, t_raddr(&x->src, 0),
+		     ndk_get_remote_token_from_mr(x->src.mr), 0);
+	if (s != STATUS_SUCCESS) {
+		if (!placed)	/* the teardown may already refuse the post */
+			return true;
+		ndk_test_log("line %d: fencing read post: status %#x", line, s);
+		env->failures++;
+		return false;
+	}
+	if (!fr_next(env, line, f->cq[FR_PEER], CTX(0x78), T_READ, &r))
+		return false;
+	ok = r.status == STATUS_SUCCESS;
+	if (ok == placed)
+		return true;
+	ndk_test_log("line %d: fencing read after the write: status %#x, want %s",
+		     line, r.status, placed ? "success (the write placed)" :
+		     "a failure (the write refused, the connection torn down)");
+	env->failures++;
+	return false;
+}
+
+/*
+ * fr_access() on iWARP, the request posted: a write that must succeed
+ * completes and its fencing read succeeds; one that must be refused
+ * completes with any status (STATUS_SUCCESS on siw: TCP took it) and its
+ * fencing read fails; a read completes with @want, or, to be refused,
+ * with any failure (the teardown's flush).
+ */
+static bool fr_access_iw(struct ndk_test_env *env, int line,
+			 struct fr_fix *x, bool write, s32 want)
+{
+	struct ndk_result_ex r = {};
+	bool ok;
+
+	ok = fr_next(env, line, x->f.cq[FR_PEER], CTX(0x77),
+		     write ? T_WRITE : T_READ, &r);
+	if (ok && want == STATUS_SUCCESS && r.status != STATUS_SUCCESS) {
+		ndk_test_log("line %d: %s: status %#x, want success", line,
+			     write ? "write" : "read", r.status);
+		env->failures++;
+		ok = false;
+	} else if (ok && want != STATUS_SUCCESS && !write &&
+		   r.status == STATUS_SUCCESS) {
+		ndk_test_log("line %d: read that must be refused succeeded",
+			     line);
+		env->failures++;
+		ok = false;
+	} else if (ok && want != STATUS_SUCCESS) {
+		ndk_test_log("line %d: refused %s: initiator status %#x (iWARP)",
+			     line, write ? "write" : "read", r.status);
+	}
+	if (ok && write)
+		ok = fr_fence(env, line, x, want == STATUS_SUCCESS);
+	if (!ok || want != STATUS_SUCCESS)
+		x->dead = true;
+	return ok;
+}
+
+/*
  * An RDMA write or read of @sge from qp[0]; its result must be @want.  Any
  * failed result kills the connection on rxe: the next access reconnects.
+ * On iWARP fr_access_iw() decides.
  */
 static bool fr_access(struct ndk_test_env *env, int line, struct fr_fix *x,
 		      bool write, const struct ndk_sge *sge, u64 raddr,
@@ -250,6 +387,8 @@ static bool fr_access(struct ndk_test_env *env, int line, struct fr_fix *x,
 		x->dead = true;
 		return false;
 	}
+	if (x->iwarp)
+		return fr_access_iw(env, line, x, write, want);
 	ok = fr_wait(env, line, f->cq[FR_PEER], CTX(0x77),
 		     write ? T_WRITE : T_READ, want, &r);
 	if (!ok || r.status != STATUS_SUCCESS)
@@ -266,13 +405,27 @@ static bool fr_write(struct ndk_test_env *env, int line, struct fr_fix *x,
 	return fr_access(env, line, x, true, &sge, raddr, rtok, want);
 }
 
-/* Read @len bytes at @raddr into the peer's sink (at @soff). */
+/*
+ * Read @len bytes at @raddr into the peer's sink (at @soff).  On iWARP a
+ * refused read must also leave the sink as it was.
+ */
 static bool fr_read(struct ndk_test_env *env, int line, struct fr_fix *x,
 		    u32 soff, u64 raddr, u32 rtok, u32 len, s32 want)
 {
 	struct ndk_sge sge = t_sge(&x->sink, soff, len);
+	u8 *dst = x->sink.data + soff;
+	bool ok;
 
-	return fr_access(env, line, x, false, &sge, raddr, rtok, want);
+	if (!x->iwarp || want == STATUS_SUCCESS)
+		return fr_access(env, line, x, false, &sge, raddr, rtok, want);
+	memset(dst, 0x5a, len);
+	ok = fr_access(env, line, x, false, &sge, raddr, rtok, want);
+	if (ok && !t_all(dst, 0x5a, len)) {
+		ndk_test_log("line %d: a refused read changed the sink", line);
+		env->failures++;
+		ok = false;
+	}
+	return ok;
 }
 
 #define FR_WRITE(env, x, soff, raddr, rtok, len, want) \
@@ -312,6 +465,41 @@ static void fr_fail(struct ndk_test_env *env, int line, struct fr_fix *x,
 			    STATUS_REMOTE_RESOURCES))
 		x->refused++;
 	x->dead = true;
+}
+
+/*
+ * A read of @len bytes at @raddr with @rtok, a token without the
+ * remote-read right over @bytes: refused as fr_fail(), except on siw 6.1,
+ * which serves remote reads through any valid STag of the PD without
+ * checking the right (siw_init_rresp() queues the response, the transmit
+ * path checks its source STag with no permissions): there the read must
+ * return exactly @bytes, the documented defect
+ * (Documentation/security.md, "Known limits"), and a siw that refuses it
+ * fails here so that the note is revisited.
+ */
+static void fr_fail_unread(struct ndk_test_env *env, int line,
+			   struct fr_fix *x, const struct fr_target *probe,
+			   u64 raddr, u32 len, u32 rtok, const u8 *bytes)
+{
+	if (!x->siw) {
+		fr_fail(env, line, x, probe, false, raddr, len, rtok);
+		return;
+	}
+	if (fr_live(env, x))
+		return;
+	fr_probe(env, line, x, probe);
+	ndk_test_log("line %d: %s (%s): expecting the target's %u bytes", line,
+		     "siw 6.1 serves a remote read without the remote-read right",
+		     "security.md", len);
+	memset(x->sink.data, 0x5a, len);
+	if (fr_read(env, line, x, 0, raddr, rtok, len, STATUS_SUCCESS)) {
+		x->siw_reads++;
+		if (memcmp(x->sink.data, bytes, len)) {
+			ndk_test_log("line %d: the read returned other bytes",
+				     line);
+			env->failures++;
+		}
+	}
 }
 
 /* Fails @off bytes from the start of target @t, with its token. */
@@ -370,7 +558,7 @@ static void fr_check_target(struct ndk_test_env *env, struct fr_fix *x,
 		FR_FAIL(env, x, t, false, -1, 2);
 		FR_FAIL(env, x, t, false, t->len - 1, 2);
 	} else {
-		FR_FAIL(env, x, t, false, 0, 1);
+		fr_fail_unread(env, __LINE__, x, t, t->addr, 1, t->rtok, bytes);
 	}
 	NDK_T_CHECK(env, bytes[-1] == prev && bytes[t->len] == next);
 	NDK_T_CHECK(env, bytes[0] == first && bytes[t->len - 1] == last);
@@ -968,8 +1156,9 @@ static int t_fr_rotation(struct ndk_test_env *env)
 	t = fr_target(&b, FR_R | FR_W);
 	ndk_get_privileged_memory_region_token(f->pd, &priv);
 	FR_FAIL_TOK(env, x, &t, true, b.base, 16, priv);
-	FR_FAIL_TOK(env, x, &t, false, b.lam->adapter_page_array[0] + b.fbo, 16,
-		    priv);
+	fr_fail_unread(env, __LINE__, x, &t,
+		       b.lam->adapter_page_array[0] + b.fbo, 16, priv,
+		       b.mem + b.fbo);
 	FR_FAIL_TOK(env, x, &t, true, b.lam->adapter_page_array[0] + b.fbo, 16,
 		    priv);
 out:
