@@ -587,6 +587,36 @@ bool RunM1(const Options& o) {
     return true;
 }
 
+// The same growth for ibv_reg_mr over the same ranges: what the device,
+// ib_core and the mm add per live registration, apart from ndk.ko.
+template <typename Range>
+bool RunS1Verbs(const Options& o, Range range) {
+    Verbs verbs(o.device);
+    if (!verbs.pd()) return Fail("verbs: cannot open " + o.device);
+    constexpr unsigned kBlock = 1000;
+    const unsigned count = o.count;
+    std::vector<ibv_mr*> mrs;
+    mrs.reserve(count);
+    bool ok = true;
+    for (unsigned b = 0; ok && b * kBlock < count; b++) {
+        unsigned m = std::min(kBlock, count - b * kBlock);
+        std::uint64_t t0 = Now();
+        for (unsigned i = 0; i < m; i++) {
+            auto [p, len] = range(b * kBlock + i);
+            ibv_mr* mr = ibv_reg_mr(verbs.pd(), p, len, IBV_ACCESS_LOCAL_WRITE);
+            if (!mr) {
+                ok = Fail("S1 ibv_reg_mr failed");
+                break;
+            }
+            mrs.push_back(mr);
+        }
+        if (ok) Sample("S1-reg", "verbs", count, b, Now() - t0, m);
+    }
+    for (ibv_mr* mr : mrs)
+        if (ibv_dereg_mr(mr)) ok = Fail("S1 ibv_dereg_mr failed");
+    return ok;
+}
+
 bool RunS1(const Options& o) {
     auto n = OpenNdk(o.device);
     if (!n) return false;
@@ -639,7 +669,7 @@ bool RunS1(const Options& o) {
     std::uint64_t t0 = Now();
     regs.clear();
     Sample("S1-dereg", "ndk", count, 0, Now() - t0, count);
-    return true;
+    return RunS1Verbs(o, range);
 }
 
 // --- D1 (user path) ------------------------------------------------------------
