@@ -1,34 +1,26 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * SHA-256 (FIPS 180-4), small and dependency-free: ndk-target prints the
- * digest of its buffer with it, and the vm test's verbs peer the digest of
- * what it read.  C, so both the C++ tool and the C peer compile sha256.c.
+ * The SHA-256 digest of a buffer as hex, from OpenSSL's libcrypto:
+ * ndk-target prints the digest of its buffer with it, and the vm test's
+ * verbs peer the digest of what it read.  Header-only C, so both the C++
+ * tool and the C peer use it; link with libcrypto.
  */
 #ifndef NDK_TOOLS_SHA256_H
 #define NDK_TOOLS_SHA256_H
 
 #include <stddef.h>
-#include <stdint.h>
+#include <stdio.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include <openssl/evp.h>
 
-struct ndk_sha256 {
-    uint32_t h[8];
-    uint64_t bytes;
-    uint8_t block[64];
-    size_t used;
-};
+/* The digest of data as 64 lowercase hex digits and a NUL ("" on error). */
+static inline void ndk_sha256_hex(const void* data, size_t len, char hex[65]) {
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
 
-void ndk_sha256_init(struct ndk_sha256* s);
-void ndk_sha256_update(struct ndk_sha256* s, const void* data, size_t len);
-void ndk_sha256_final(struct ndk_sha256* s, uint8_t digest[32]);
-/* The digest of data as 64 lowercase hex digits and a NUL. */
-void ndk_sha256_hex(const void* data, size_t len, char hex[65]);
-
-#ifdef __cplusplus
+    hex[0] = '\0';
+    if (!EVP_Digest(data, len, d, &n, EVP_sha256(), NULL) || n != 32) return;
+    for (unsigned int i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
 }
-#endif
 
-#endif /* NDK_TOOLS_SHA256_H */
+#endif
