@@ -19,9 +19,11 @@ packages=(
 	build-essential cmake googletest libgtest-dev pkg-config
 	# checkpatch.pl and the debug-kernel source, plots
 	linux-source-6.1 gnuplot-nox
-	# building the debug guest kernel (scripts/debug-kernel.sh)
+	# building the debug guest kernel (scripts/debug-kernel.sh); libssl-dev
+	# also gives the tools' SHA-256 (libcrypto)
 	bc flex bison libelf-dev libssl-dev dwarves rsync xz-utils
-	# the vm tests that read JSON (ndkinfo --json)
+	# the ndk tool's JSON (nlohmann), the vm tests that read it (python3)
+	nlohmann-json3-dev
 	python3
 	# make install registers ndk.ko with DKMS; install.dkms builds with it
 	dkms

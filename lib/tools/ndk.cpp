@@ -33,7 +33,9 @@ int Fail(const std::string& what, const ndk::Error& e) {
     return kExitError;
 }
 
-void Print(const Command& c, const Json& j) { std::printf("%s\n", j.Dump(c.pretty).c_str()); }
+void Print(const Command& c, const Json& j) {
+    std::printf("%s\n", ndk::cli::Dump(j, c.pretty).c_str());
+}
 
 int AdapterShow(ndk::nl::Client& nl, const Command& c) {
     std::vector<ndk::nl::Adapter> list;
@@ -53,9 +55,9 @@ int AdapterShow(ndk::nl::Client& nl, const Command& c) {
         list.push_back(std::move(*r));
     }
     if (c.json) {
-        Json::Array a;
+        Json a = Json::array();
         for (const auto& x : list) a.push_back(ndk::cli::AdapterJson(x));
-        Print(c, Json(std::move(a)));
+        Print(c, a);
     } else {
         for (const auto& x : list) std::fputs(ndk::cli::AdapterText(x).c_str(), stdout);
     }
@@ -67,15 +69,15 @@ int ResourceShow(ndk::nl::Client& nl, const Command& c) {
         auto r = nl.Processes(c.pid);
         if (!r) return Fail("resource summary", r.error());
         if (c.json) {
-            Json::Array a;
+            Json a = Json::array();
             for (const auto& p : *r) a.push_back(ndk::cli::ProcessJson(p));
-            Print(c, Json(std::move(a)));
+            Print(c, a);
         } else {
             for (const auto& p : *r) std::fputs(ndk::cli::ProcessText(p).c_str(), stdout);
         }
         return kExitOk;
     }
-    Json::Array a;
+    Json a = Json::array();
     for (std::uint32_t t : c.types) {
         auto r = nl.Resources(t, c.pid);
         if (!r) return Fail(std::string("resource ") + ndk::nl::ObjectTypeName(t), r.error());
@@ -86,7 +88,7 @@ int ResourceShow(ndk::nl::Client& nl, const Command& c) {
                 std::fputs(ndk::cli::ResourceText(x).c_str(), stdout);
         }
     }
-    if (c.json) Print(c, Json(std::move(a)));
+    if (c.json) Print(c, a);
     return kExitOk;
 }
 
@@ -96,10 +98,10 @@ int Stat(ndk::nl::Client& nl, const Command& c) {
     auto procs = nl.Processes(c.pid);
     if (!procs) return Fail("per-process statistics", procs.error());
     if (c.json) {
-        Json::Array a;
+        Json a = Json::array();
         for (const auto& p : *procs) a.push_back(ndk::cli::ProcessJson(p));
         Json j = ndk::cli::StatsJson(*s);
-        Print(c, Json(Json::Object{{"module", std::move(j)}, {"processes", Json(std::move(a))}}));
+        Print(c, Json{{"module", std::move(j)}, {"processes", std::move(a)}});
         return kExitOk;
     }
     std::fputs(ndk::cli::StatsText(*s).c_str(), stdout);
@@ -137,7 +139,7 @@ int Monitor(ndk::nl::Client& nl, const Command& c) {
         }
         ++seen;
         if (c.json)
-            std::printf("%s\n", ndk::cli::EventJson(*e).Dump(false).c_str());
+            std::printf("%s\n", ndk::cli::Dump(ndk::cli::EventJson(*e), false).c_str());
         else
             std::fputs(ndk::cli::EventText(*e).c_str(), stdout);
     }

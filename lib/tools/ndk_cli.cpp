@@ -165,80 +165,8 @@ ParseResult Parse(const std::vector<std::string>& args) {
 
 // --- JSON ----------------------------------------------------------------
 
-std::string JsonEscape(const std::string& s) {
-    std::string out;
-    for (unsigned char ch : s) {
-        switch (ch) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            default:
-                if (ch < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(ch);
-                }
-        }
-    }
-    return out;
-}
-
-std::string Json::Dump(bool pretty) const {
-    std::string out;
-    DumpTo(out, pretty, 0);
-    return out;
-}
-
-void Json::DumpTo(std::string& out, bool pretty, int depth) const {
-    auto newline = [&](int d) {
-        if (!pretty) return;
-        out += '\n';
-        out.append(static_cast<std::size_t>(d) * 2, ' ');
-    };
-    if (std::holds_alternative<std::nullptr_t>(v_)) {
-        out += "null";
-    } else if (auto* b = std::get_if<bool>(&v_)) {
-        out += *b ? "true" : "false";
-    } else if (auto* u = std::get_if<std::uint64_t>(&v_)) {
-        out += std::to_string(*u);
-    } else if (auto* i = std::get_if<std::int64_t>(&v_)) {
-        out += std::to_string(*i);
-    } else if (auto* s = std::get_if<std::string>(&v_)) {
-        out += '"' + JsonEscape(*s) + '"';
-    } else if (auto* a = std::get_if<Array>(&v_)) {
-        out += '[';
-        for (std::size_t k = 0; k < a->size(); ++k) {
-            if (k) out += ',';
-            newline(depth + 1);
-            (*a)[k].DumpTo(out, pretty, depth + 1);
-        }
-        if (!a->empty()) newline(depth);
-        out += ']';
-    } else if (auto* o = std::get_if<Object>(&v_)) {
-        out += '{';
-        for (std::size_t k = 0; k < o->size(); ++k) {
-            if (k) out += ',';
-            newline(depth + 1);
-            out += '"' + JsonEscape((*o)[k].first) + (pretty ? "\": " : "\":");
-            (*o)[k].second.DumpTo(out, pretty, depth + 1);
-        }
-        if (!o->empty()) newline(depth);
-        out += '}';
-    }
+std::string Dump(const Json& j, bool pretty) {
+    return j.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace);
 }
 
 // --- renderings ----------------------------------------------------------
@@ -265,9 +193,8 @@ bool HexField(const std::string& name) {
 }
 
 Json CountsJson(const nl::Counts& c) {
-    Json::Object o;
-    for (std::uint32_t t = 1; t < nl::kObjectTypes; ++t)
-        o.emplace_back(nl::ObjectTypeName(t), c[t]);
+    Json o = Json::object();
+    for (std::uint32_t t = 1; t < nl::kObjectTypes; ++t) o[nl::ObjectTypeName(t)] = c[t];
     return o;
 }
 
@@ -279,8 +206,8 @@ std::string CountsText(const nl::Counts& c) {
 }
 
 Json FieldsJson(const nl::Fields& f) {
-    Json::Object o;
-    for (const auto& [k, v] : f) o.emplace_back(k, v);
+    Json o = Json::object();
+    for (const auto& [k, v] : f) o[k] = v;
     return o;
 }
 
@@ -292,15 +219,15 @@ std::string StatusText(std::uint32_t status) {
 }  // namespace
 
 Json AdapterJson(const nl::Adapter& a) {
-    Json::Object info;
-    for (const auto& [k, v] : a.info) info.emplace_back(k, v);
-    return Json::Object{
+    Json info = Json::object();
+    for (const auto& [k, v] : a.info) info[k] = v;
+    return Json{
         {"id", a.id},
         {"name", a.name},
         {"node_guid", Guid(a.node_guid)},
         {"ib_index", a.ib_index},
         {"port_count", a.port_count},
-        {"info", Json(std::move(info))},
+        {"info", std::move(info)},
         {"objects", CountsJson(a.objects)},
     };
 }
@@ -326,19 +253,19 @@ std::string AdapterText(const nl::Adapter& a) {
 }
 
 Json ResourceJson(const nl::Resource& r) {
-    Json::Object o{
+    Json o{
         {"pid", r.pid},       {"comm", r.comm},
         {"file", r.file_id},  {"type", nl::ObjectTypeName(r.type)},
         {"handle", r.handle},
     };
-    if (r.parent) o.emplace_back("parent", *r.parent);
-    if (r.adapter_id) o.emplace_back("adapter_id", *r.adapter_id);
-    if (!r.adapter.empty()) o.emplace_back("adapter", r.adapter);
-    if (r.address) o.emplace_back("address", *r.address);
-    if (r.length) o.emplace_back("length", *r.length);
-    if (r.pages) o.emplace_back("pages", *r.pages);
-    if (r.flags) o.emplace_back("flags", *r.flags);
-    if (r.refs) o.emplace_back("refs", *r.refs);
+    if (r.parent) o["parent"] = *r.parent;
+    if (r.adapter_id) o["adapter_id"] = *r.adapter_id;
+    if (!r.adapter.empty()) o["adapter"] = r.adapter;
+    if (r.address) o["address"] = *r.address;
+    if (r.length) o["length"] = *r.length;
+    if (r.pages) o["pages"] = *r.pages;
+    if (r.flags) o["flags"] = *r.flags;
+    if (r.refs) o["refs"] = *r.refs;
     return o;
 }
 
@@ -357,7 +284,7 @@ std::string ResourceText(const nl::Resource& r) {
 }
 
 Json ProcessJson(const nl::Process& p) {
-    return Json::Object{
+    return Json{
         {"pid", p.pid},
         {"comm", p.comm},
         {"file", p.file_id},
@@ -375,14 +302,13 @@ std::string ProcessText(const nl::Process& p) {
 }
 
 Json StatsJson(const nl::Stats& s) {
-    Json::Array errors;
+    Json errors = Json::array();
     for (const auto& [status, count] : s.errors)
-        errors.push_back(
-            Json::Object{{"status", Hex(status)}, {"name", StatusText(status)}, {"count", count}});
-    return Json::Object{
+        errors.push_back({{"status", Hex(status)}, {"name", StatusText(status)}, {"count", count}});
+    return Json{
         {"version", s.version},
         {"stats", FieldsJson(s.counters)},
-        {"errors", Json(std::move(errors))},
+        {"errors", std::move(errors)},
     };
 }
 
@@ -407,18 +333,18 @@ std::string StatsText(const nl::Stats& s) {
 }
 
 Json EventJson(const nl::Event& e) {
-    Json::Object o{{"event", nl::EventName(e.kind)}};
+    Json o{{"event", nl::EventName(e.kind)}};
     if (e.kind == nl::Event::Kind::kMemInvalidated) {
-        o.emplace_back("pid", e.pid);
-        o.emplace_back("file", e.file_id);
-        o.emplace_back("handle", e.handle);
-        o.emplace_back("address", e.address);
-        o.emplace_back("length", e.length);
-        o.emplace_back("dropped", e.dropped);
+        o["pid"] = e.pid;
+        o["file"] = e.file_id;
+        o["handle"] = e.handle;
+        o["address"] = e.address;
+        o["length"] = e.length;
+        o["dropped"] = e.dropped;
     } else {
-        o.emplace_back("id", e.adapter_id);
-        o.emplace_back("name", e.adapter);
-        o.emplace_back("node_guid", Guid(e.node_guid));
+        o["id"] = e.adapter_id;
+        o["name"] = e.adapter;
+        o["node_guid"] = Guid(e.node_guid);
     }
     return o;
 }

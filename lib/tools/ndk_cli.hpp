@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "ndk/netlink.hpp"
@@ -49,31 +49,11 @@ ParseResult Parse(const std::vector<std::string>& args);
 const char* Usage() noexcept;
 
 // --- JSON ----------------------------------------------------------------
-class Json {
-  public:
-    using Object = std::vector<std::pair<std::string, Json>>;
-    using Array = std::vector<Json>;
-
-    Json() = default;                                // null
-    Json(bool b) : v_(b) {}                          // NOLINT
-    Json(std::uint64_t u) : v_(u) {}                 // NOLINT
-    Json(std::uint32_t u) : v_(std::uint64_t{u}) {}  // NOLINT
-    Json(std::int64_t i) : v_(i) {}                  // NOLINT
-    Json(int i) : v_(std::int64_t{i}) {}             // NOLINT
-    Json(std::string s) : v_(std::move(s)) {}        // NOLINT
-    Json(const char* s) : v_(std::string(s)) {}      // NOLINT
-    Json(Array a) : v_(std::move(a)) {}              // NOLINT
-    Json(Object o) : v_(std::move(o)) {}             // NOLINT
-
-    // Compact, or indented by 2 with one member per line when pretty.
-    std::string Dump(bool pretty) const;
-
-  private:
-    void DumpTo(std::string& out, bool pretty, int depth) const;
-    std::variant<std::nullptr_t, bool, std::uint64_t, std::int64_t, std::string, Array, Object> v_{
-        nullptr};
-};
-std::string JsonEscape(const std::string& s);
+// nlohmann's JSON with members in insertion order (as the kernel sends them).
+using Json = nlohmann::ordered_json;
+// Compact, or indented by 2 with one member per line when pretty; bytes
+// that are not UTF-8 (a process's comm) become U+FFFD.
+std::string Dump(const Json& j, bool pretty);
 
 // --- renderings ----------------------------------------------------------
 std::string Hex(std::uint64_t v);

@@ -98,17 +98,20 @@ TEST(NdkCli, OptionsAndHelp) {
 }
 
 TEST(NdkCli, Json) {
+    using ndk::cli::Dump;
     using ndk::cli::Json;
-    Json j(Json::Object{{"a", 1},
-                        {"b", "x\"y\n"},
-                        {"c", Json(Json::Array{true, Json()})},
-                        {"big", std::uint64_t{18446744073709551615ull}}});
-    EXPECT_EQ(j.Dump(false), R"({"a":1,"b":"x\"y\n","c":[true,null],"big":18446744073709551615})");
-    EXPECT_EQ(j.Dump(true),
+    Json j{{"a", 1},
+           {"b", "x\"y\n"},
+           {"c", Json::array({true, nullptr})},
+           {"big", std::uint64_t{18446744073709551615ull}}};
+    EXPECT_EQ(Dump(j, false), R"({"a":1,"b":"x\"y\n","c":[true,null],"big":18446744073709551615})");
+    EXPECT_EQ(Dump(j, true),
               "{\n  \"a\": 1,\n  \"b\": \"x\\\"y\\n\",\n  \"c\": [\n    true,\n    null\n  ],\n"
               "  \"big\": 18446744073709551615\n}");
-    EXPECT_EQ(Json(Json::Array{}).Dump(true), "[]");
-    EXPECT_EQ(ndk::cli::JsonEscape(std::string("\x01", 1)), "\\u0001");
+    EXPECT_EQ(Dump(Json::array(), true), "[]");
+    EXPECT_EQ(Dump(Json(std::string("\x01", 1)), false), "\"\\u0001\"");
+    // A comm that is not UTF-8 is printed, not thrown.
+    EXPECT_EQ(Dump(Json(std::string("a\xff")), false), "\"a\xef\xbf\xbd\"");
 }
 
 TEST(NdkCli, Renderings) {
@@ -131,7 +134,7 @@ TEST(NdkCli, Renderings) {
     EXPECT_EQ(ndk::cli::ResourceText(r),
               "pid 12 comm app file 3 type mem handle 9 parent 2 adapter rxe0 address 0x1000 "
               "length 4096 pages 1 flags 0x3 refs 2\n");
-    EXPECT_EQ(ndk::cli::ResourceJson(r).Dump(false),
+    EXPECT_EQ(ndk::cli::Dump(ndk::cli::ResourceJson(r), false),
               R"({"pid":12,"comm":"app","file":3,"type":"mem","handle":9,"parent":2,)"
               R"("adapter":"rxe0","address":4096,"length":4096,"pages":1,"flags":3,"refs":2})");
 
@@ -142,7 +145,7 @@ TEST(NdkCli, Renderings) {
     const std::string text = ndk::cli::StatsText(s);
     EXPECT_NE(text.find("registrations          5"), std::string::npos) << text;
     EXPECT_NE(text.find("STATUS_INVALID_PARAMETER"), std::string::npos) << text;
-    EXPECT_EQ(ndk::cli::StatsJson(s).Dump(false),
+    EXPECT_EQ(ndk::cli::Dump(ndk::cli::StatsJson(s), false),
               R"({"version":1,"stats":{"registrations":5,"errors":3},"errors":[{"status":)"
               R"("0xc000000d","name":"STATUS_INVALID_PARAMETER","count":3}]})");
 
@@ -158,7 +161,7 @@ TEST(NdkCli, Renderings) {
     e.handle = 5;
     e.address = 0x2000;
     e.length = 10;
-    EXPECT_EQ(ndk::cli::EventJson(e).Dump(false),
+    EXPECT_EQ(ndk::cli::Dump(ndk::cli::EventJson(e), false),
               R"({"event":"mem-invalidated","pid":7,"file":2,"handle":5,"address":8192,)"
               R"("length":10,"dropped":0})");
 }
