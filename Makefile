@@ -7,6 +7,8 @@
 #                   the adapters and version through libndk
 #   make check      install what is missing, build, run every test
 #   make unit       host tests only (label unit)
+#   make test T=<name> [DEBUG=1]  one test of any tier by its CTest name
+#                   or a vm test's short name (scripts/test.sh)
 #   make vm-check   guest tests only (label vm)
 #   make check-all  what CI runs: make check (with the debug kernel building
 #                   beside it), then make check-debug's CI subset
@@ -61,6 +63,9 @@ check: kmod lib
 
 unit: lib
 	$(call phase,unit tests,ctest --test-dir $(BUILD) -L unit --output-on-failure $(CTEST_ARGS))
+
+test: kmod lib
+	$(call phase,test $(T),scripts/test.sh $(BUILD) '$(T)' '$(DEBUG)')
 
 vm-check: kmod lib
 	$(call phase,vm tests,ctest --test-dir $(BUILD) -L vm -LE debug-only --output-on-failure $(CTEST_ARGS))
@@ -138,5 +143,5 @@ clean:
 	-$(MAKE) -C tests/bench/kmod clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod lib check unit vm-check check-debug check-all demo install install-lib install-kmod checkpatch format clean
+.PHONY: all deps kmod lib check unit test vm-check check-debug check-all demo install install-lib install-kmod checkpatch format clean
 .PHONY: bench bench-smoke
