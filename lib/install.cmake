@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # `make install` (cmake --install build [--prefix P], DESTDIR honoured):
 #   lib/libndk.so.X.Y.Z + SONAME link libndk.so.0 + dev link libndk.so

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "ndk/netlink.hpp"
+#include "netlink.hpp"
 
 namespace ndk::cli {
 

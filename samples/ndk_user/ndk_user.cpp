@@ -3,17 +3,14 @@
 // libndk (pkg-config libndk or find_package(ndk)):
 //   ndk_user [DEVICE]
 // Lists the adapters, opens DEVICE (default: the first), registers a
-// buffer (WSPRegisterMemory), then asks ndk.ko over netlink what this
-// process holds and prints it.  Exit status: 0 ok, 1 error.
-#include <unistd.h>
-
-#include <cinttypes>
+// buffer (WSPRegisterMemory) twice and shows that the second call shares
+// the first's registration (one handle, two references), as
+// WSPRegisterMemory does.  Exit status: 0 ok, 1 error.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include <ndk/ndk.hpp>
-#include <ndk/netlink.hpp>
 
 int main(int argc, char** argv) {
     auto dev = ndk::Device::Open();
@@ -48,21 +45,16 @@ int main(int argc, char** argv) {
     std::printf("registered %zu bytes on %s: handle %u\n", buffer.size(), name.c_str(),
                 reg->handle());
 
-    auto nl = ndk::nl::Client::Open();
-    if (!nl) {
-        std::fprintf(stderr, "ndk_user: netlink: %s\n", nl.error().Message().c_str());
+    auto again = pd->RegisterMemory(buffer.data(), buffer.size(), ndk::kMemReadWrite);
+    if (!again) {
+        std::fprintf(stderr, "ndk_user: register again: %s\n", again.error().Message().c_str());
         return 1;
     }
-    // One entry per open /dev/ndk file: the Device and the Adapter each
-    // opened one; the registration is the adapter's file's.
-    auto procs = nl->Processes(static_cast<std::uint32_t>(getpid()));
-    if (!procs || procs->empty()) {
-        std::fprintf(stderr, "ndk_user: netlink does not show this process\n");
+    std::printf("registered again: handle %u, references %u\n", again->handle(),
+                again->references());
+    if (again->handle() != reg->handle() || again->references() != 2) {
+        std::fprintf(stderr, "ndk_user: the same buffer was registered twice\n");
         return 1;
-    }
-    for (const auto& p : *procs) {
-        std::printf("file %u of pid %u (%s):\n", p.file_id, p.pid, p.comm.c_str());
-        for (const auto& [k, v] : p.counters) std::printf("%s %" PRIu64 "\n", k.c_str(), v);
     }
     return 0;
 }

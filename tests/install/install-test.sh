@@ -47,10 +47,13 @@ check "cmake --install with DESTDIR" env DESTDIR="$dest" cmake --install "$build
 check "libndk.so.$version installed" has "$prefix/lib/libndk.so.$version"
 check "libndk's SONAME is libndk.so.0" test "$(soname "$prefix/lib/libndk.so.$version")" = libndk.so.0
 check "libndk.so.0 and libndk.so links" test -L "$prefix/lib/libndk.so.0" -a -L "$prefix/lib/libndk.so"
-for h in ndk.hpp adapter.hpp queue_pair.hpp memory.hpp connector.hpp netlink.hpp ndk_ioctl.h \
+for h in ndk.hpp adapter.hpp queue_pair.hpp memory.hpp connector.hpp ndk_ioctl.h \
 	ndk_netlink.h; do
 	check "header ndk/$h" has "$prefix/include/ndk/$h"
 done
+check "libndk links no libnl (the netlink client is the ndk tool's)" \
+	sh -c "! readelf -d '$prefix/lib/libndk.so.$version' | grep -q 'libnl'"
+check "no netlink client header installed" test ! -e "$prefix/include/ndk/netlink.hpp"
 for f in pkgconfig/libndk.pc cmake/ndk/ndkConfig.cmake cmake/ndk/ndkConfigVersion.cmake \
 	cmake/ndk/ndkTargets.cmake; do
 	check "lib/$f" has "$prefix/lib/$f"

@@ -37,7 +37,8 @@ lib=$(ldd "$out/ndk_user" | awk '$1 == "libndk.so.0" { print $3 }')
 user=$("$out/ndk_user" rxe0) || { echo "$user"; fail "ndk_user failed"; }
 echo "$user"
 grep -q '^registered 65536 bytes on rxe0' <<<"$user" || fail "ndk_user did not register"
-grep -qx 'registered_bytes 65536' <<<"$user" || fail "netlink did not show the registration"
+grep -qE '^registered again: handle [0-9]+, references 2$' <<<"$user" ||
+	fail "ndk_user's second registration did not share the first"
 
 "$prefix/bin/ndk" -j adapter show rxe0 | python3 -c 'import json,sys; assert json.load(sys.stdin)[0]["name"]=="rxe0"' ||
 	fail "the installed ndk tool failed"

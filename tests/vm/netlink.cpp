@@ -22,7 +22,7 @@
 #include <ndk/ndk_netlink.h>
 
 #include "ndk/ndk.hpp"
-#include "ndk/netlink.hpp"
+#include "netlink.hpp"
 #include "t_helpers.hpp"
 
 namespace {

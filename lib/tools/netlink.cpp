@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // ndk::nl::Client over libnl-3 / libnl-genl-3 (Documentation/netlink.md).
-#include "ndk/netlink.hpp"
+#include "netlink.hpp"
 
 #include <ndk/ndk_netlink.h>
 #include <netlink/errno.h>
