@@ -5,7 +5,8 @@
 #   install-kmod.sh SRC VERSION PREFIX [DESTDIR]
 #  - $DESTDIR/usr/src/ndk-VERSION/: the module source for DKMS (dkms.conf,
 #    kmod/, uapi/);
-#  - $DESTDIR$PREFIX/share/ndk/kernel/include/ndk/*.h: the consumer header;
+#  - $DESTDIR$PREFIX/share/ndk/kernel/include/ndk/*.h: the consumer header
+#    and the uapi header ndk_ioctl.h, whose NDK_U_* values ndkpi.h uses;
 #  - $DESTDIR$PREFIX/share/ndk/kernel/KVER/Module.symvers: ndk.ko's symbols
 #    for out-of-tree consumers (KBUILD_EXTRA_SYMBOLS), KVER the kernel the
 #    tree's kmod/ndk.ko was built for (make kmod);
@@ -36,7 +37,7 @@ echo "install-kmod: module source in $usrc"
 
 share=$destdir$prefix/share/ndk/kernel
 install -d "$share/include/ndk" "$share/$kver"
-install -m 0644 "$src"/kmod/include/ndk/*.h "$share/include/ndk/"
+install -m 0644 "$src"/kmod/include/ndk/*.h "$src/uapi/ndk/ndk_ioctl.h" "$share/include/ndk/"
 install -m 0644 "$src/kmod/Module.symvers" "$share/$kver/Module.symvers"
 echo "install-kmod: consumer header and Module.symvers ($kver) in $share"
 

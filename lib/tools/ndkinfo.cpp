@@ -56,14 +56,16 @@ std::vector<const char*> FlagNames(std::uint32_t flags) {
         std::uint32_t bit;
         const char* name;
     } kFlags[] = {
-        {0x00000001, "IN_ORDER_DMA_SUPPORTED"},
-        {0x00000002, "RDMA_READ_SINK_NOT_REQUIRED"},
-        {0x00000004, "CQ_INTERRUPT_MODERATION_SUPPORTED"},
-        {0x00000008, "MULTI_ENGINE_SUPPORTED"},
-        {0x00000010, "RDMA_READ_LOCAL_INVALIDATE_SUPPORTED"},
-        {0x00000100, "CQ_RESIZE_SUPPORTED"},
-        {0x00010000, "LOOPBACK_CONNECTIONS_SUPPORTED"},
+#define NDK_FLAG(n) {NDK_U_ADAPTER_FLAG_##n, #n}
+        NDK_FLAG(IN_ORDER_DMA_SUPPORTED),
+        NDK_FLAG(RDMA_READ_SINK_NOT_REQUIRED),
+        NDK_FLAG(CQ_INTERRUPT_MODERATION_SUPPORTED),
+        NDK_FLAG(MULTI_ENGINE_SUPPORTED),
+        NDK_FLAG(RDMA_READ_LOCAL_INVALIDATE_SUPPORTED),
+        NDK_FLAG(CQ_RESIZE_SUPPORTED),
+        NDK_FLAG(LOOPBACK_CONNECTIONS_SUPPORTED),
     };
+#undef NDK_FLAG
     std::vector<const char*> names;
     for (const auto& f : kFlags)
         if (flags & f.bit) names.push_back(f.name);

@@ -4,6 +4,8 @@
 // expects (Documentation/ndk-mapping.md lists it).
 #pragma once
 
+#include <ndk/ndk_ioctl.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -12,40 +14,52 @@ namespace ndk {
 using NTSTATUS = std::int32_t;
 
 namespace status {
-inline constexpr NTSTATUS kSuccess = 0x00000000;
-inline constexpr NTSTATUS kPending = 0x00000103;
-inline constexpr NTSTATUS kBufferOverflow = static_cast<NTSTATUS>(0x80000005);
-inline constexpr NTSTATUS kDeviceBusy = static_cast<NTSTATUS>(0x80000011);
-inline constexpr NTSTATUS kUnsuccessful = static_cast<NTSTATUS>(0xC0000001);
-inline constexpr NTSTATUS kAccessViolation = static_cast<NTSTATUS>(0xC0000005);
-inline constexpr NTSTATUS kInvalidHandle = static_cast<NTSTATUS>(0xC0000008);
-inline constexpr NTSTATUS kInvalidParameter = static_cast<NTSTATUS>(0xC000000D);
-inline constexpr NTSTATUS kInvalidDeviceRequest = static_cast<NTSTATUS>(0xC0000010);
-inline constexpr NTSTATUS kAccessDenied = static_cast<NTSTATUS>(0xC0000022);
-inline constexpr NTSTATUS kBufferTooSmall = static_cast<NTSTATUS>(0xC0000023);
-inline constexpr NTSTATUS kInvalidParameterMix = static_cast<NTSTATUS>(0xC0000030);
-inline constexpr NTSTATUS kDataOverrun = static_cast<NTSTATUS>(0xC000003C);
-inline constexpr NTSTATUS kDataError = static_cast<NTSTATUS>(0xC000003E);
-inline constexpr NTSTATUS kSharingViolation = static_cast<NTSTATUS>(0xC0000043);
-inline constexpr NTSTATUS kInsufficientResources = static_cast<NTSTATUS>(0xC000009A);
-inline constexpr NTSTATUS kIoTimeout = static_cast<NTSTATUS>(0xC00000B5);
-inline constexpr NTSTATUS kNotSupported = static_cast<NTSTATUS>(0xC00000BB);
-inline constexpr NTSTATUS kInternalError = static_cast<NTSTATUS>(0xC00000E5);
-inline constexpr NTSTATUS kCancelled = static_cast<NTSTATUS>(0xC0000120);
-inline constexpr NTSTATUS kRemoteResources = static_cast<NTSTATUS>(0xC000013D);
-inline constexpr NTSTATUS kInvalidConnection = static_cast<NTSTATUS>(0xC0000140);
-inline constexpr NTSTATUS kInvalidAddress = static_cast<NTSTATUS>(0xC0000141);
-inline constexpr NTSTATUS kInvalidDeviceState = static_cast<NTSTATUS>(0xC0000184);
-inline constexpr NTSTATUS kTooManyAddresses = static_cast<NTSTATUS>(0xC0000209);
-inline constexpr NTSTATUS kAddressAlreadyExists = static_cast<NTSTATUS>(0xC000020A);
-inline constexpr NTSTATUS kConnectionReset = static_cast<NTSTATUS>(0xC000020D);
-inline constexpr NTSTATUS kConnectionRefused = static_cast<NTSTATUS>(0xC0000236);
-inline constexpr NTSTATUS kConnectionInvalid = static_cast<NTSTATUS>(0xC000023A);
-inline constexpr NTSTATUS kNetworkUnreachable = static_cast<NTSTATUS>(0xC000023C);
-inline constexpr NTSTATUS kHostUnreachable = static_cast<NTSTATUS>(0xC000023D);
-inline constexpr NTSTATUS kConnectionAborted = static_cast<NTSTATUS>(0xC0000241);
-inline constexpr NTSTATUS kDeviceRemoved = static_cast<NTSTATUS>(0xC00002B6);
-inline constexpr NTSTATUS kImplementationLimit = static_cast<NTSTATUS>(0xC000042B);
+inline constexpr NTSTATUS kSuccess = static_cast<NTSTATUS>(NDK_U_STATUS_SUCCESS);
+inline constexpr NTSTATUS kPending = static_cast<NTSTATUS>(NDK_U_STATUS_PENDING);
+inline constexpr NTSTATUS kBufferOverflow = static_cast<NTSTATUS>(NDK_U_STATUS_BUFFER_OVERFLOW);
+inline constexpr NTSTATUS kDeviceBusy = static_cast<NTSTATUS>(NDK_U_STATUS_DEVICE_BUSY);
+inline constexpr NTSTATUS kUnsuccessful = static_cast<NTSTATUS>(NDK_U_STATUS_UNSUCCESSFUL);
+inline constexpr NTSTATUS kAccessViolation = static_cast<NTSTATUS>(NDK_U_STATUS_ACCESS_VIOLATION);
+inline constexpr NTSTATUS kInvalidHandle = static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_HANDLE);
+inline constexpr NTSTATUS kInvalidParameter = static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_PARAMETER);
+inline constexpr NTSTATUS kInvalidDeviceRequest =
+    static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_DEVICE_REQUEST);
+inline constexpr NTSTATUS kAccessDenied = static_cast<NTSTATUS>(NDK_U_STATUS_ACCESS_DENIED);
+inline constexpr NTSTATUS kBufferTooSmall = static_cast<NTSTATUS>(NDK_U_STATUS_BUFFER_TOO_SMALL);
+inline constexpr NTSTATUS kInvalidParameterMix =
+    static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_PARAMETER_MIX);
+inline constexpr NTSTATUS kDataOverrun = static_cast<NTSTATUS>(NDK_U_STATUS_DATA_OVERRUN);
+inline constexpr NTSTATUS kDataError = static_cast<NTSTATUS>(NDK_U_STATUS_DATA_ERROR);
+inline constexpr NTSTATUS kSharingViolation = static_cast<NTSTATUS>(NDK_U_STATUS_SHARING_VIOLATION);
+inline constexpr NTSTATUS kInsufficientResources =
+    static_cast<NTSTATUS>(NDK_U_STATUS_INSUFFICIENT_RESOURCES);
+inline constexpr NTSTATUS kIoTimeout = static_cast<NTSTATUS>(NDK_U_STATUS_IO_TIMEOUT);
+inline constexpr NTSTATUS kNotSupported = static_cast<NTSTATUS>(NDK_U_STATUS_NOT_SUPPORTED);
+inline constexpr NTSTATUS kInternalError = static_cast<NTSTATUS>(NDK_U_STATUS_INTERNAL_ERROR);
+inline constexpr NTSTATUS kCancelled = static_cast<NTSTATUS>(NDK_U_STATUS_CANCELLED);
+inline constexpr NTSTATUS kRemoteResources = static_cast<NTSTATUS>(NDK_U_STATUS_REMOTE_RESOURCES);
+inline constexpr NTSTATUS kInvalidConnection =
+    static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_CONNECTION);
+inline constexpr NTSTATUS kInvalidAddress = static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_ADDRESS);
+inline constexpr NTSTATUS kInvalidDeviceState =
+    static_cast<NTSTATUS>(NDK_U_STATUS_INVALID_DEVICE_STATE);
+inline constexpr NTSTATUS kTooManyAddresses =
+    static_cast<NTSTATUS>(NDK_U_STATUS_TOO_MANY_ADDRESSES);
+inline constexpr NTSTATUS kAddressAlreadyExists =
+    static_cast<NTSTATUS>(NDK_U_STATUS_ADDRESS_ALREADY_EXISTS);
+inline constexpr NTSTATUS kConnectionReset = static_cast<NTSTATUS>(NDK_U_STATUS_CONNECTION_RESET);
+inline constexpr NTSTATUS kConnectionRefused =
+    static_cast<NTSTATUS>(NDK_U_STATUS_CONNECTION_REFUSED);
+inline constexpr NTSTATUS kConnectionInvalid =
+    static_cast<NTSTATUS>(NDK_U_STATUS_CONNECTION_INVALID);
+inline constexpr NTSTATUS kNetworkUnreachable =
+    static_cast<NTSTATUS>(NDK_U_STATUS_NETWORK_UNREACHABLE);
+inline constexpr NTSTATUS kHostUnreachable = static_cast<NTSTATUS>(NDK_U_STATUS_HOST_UNREACHABLE);
+inline constexpr NTSTATUS kConnectionAborted =
+    static_cast<NTSTATUS>(NDK_U_STATUS_CONNECTION_ABORTED);
+inline constexpr NTSTATUS kDeviceRemoved = static_cast<NTSTATUS>(NDK_U_STATUS_DEVICE_REMOVED);
+inline constexpr NTSTATUS kImplementationLimit =
+    static_cast<NTSTATUS>(NDK_U_STATUS_IMPLEMENTATION_LIMIT);
 }  // namespace status
 
 // NT_SUCCESS(): success and informational values are >= 0.
