@@ -63,6 +63,7 @@
 
 #include "ndk_core.h"
 #include "ndk_qp.h"
+#include "ndk_trace.h"
 
 #define NDK_CM_RESOLVE_TIMEOUT_MS	2000
 /*
@@ -799,6 +800,8 @@ static void ndk_conn_responded(struct ndk_connector *c,
 
 static void ndk_conn_rejected(struct ndk_connector *c, struct rdma_cm_event *ev)
 {
+	s32 status = ev->status == IB_CM_REJ_TIMEOUT ? STATUS_IO_TIMEOUT :
+			STATUS_CONNECTION_REFUSED;
 	const void *data;
 	u8 len;
 
@@ -806,9 +809,9 @@ static void ndk_conn_rejected(struct ndk_connector *c, struct rdma_cm_event *ev)
 	if (data)
 		ndk_conn_save_data(c, data, len,
 				   ndk_cm_info(&c->obj)->max_callee_data, NULL);
+	trace_ndk_conn_refused(c, "rejected", status);
 	ndk_conn_qp_error(c);
-	ndk_conn_fail(c, ev->status == IB_CM_REJ_TIMEOUT ?
-			 STATUS_IO_TIMEOUT : STATUS_CONNECTION_REFUSED);
+	ndk_conn_fail(c, status);
 }
 
 static void ndk_conn_established(struct ndk_connector *c)
@@ -883,6 +886,7 @@ static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		/* REQ or REP timed out. */
+		trace_ndk_conn_refused(c, "unreachable", STATUS_IO_TIMEOUT);
 		ndk_conn_qp_error(c);
 		ndk_conn_fail(c, STATUS_IO_TIMEOUT);
 		break;
@@ -955,16 +959,22 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	struct ndk_connector *c;
 	unsigned long flags;
 
-	if (READ_ONCE(l->stopping) || ndk_adapter_removed(l->obj.adapter))
+	if (READ_ONCE(l->stopping) || ndk_adapter_removed(l->obj.adapter)) {
+		trace_ndk_conn_refused(l, "listener closing",
+				       STATUS_CONNECTION_REFUSED);
 		return -ECONNREFUSED;
+	}
 	/* A wildcard listen also hears other devices' requests. */
-	if (id->device != ndk_ibdev(&l->obj))
+	if (id->device != ndk_ibdev(&l->obj)) {
+		trace_ndk_conn_refused(l, "another device",
+				       STATUS_CONNECTION_REFUSED);
 		return -ECONNREFUSED;
+	}
 	/* The backlog is full: reject, allocating nothing. */
 	if (atomic_inc_return(&l->pending) > NDK_CM_BACKLOG) {
 		atomic_dec(&l->pending);
-		pr_debug("ndk: listener %p: backlog full, request rejected\n",
-			 l);
+		trace_ndk_conn_refused(l, "backlog full",
+				       STATUS_CONNECTION_REFUSED);
 		return -ECONNREFUSED;
 	}
 	c = ndk_conn_alloc(GFP_KERNEL);

@@ -158,6 +158,8 @@ static void ndk_mr_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct ndk_mr *mr = container_of(wc->wr_cqe, struct ndk_mr, cqe);
 
 	mr->wc_status = wc->status;
+	if (wc->status != IB_WC_SUCCESS)
+		trace_ndk_reg_wr_error(mr, wc->status, wc->vendor_err);
 	ndk_reg_wr_done(mr->pd->reg, wc->status);
 	complete(&mr->done);
 }

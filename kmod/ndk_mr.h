@@ -205,6 +205,7 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd);
 int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 		 struct completion *done);
 void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status);
+void ndk_reg_set_broken(struct ndk_reg *reg, const char *cause, int code);
 struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 				  u32 entries);
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr);

@@ -27,6 +27,7 @@
 #include <rdma/ib_cache.h>
 
 #include "ndk_mr.h"
+#include "ndk_trace.h"
 
 static int ndk_reg_connect_self(struct ib_qp *qp)
 {
@@ -220,12 +221,28 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 	spin_unlock_irqrestore(&reg->post_lock, flags);
 	if (ret) {
 		/* A QP out of RTS refuses posts (siw once disconnected). */
-		WRITE_ONCE(reg->broken, true);
+		ndk_reg_set_broken(reg, "post", ret);
 		up(&reg->credits);
 		return ret;
 	}
 	wait_for_completion(done);
 	return 0;
+}
+
+/**
+ * ndk_reg_set_broken() - the registration path failed: rebuild or refuse
+ * @reg:   the registration path
+ * @cause: "post", "completion" or "connection" (tracepoint ndk_reg_broken)
+ * @code:  the errno, ib_wc_status or rdma_cm event that broke it
+ *
+ * The next registration rebuilds an iWARP path, or is refused.
+ *
+ * Context: any.
+ */
+void ndk_reg_set_broken(struct ndk_reg *reg, const char *cause, int code)
+{
+	WRITE_ONCE(reg->broken, true);
+	trace_ndk_reg_broken(reg, cause, code);
 }
 
 /**
@@ -238,7 +255,7 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status)
 {
 	if (status != IB_WC_SUCCESS)
-		WRITE_ONCE(reg->broken, true);
+		ndk_reg_set_broken(reg, "completion", status);
 	up(&reg->credits);
 }
 

@@ -147,7 +147,7 @@ static int ndk_reg_iw_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			break;
 		iw->lost = true;
 		if (!iw->retired)
-			WRITE_ONCE(iw->reg->broken, true);
+			ndk_reg_set_broken(iw->reg, "connection", ev->event);
 		break;
 	default:
 		break;

@@ -140,6 +140,50 @@ TRACE_EVENT(ndk_device_remove,
 		      __entry->id, __get_str(name), __entry->adapters)
 );
 
+/*
+ * Internal error exits: the kernel registration path (its QP refused a
+ * post, a REG_MR or LOCAL_INV completed in error, its iWARP connection
+ * was lost) and refused connections.
+ */
+TRACE_EVENT(ndk_reg_broken,
+	    TP_PROTO(const void *reg, const char *cause, int code),
+	    TP_ARGS(reg, cause, code),
+	    TP_STRUCT__entry(__field(const void *, reg)
+			     __string(cause, cause)
+			     __field(int, code)),
+	    TP_fast_assign(__entry->reg = reg;
+			   __assign_str(cause, cause);
+			   __entry->code = code;),
+	    TP_printk("reg=%p cause=%s code=%d", __entry->reg,
+		      __get_str(cause), __entry->code)
+);
+
+TRACE_EVENT(ndk_reg_wr_error,
+	    TP_PROTO(const void *mr, int wc_status, u32 vendor_err),
+	    TP_ARGS(mr, wc_status, vendor_err),
+	    TP_STRUCT__entry(__field(const void *, mr)
+			     __field(int, wc_status)
+			     __field(u32, vendor_err)),
+	    TP_fast_assign(__entry->mr = mr;
+			   __entry->wc_status = wc_status;
+			   __entry->vendor_err = vendor_err;),
+	    TP_printk("mr=%p wc_status=%d vendor_err=0x%x", __entry->mr,
+		      __entry->wc_status, __entry->vendor_err)
+);
+
+TRACE_EVENT(ndk_conn_refused,
+	    TP_PROTO(const void *obj, const char *cause, s32 status),
+	    TP_ARGS(obj, cause, status),
+	    TP_STRUCT__entry(__field(const void *, obj)
+			     __string(cause, cause)
+			     __field(s32, status)),
+	    TP_fast_assign(__entry->obj = obj;
+			   __assign_str(cause, cause);
+			   __entry->status = status;),
+	    TP_printk("obj=%p cause=%s status=0x%08x", __entry->obj,
+		      __get_str(cause), __entry->status)
+);
+
 #endif /* NDK_TRACE_H */
 
 /* Out of tree: the trace header is found from this directory. */

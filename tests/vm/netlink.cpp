@@ -402,8 +402,29 @@ void CheckPrivilege(ndk::nl::Client& nl) {
 //   hold         two registrations (4096 and 3 * 4096 + 1 bytes) and a
 //                cache hit, then "holding" on stdout until stdin closes
 //   unmap LEN    a cached registration of LEN bytes, then munmap
+//   refused      a connect to 10.99.0.1:9, where nobody listens: prints
+//                "refused" when it fails with ECONNREFUSED
+int Refused() {
+    using namespace std::chrono_literals;
+    auto adapter = ndk::Adapter::OpenByName(kDev);
+    if (!adapter) return kTestFail;
+    auto pd = adapter->CreateProtectionDomain();
+    auto cq = ndk::CompletionQueue::Create(*adapter, 16);
+    if (!pd || !cq) return kTestFail;
+    auto qp = ndk::QueuePair::Create(*pd, *cq, *cq, ndk::QueuePairParams{});
+    auto conn = ndk::Connector::Create(*adapter);
+    auto to = ndk::SockAddr::Parse("10.99.0.1:9");
+    if (!qp || !conn || !to) return kTestFail;
+    if (!conn->Connect(*qp, *to)) return kTestFail;
+    auto done = conn->WaitFor(ndk::RequestKind::kConnect, 30s);
+    if (done || done.error().errnum != ECONNREFUSED) return kTestFail;
+    std::printf("refused\n");
+    return kTestPass;
+}
+
 int Helper(int argc, char** argv) {
     const std::string mode = argv[1];
+    if (mode == "refused") return Refused();
     auto adapter = ndk::Adapter::OpenByName(kDev);
     if (!adapter) return kTestFail;
     auto pd = adapter->CreateProtectionDomain();
@@ -435,7 +456,7 @@ int Helper(int argc, char** argv) {
         }
         return munmap(buf, len) == 0 ? kTestPass : kTestFail;
     }
-    std::fprintf(stderr, "usage: %s [hold | unmap LEN]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [hold | unmap LEN | refused]\n", argv[0]);
     return 2;
 }
 
