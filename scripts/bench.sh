@@ -31,7 +31,7 @@ while (($#)); do
 	esac
 done
 [[ -n "$out" ]] || out=$([[ $mode == smoke ]] && echo "$build/bench-smoke" || echo "$src/bench-results")
-ubench=$build/tests/vm/ndk-ubench
+ubench=$build/tests/bench/ndk-ubench
 for f in "$ubench" "$src/kmod/ndk.ko" "$src/tests/bench/kmod/ndk_bench.ko"; do
 	[[ -e "$f" ]] || { echo "bench: $f missing (make kmod lib)"; exit 1; }
 done

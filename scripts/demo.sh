@@ -19,7 +19,7 @@ mkdir -p "$work"
 	printf '%s\t%s\t%s\n' ndkinfo 60 "$build/lib/ndkinfo"
 	printf '%s\t%s\t%s\n' ndk-stat 60 "$build/lib/ndk stat"
 	printf '%s\t%s\t%s\n' bench-smoke 300 \
-		"$src/tests/bench/bench-guest.sh smoke \"\$NDK_RESULTS/raw\" $build/tests/vm/ndk-ubench"
+		"$src/tests/bench/bench-guest.sh smoke \"\$NDK_RESULTS/raw\" $build/tests/bench/ndk-ubench"
 } > "$work/demo.list"
 "$src/scripts/vm-run.sh" --list "$work/demo.list" --results "$work/results" \
 	--ko "$src/kmod/ndk.ko" --build "$build"
@@ -41,7 +41,7 @@ done
 # library hit path is measured natively here.
 echo
 echo "---- benchmark smoke run: ours / baseline, tiny sizes (make bench for real numbers) ----"
-"$build/tests/vm/ndk-ubench" c1host rounds=2 iters=2 sizes=4096 > "$work/results/raw/h-c1lib.txt"
+"$build/tests/bench/ndk-ubench" c1host rounds=2 iters=2 sizes=4096 > "$work/results/raw/h-c1lib.txt"
 python3 "$src/scripts/bench-report.py" --raw "$work/results/raw" --out "$work/bench" \
 	--command "make demo" --check
 echo "plots: $(find "$work/bench" -maxdepth 1 -name '*.png' | sort | tr '\n' ' ')"
