@@ -67,8 +67,8 @@ fatal() {
 	exit 1
 }
 
-# shellcheck source=scripts/vm-lib.sh
-. "$src/scripts/vm-lib.sh"
+# shellcheck source=tests/testbed/vm-lib.sh
+. "$src/tests/testbed/vm-lib.sh"
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
 # Two guests on two shared CPUs: one vCPU and 1 GiB each.
 NDK_VM_SMP=${NDK_VM_SMP:-1}
@@ -225,7 +225,7 @@ fail=0
 		if [[ ! -s $results/$g/dmesg-live.txt ]]; then
 			echo "FAIL $g: no kernel log copied before the kill"
 		elif sed -n '/ndk-testbed: setup begin$/,$p' "$results/$g/dmesg-live.txt" |
-			"$src/scripts/check-dmesg.sh" > "$results/$g/kreport.txt"; then
+			"$src/tests/testbed/check-dmesg.sh" > "$results/$g/kreport.txt"; then
 			echo "ok   $g/kernel-log-until-killed"
 		else
 			echo "FAIL $g/kernel-log-until-killed"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the installed Debian guest kernel under QEMU (TCG), run a list of vm
-# tests in it with scripts/guest-runner.sh, and leave one <name>.rc and
+# tests in it with tests/testbed/guest-runner.sh, and leave one <name>.rc and
 # <name>.log per test in the results directory.  One boot serves the list.
 # With NDK_GUEST=debug the guest runs the debug kernel of
 # scripts/debug-kernel.sh instead (KASAN, lockdep, kmemleak, fault
@@ -63,8 +63,8 @@ fatal() {
 	exit 1
 }
 
-# shellcheck source=scripts/vm-lib.sh
-. "$src/scripts/vm-lib.sh"
+# shellcheck source=tests/testbed/vm-lib.sh
+. "$src/tests/testbed/vm-lib.sh"
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
 vm_select_guest
 if [[ "$guest" == debug && -n "$debug_list" ]]; then

@@ -36,7 +36,7 @@ endfunction()
 # ndk_vm_verdict(<name> [debug-only])
 function(ndk_vm_verdict name)
   add_test(NAME vm.${name}
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/vm-result.sh ${NDK_VM_RESULTS} ${name})
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/testbed/vm-result.sh ${NDK_VM_RESULTS} ${name})
   set_tests_properties(vm.${name} PROPERTIES
     LABELS "vm;${ARGN}" FIXTURES_REQUIRED vm SKIP_RETURN_CODE 77 TIMEOUT 30)
 endfunction()

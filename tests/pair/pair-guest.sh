@@ -43,8 +43,8 @@ say "kernel $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 kmsg "setup begin"
 
 # step NAME TIMEOUT COMMAND...: one verdict, as guest-runner.sh's tests.
-# shellcheck source=scripts/guest-lib.sh
-. "$NDK_SRC/scripts/guest-lib.sh"
+# shellcheck source=tests/testbed/guest-lib.sh
+. "$NDK_SRC/tests/testbed/guest-lib.sh"
 step() {
 	local name=$1 rc
 	ndk_judge "$@"
@@ -189,7 +189,7 @@ echo "$rc" > "$R/module-unload.rc"
 if ((rc == 0)); then say "rmmod ndk: ok"; else say "rmmod ndk FAILED: $out"; fi
 kmsg "run end"
 dmesg > "$R/dmesg.txt"
-sed -n '/ndk-testbed: setup begin$/,$p' "$R/dmesg.txt" | "$NDK_SRC/scripts/check-dmesg.sh" \
+sed -n '/ndk-testbed: setup begin$/,$p' "$R/dmesg.txt" | "$NDK_SRC/tests/testbed/check-dmesg.sh" \
 	> "$R/dmesg-clean.log"
 echo $? > "$R/dmesg-clean.rc"
 say "kernel log: $( [[ $(cat "$R/dmesg-clean.rc") == 0 ]] && echo clean || echo PROBLEMS)"

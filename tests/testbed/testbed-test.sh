@@ -20,7 +20,7 @@ check() { # expected-rc description command...
 		fails=$((fails + 1))
 	fi
 }
-dmesg_of() { printf '[    1.000000] %s\n' "$1" | "$src/scripts/check-dmesg.sh"; }
+dmesg_of() { printf '[    1.000000] %s\n' "$1" | "$src/tests/testbed/check-dmesg.sh"; }
 
 check 0 "clean log passes" dmesg_of "rxe: loaded"
 check 0 "ndk lines pass" dmesg_of "infiniband rxe0: ndk: adapter 1 added"
@@ -58,23 +58,23 @@ d=$(res ran ok ok)
 echo 0 > "$d/pass.rc"; echo log > "$d/pass.log"
 echo 1 > "$d/fail.rc"; echo log > "$d/fail.log"
 echo 77 > "$d/skip.rc"; echo "feature not on rxe" > "$d/skip.log"
-check 0 "vm-result: pass" env -u CI "$src/scripts/vm-result.sh" "$d" pass
-check 1 "vm-result: fail" env -u CI "$src/scripts/vm-result.sh" "$d" fail
-check 77 "vm-result: a feature skip stays a skip" env CI=true "$src/scripts/vm-result.sh" "$d" skip
-check 1 "vm-result: a test the guest never ran fails" env -u CI "$src/scripts/vm-result.sh" "$d" missing
-check 77 "vm-result: NDK_VM_ONLY deselects" env -u CI NDK_VM_ONLY=pass "$src/scripts/vm-result.sh" "$d" other
+check 0 "vm-result: pass" env -u CI "$src/tests/testbed/vm-result.sh" "$d" pass
+check 1 "vm-result: fail" env -u CI "$src/tests/testbed/vm-result.sh" "$d" fail
+check 77 "vm-result: a feature skip stays a skip" env CI=true "$src/tests/testbed/vm-result.sh" "$d" skip
+check 1 "vm-result: a test the guest never ran fails" env -u CI "$src/tests/testbed/vm-result.sh" "$d" missing
+check 77 "vm-result: NDK_VM_ONLY deselects" env -u CI NDK_VM_ONLY=pass "$src/tests/testbed/vm-result.sh" "$d" other
 
 d=$(res norxe ok "failed: rdma link add failed")
 echo 77 > "$d/skip.rc"; echo "no rxe" > "$d/skip.log"
-check 77 "vm-result: skip without rxe, no CI" env -u CI "$src/scripts/vm-result.sh" "$d" skip
-check 1 "vm-result: skip without rxe under CI fails" env CI=true "$src/scripts/vm-result.sh" "$d" skip
+check 77 "vm-result: skip without rxe, no CI" env -u CI "$src/tests/testbed/vm-result.sh" "$d" skip
+check 1 "vm-result: skip without rxe under CI fails" env CI=true "$src/tests/testbed/vm-result.sh" "$d" skip
 
 d=$(res noqemu "qemu-system-x86_64 not installed" "")
-check 77 "vm-result: no guest, no CI" env -u CI "$src/scripts/vm-result.sh" "$d" pass
-check 1 "vm-result: no guest under CI fails" env CI=true "$src/scripts/vm-result.sh" "$d" pass
+check 77 "vm-result: no guest, no CI" env -u CI "$src/tests/testbed/vm-result.sh" "$d" pass
+check 1 "vm-result: no guest under CI fails" env CI=true "$src/tests/testbed/vm-result.sh" "$d" pass
 
 d=$(res hung "timeout: guest killed after 900 s" "")
-check 1 "vm-result: a hung guest fails every test" env -u CI "$src/scripts/vm-result.sh" "$d" pass
+check 1 "vm-result: a hung guest fails every test" env -u CI "$src/tests/testbed/vm-result.sh" "$d" pass
 
 echo "$fails failure(s)"
 ((fails == 0))

@@ -3,7 +3,7 @@
 #
 # Run one test on the siw (iWARP) adapter of the debug guest:
 #   siw-run.sh COMMAND [ARG...]
-# Adds siw0 over s0 (scripts/guest-runner.sh prepared siw and the veth
+# Adds siw0 over s0 (tests/testbed/guest-runner.sh prepared siw and the veth
 # pair), runs COMMAND with NDK_KTEST_PARAMS pointing ndk_test.ko at siw0
 # and its address, and deletes siw0 again, so that every other test of the
 # run still sees rxe0 alone.  siw that cannot start is a failure (exit 1),

@@ -21,8 +21,8 @@ export NDK_RESULTS=$R HOME=/root LANG=C
 export NDK_SRC NDK_KO NDK_BUILD NDK_GUEST NDK_STRESS_SCALE
 
 say() { echo "guest: $*"; }
-# shellcheck source=scripts/guest-lib.sh
-. "$NDK_SRC/scripts/guest-lib.sh"
+# shellcheck source=tests/testbed/guest-lib.sh
+. "$NDK_SRC/tests/testbed/guest-lib.sh"
 kmsg() { echo "ndk-testbed: $*" > /dev/kmsg; }
 
 poweroff_now() {
@@ -147,7 +147,7 @@ echo "$rc" > "$R/module-unload.rc"
 kmsg "run end"
 dmesg > "$R/dmesg.txt"
 rc=0
-sed -n '/ndk-testbed: setup begin$/,$p' "$R/dmesg.txt" | "$NDK_SRC/scripts/check-dmesg.sh" \
+sed -n '/ndk-testbed: setup begin$/,$p' "$R/dmesg.txt" | "$NDK_SRC/tests/testbed/check-dmesg.sh" \
 	> "$R/dmesg-clean.log" || rc=1
 if [[ -w /sys/kernel/debug/kmemleak ]]; then
 	echo scan > /sys/kernel/debug/kmemleak

@@ -41,7 +41,7 @@ vm_select_guest() {
 	[[ -r "$kernel" ]] || unavailable "$kernel not readable"
 }
 
-# vm_build_initramfs OUT: static busybox, scripts/vm-init.sh as /init and
+# vm_build_initramfs OUT: static busybox, tests/testbed/vm-init.sh as /init and
 # the modules that mount a 9p+overlay root, as a gzipped cpio archive.
 vm_build_initramfs() {
 	local out=$1 busybox stage m
@@ -50,7 +50,7 @@ vm_build_initramfs() {
 	mkdir -p "$stage"/{bin,proc,sys,dev,modules}
 	cp "$busybox" "$stage/bin/busybox"
 	ln -s busybox "$stage/bin/sh"
-	cp "$src/scripts/vm-init.sh" "$stage/init"
+	cp "$src/tests/testbed/vm-init.sh" "$stage/init"
 	: > "$stage/modlist"
 	# The debug kernel has virtio, 9p and overlay built in.
 	[[ $guest == debug ]] ||

@@ -41,4 +41,4 @@ for d in proc sys dev; do
 done
 exec switch_root /newroot /bin/bash -c \
 	'. /ndk-results/config.sh &&
-	exec /bin/bash "${NDK_RUNNER:-$NDK_SRC/scripts/guest-runner.sh}"'
+	exec /bin/bash "${NDK_RUNNER:-$NDK_SRC/tests/testbed/guest-runner.sh}"'
