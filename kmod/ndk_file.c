@@ -226,6 +226,35 @@ struct ndk_file *ndk_file_lock(struct file *file)
 }
 
 /**
+ * ndk_file_lock_uobj() - lock the file and look a handle up
+ * @file:   the file
+ * @handle: the handle
+ * @type:   the type it must have
+ * @nfp:    out: the file, locked, when an entry is returned
+ *
+ * The prologue of every command on a handle: on success the caller
+ * unlocks (*@nfp)->lock when done; on an error nothing is held.
+ *
+ * Context: process context, may sleep.
+ * Return: the entry, or an error of ndk_file_lock() or ndk_uobj_find().
+ */
+struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
+				    struct ndk_file **nfp)
+{
+	struct ndk_file *nf = ndk_file_lock(file);
+	struct ndk_uobj *u;
+
+	if (IS_ERR(nf))
+		return ERR_CAST(nf);
+	u = ndk_uobj_find(nf, handle, type);
+	if (IS_ERR(u))
+		mutex_unlock(&nf->lock);
+	else
+		*nfp = nf;
+	return u;
+}
+
+/**
  * ndk_uobj_find() - look a handle up
  * @nf:     the file, locked
  * @handle: the handle
@@ -865,14 +894,9 @@ int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q)
 	struct ndk_uobj *u;
 	s32 status;
 
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, q->handle, NDK_UOBJ_ADAPTER);
-	if (IS_ERR(u)) {
-		mutex_unlock(&nf->lock);
+	u = ndk_file_lock_uobj(file, q->handle, NDK_UOBJ_ADAPTER, &nf);
+	if (IS_ERR(u))
 		return PTR_ERR(u);
-	}
 	status = ndk_query_adapter_info(u->adapter, &info, &size);
 	if (!status)
 		q->max_user_registration_size = ndk_umr_limit(u->adapter, &info);
@@ -925,14 +949,10 @@ int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p)
 	s32 status;
 	int ret;
 
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	parent = ndk_uobj_find(nf, p->adapter_handle, NDK_UOBJ_ADAPTER);
-	if (IS_ERR(parent)) {
-		ret = PTR_ERR(parent);
-		goto out_unlock;
-	}
+	parent = ndk_file_lock_uobj(file, p->adapter_handle, NDK_UOBJ_ADAPTER,
+				    &nf);
+	if (IS_ERR(parent))
+		return PTR_ERR(parent);
 	u = ndk_uobj_alloc(nf, NDK_UOBJ_PD, parent);
 	if (!u) {
 		ret = -ENOMEM;
@@ -1369,14 +1389,9 @@ int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m)
 	s32 status;
 	int ret;
 
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	pd = ndk_uobj_find(nf, m->pd_handle, NDK_UOBJ_PD);
-	if (IS_ERR(pd)) {
-		ret = PTR_ERR(pd);
-		goto out_unlock;
-	}
+	pd = ndk_file_lock_uobj(file, m->pd_handle, NDK_UOBJ_PD, &nf);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
 	u = ndk_mem_find(pd, m);
 	if (u) {
 		ret = ndk_mem_ref(u, m);
@@ -1491,14 +1506,9 @@ int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m)
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
 
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, m->handle, NDK_UOBJ_MEM);
-	if (IS_ERR(u)) {
-		mutex_unlock(&nf->lock);
+	u = ndk_file_lock_uobj(file, m->handle, NDK_UOBJ_MEM, &nf);
+	if (IS_ERR(u))
 		return PTR_ERR(u);
-	}
 	if (u->mem.refs == 1 && ndk_mem_release(u)) {
 		/* Windows or fast-registered MRs still use the memory. */
 		mutex_unlock(&nf->lock);

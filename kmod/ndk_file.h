@@ -190,6 +190,8 @@ struct ndk_umr_req {
 int ndk_errno_from_status(s32 status);
 struct ndk_file *ndk_file_lock(struct file *file);
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
+struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
+				    struct ndk_file **nfp);
 void ndk_uobj_free(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent);

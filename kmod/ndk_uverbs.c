@@ -133,16 +133,10 @@ int ndk_uv_cq_arm(struct file *file, void *arg)
 
 	if (a->type > NDK_CQ_NOTIFY_SOLICITED)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, a->handle, NDK_UOBJ_CQ);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, a->handle, NDK_UOBJ_CQ, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	ndk_arm_cq(u->cq.cq, a->type);
-out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -173,18 +167,12 @@ int ndk_uv_cq_poll(struct file *file, void *arg)
 	if (!res)
 		return -ENOMEM;
 	out = (struct ndk_u_result *)(res + p->count);
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf)) {
-		kfree(res);
-		return PTR_ERR(nf);
-	}
-	u = ndk_uobj_find(nf, p->handle, NDK_UOBJ_CQ);
+	u = ndk_file_lock_uobj(file, p->handle, NDK_UOBJ_CQ, &nf);
 	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
+		kfree(res);
+		return PTR_ERR(u);
 	}
 	n = ndk_get_cq_results_ex(u->cq.cq, res, p->count);
-out_unlock:
 	mutex_unlock(&nf->lock);
 	for (i = 0; i < n; i++) {
 		out[i].request_context = (uintptr_t)res[i].request_context;
@@ -226,14 +214,9 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 
 	if (c->flags || c->handle)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	pd = ndk_uobj_find(nf, c->pd_handle, NDK_UOBJ_PD);
-	if (IS_ERR(pd)) {
-		ret = PTR_ERR(pd);
-		goto out_unlock;
-	}
+	pd = ndk_file_lock_uobj(file, c->pd_handle, NDK_UOBJ_PD, &nf);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
 	rcq = ndk_uobj_find(nf, c->receive_cq_handle, NDK_UOBJ_CQ);
 	if (IS_ERR(rcq)) {
 		ret = PTR_ERR(rcq);
@@ -544,15 +527,10 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 		if (ret)
 			return ret;
 	}
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf)) {
-		ret = PTR_ERR(nf);
-		goto out_free;
-	}
-	qp = ndk_uobj_find(nf, p->qp_handle, NDK_UOBJ_QP);
+	qp = ndk_file_lock_uobj(file, p->qp_handle, NDK_UOBJ_QP, &nf);
 	if (IS_ERR(qp)) {
 		ret = PTR_ERR(qp);
-		goto out_unlock;
+		goto out_free;
 	}
 	if (ndk_uv_post_is_data(p))
 		ret = ndk_uv_post_data(qp, p, &in);
@@ -561,7 +539,6 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 		ret = ndk_uv_post_mem(nf, qp, p);
 	else
 		ret = -EINVAL;
-out_unlock:
 	mutex_unlock(&nf->lock);
 out_free:
 	kfree(in.buf);
@@ -585,16 +562,10 @@ int ndk_uv_qp_flush(struct file *file, void *arg)
 
 	if (f->flags)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, f->handle, NDK_UOBJ_QP);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, f->handle, NDK_UOBJ_QP, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	ndk_flush(u->qp.qp);
-out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -780,19 +751,13 @@ int ndk_uv_mr_deregister(struct file *file, void *arg)
 
 	if (d->flags)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, d->handle, NDK_UOBJ_MR);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, d->handle, NDK_UOBJ_MR, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	if (!ndk_umem_held(&u->mem.umem))
 		ret = -EBADRQC;
 	else
 		ret = ndk_errno_from_status(ndk_mem_release(u));
-out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -819,14 +784,9 @@ int ndk_uv_mr_init_fr(struct file *file, void *arg)
 
 	if ((i->flags & ~NDK_U_MR_INIT_FR_F_REMOTE_ACCESS) || i->reserved)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, i->handle, NDK_UOBJ_MR);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, i->handle, NDK_UOBJ_MR, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	status = ndk_initialize_fast_register_mr(u->mem.mr,
 						 i->adapter_page_count,
 						 i->flags, NULL, NULL);
@@ -835,7 +795,6 @@ int ndk_uv_mr_init_fr(struct file *file, void *arg)
 		ndk_mem_key_del(u);
 		ret = ndk_mem_key_add(u);
 	}
-out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -1019,15 +978,11 @@ int ndk_uv_connect(struct file *file, void *arg)
 	pdata = ndk_uv_private_data(c->private_data, c->private_data_length);
 	if (IS_ERR(pdata))
 		return PTR_ERR(pdata);
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf)) {
-		kfree(pdata);
-		return PTR_ERR(nf);
-	}
-	u = ndk_uobj_find(nf, c->connector_handle, NDK_UOBJ_CONNECTOR);
+	u = ndk_file_lock_uobj(file, c->connector_handle, NDK_UOBJ_CONNECTOR,
+			       &nf);
 	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
+		kfree(pdata);
+		return PTR_ERR(u);
 	}
 	qp = ndk_uobj_find(nf, c->qp_handle, NDK_UOBJ_QP);
 	if (IS_ERR(qp)) {
@@ -1067,14 +1022,10 @@ static int ndk_uv_connector_request(struct file *file, void *arg, u32 req)
 
 	if (r->flags)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, r->connector_handle, NDK_UOBJ_CONNECTOR);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, r->connector_handle, NDK_UOBJ_CONNECTOR,
+			       &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	e = ndk_uv_request(u, req, r->request_context);
 	if (!e) {
 		ret = -ENOMEM;
@@ -1147,15 +1098,11 @@ int ndk_uv_accept(struct file *file, void *arg)
 	pdata = ndk_uv_private_data(a->private_data, a->private_data_length);
 	if (IS_ERR(pdata))
 		return PTR_ERR(pdata);
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf)) {
-		kfree(pdata);
-		return PTR_ERR(nf);
-	}
-	u = ndk_uobj_find(nf, a->connector_handle, NDK_UOBJ_CONNECTOR);
+	u = ndk_file_lock_uobj(file, a->connector_handle, NDK_UOBJ_CONNECTOR,
+			       &nf);
 	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
+		kfree(pdata);
+		return PTR_ERR(u);
 	}
 	qp = ndk_uobj_find(nf, a->qp_handle, NDK_UOBJ_QP);
 	if (IS_ERR(qp)) {
@@ -1198,19 +1145,14 @@ int ndk_uv_reject(struct file *file, void *arg)
 	pdata = ndk_uv_private_data(r->private_data, r->private_data_length);
 	if (IS_ERR(pdata))
 		return PTR_ERR(pdata);
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf)) {
-		kfree(pdata);
-		return PTR_ERR(nf);
-	}
-	u = ndk_uobj_find(nf, r->connector_handle, NDK_UOBJ_CONNECTOR);
+	u = ndk_file_lock_uobj(file, r->connector_handle, NDK_UOBJ_CONNECTOR,
+			       &nf);
 	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
+		kfree(pdata);
+		return PTR_ERR(u);
 	}
 	ret = ndk_errno_from_status(ndk_reject(u->conn.conn, pdata,
 					       r->private_data_length));
-out_unlock:
 	mutex_unlock(&nf->lock);
 	kfree(pdata);
 	return ret;
@@ -1239,14 +1181,10 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 	if (q->flags || q->reserved || q->inbound_read_limit ||
 	    q->outbound_read_limit)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, q->connector_handle, NDK_UOBJ_CONNECTOR);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, q->connector_handle, NDK_UOBJ_CONNECTOR,
+			       &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	status = ndk_get_connection_data(u->conn.conn, &q->inbound_read_limit,
 					 &q->outbound_read_limit, pdata,
 					 &plen);
@@ -1263,7 +1201,6 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 		ndk_uv_sockaddr_out(q->peer_address, &ss, len);
 	}
 	ret = ndk_errno_from_status(status);
-out_unlock:
 	mutex_unlock(&nf->lock);
 	if (ret)
 		return ret;
@@ -1388,14 +1325,10 @@ int ndk_uv_listen(struct file *file, void *arg)
 
 	if (l->flags || !ndk_uv_sockaddr(l->address, &ss, &len) || !len)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = ndk_uobj_find(nf, l->listener_handle, NDK_UOBJ_LISTENER);
-	if (IS_ERR(u)) {
-		ret = PTR_ERR(u);
-		goto out_unlock;
-	}
+	u = ndk_file_lock_uobj(file, l->listener_handle, NDK_UOBJ_LISTENER,
+			       &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	status = ndk_listen(u->listener.listener, (struct sockaddr *)&ss, len,
 			    NULL, NULL);
 	if (!status) {
@@ -1406,7 +1339,6 @@ int ndk_uv_listen(struct file *file, void *arg)
 		ndk_uv_sockaddr_out(l->address, &ss, len);
 	}
 	ret = ndk_errno_from_status(status);
-out_unlock:
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -1476,14 +1408,9 @@ static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 	s32 status;
 	int ret;
 
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	parent = ndk_uobj_find(nf, parent_handle, parent_type);
-	if (IS_ERR(parent)) {
-		ret = PTR_ERR(parent);
-		goto out_unlock;
-	}
+	parent = ndk_file_lock_uobj(file, parent_handle, parent_type, &nf);
+	if (IS_ERR(parent))
+		return PTR_ERR(parent);
 	u = ndk_uobj_alloc(nf, type, parent);
 	if (!u) {
 		ret = -ENOMEM;
