@@ -46,7 +46,7 @@
 
 #include "ndk_mr.h"
 #include "ndk_qp.h"
-#include "ndk_netlink.h"
+#include "ndk_stats.h"
 #include "ndk_trace.h"
 
 /* The remote bits of NdkFastRegister flags (0x30 includes local write). */

@@ -30,7 +30,7 @@
 #include <ndk/ndk_mdl.h>
 
 #include "ndk_mr.h"
-#include "ndk_netlink.h"
+#include "ndk_stats.h"
 #include "ndk_trace.h"
 
 #define NDK_MR_FLAGS_VALID (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \

@@ -22,7 +22,7 @@
 #include <linux/slab.h>
 
 #include "ndk_mr.h"
-#include "ndk_netlink.h"
+#include "ndk_stats.h"
 #include "ndk_trace.h"
 
 /**

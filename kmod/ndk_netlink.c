@@ -41,20 +41,11 @@
 
 #include "ndk_file.h"
 #include "ndk_netlink.h"
+#include "ndk_stats.h"
 #include "ndk_trace.h"
 
-struct ndk_stats ndk_stats;
-
-/* Distinct error statuses kept; more are counted under the last slot. */
-#define NDK_NL_ERROR_SLOTS	32
 /* "mem" events waiting for the work item at most. */
 #define NDK_NL_EVENTS_MAX	1024
-
-static DEFINE_SPINLOCK(ndk_errors_lock);	/* protects ndk_errors */
-static struct {
-	s32 status;
-	u64 count;
-} ndk_errors[NDK_NL_ERROR_SLOTS];
 
 static DEFINE_MUTEX(ndk_files_lock);	/* the table; files alive while held */
 static DEFINE_XARRAY_ALLOC1(ndk_files);
@@ -112,30 +103,6 @@ struct ndk_nl_event {
 
 static LLIST_HEAD(ndk_nl_events);
 static atomic_t ndk_nl_events_pending = ATOMIC_INIT(0);
-
-/**
- * ndk_stat_error() - count a failed registration request by its status
- * @status: the NTSTATUS it failed with
- *
- * Counted: refusals and failed completions of NdkRegisterMr,
- * NdkFastRegister, NdkBind and NdkInvalidate.
- *
- * Context: any.
- */
-void ndk_stat_error(s32 status)
-{
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&ndk_errors_lock, flags);
-	for (i = 0; i < NDK_NL_ERROR_SLOTS - 1; i++)
-		if (!ndk_errors[i].count || ndk_errors[i].status == status)
-			break;
-	ndk_errors[i].status = ndk_errors[i].count ? ndk_errors[i].status :
-						     status;
-	ndk_errors[i].count++;
-	spin_unlock_irqrestore(&ndk_errors_lock, flags);
-}
 
 /* --- open files ---------------------------------------------------------- */
 
@@ -368,17 +335,11 @@ static int ndk_nl_adapter_dumpit(struct sk_buff *skb,
 static int ndk_nl_put_errors(struct sk_buff *skb, u64 *total)
 {
 	struct nlattr *nest, *err;
-	s32 status[NDK_NL_ERROR_SLOTS];
-	u64 count[NDK_NL_ERROR_SLOTS];
-	unsigned long flags;
+	s32 status[NDK_STAT_ERROR_SLOTS];
+	u64 count[NDK_STAT_ERROR_SLOTS];
 	int i, n;
 
-	spin_lock_irqsave(&ndk_errors_lock, flags);
-	for (n = 0; n < NDK_NL_ERROR_SLOTS && ndk_errors[n].count; n++) {
-		status[n] = ndk_errors[n].status;
-		count[n] = ndk_errors[n].count;
-	}
-	spin_unlock_irqrestore(&ndk_errors_lock, flags);
+	n = ndk_stat_errors(status, count);
 
 	*total = 0;
 	nest = nla_nest_start(skb, NDK_NL_ATTR_ERRORS);

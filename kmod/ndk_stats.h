@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ndk-linux: module-wide registration counters and failed requests by
+ * status (ndk_stats.c), kept by the core; the netlink family reads them
+ * (STAT_GET, Documentation/netlink.md), as ib_core's netlink reads the
+ * counters a driver keeps.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#ifndef NDK_STATS_H
+#define NDK_STATS_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+/**
+ * struct ndk_stats - module-wide registration counters
+ * @registrations:    NdkRegisterMr that succeeded
+ * @deregistrations:  registrations released
+ * @registered_bytes: bytes of the registrations now
+ * @fast_registers:   NdkFastRegister requests posted
+ * @binds:            NdkBind requests posted
+ * @invalidates:      NdkInvalidate requests posted
+ * @events_dropped:   netlink "mem" events not sent (no memory, queue full)
+ */
+struct ndk_stats {
+	atomic64_t registrations;
+	atomic64_t deregistrations;
+	atomic64_t registered_bytes;
+	atomic64_t fast_registers;
+	atomic64_t binds;
+	atomic64_t invalidates;
+	atomic64_t events_dropped;
+};
+
+extern struct ndk_stats ndk_stats;
+
+/* Distinct error statuses kept; more are counted under the last slot. */
+#define NDK_STAT_ERROR_SLOTS	32
+
+void ndk_stat_error(s32 status);
+int ndk_stat_errors(s32 *status, u64 *count);
+
+#endif /* NDK_STATS_H */
