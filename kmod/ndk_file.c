@@ -48,7 +48,6 @@
 
 #include "ndk_file.h"
 #include "ndk_mr.h"
-#include "ndk_netlink.h"
 
 /* Live entries of every file: debugfs ndk/user_objects. */
 static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
@@ -136,7 +135,7 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	nf->tgid = get_pid(task_tgid(current));
 	nf->ucache.tgid = task_tgid_nr(current);
 	get_task_comm(nf->comm, current);
-	ret = ndk_nl_file_add(nf);
+	ret = ndk_files_add(nf);
 	if (ret)
 		goto err_free_nf;
 	if (current->mm) {
@@ -707,8 +706,8 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	unsigned long index;
 	LIST_HEAD(adapters);
 
-	/* Not under nf->lock: netlink takes ndk_files_lock before it. */
-	ndk_nl_file_del(nf);
+	/* Not under nf->lock: the registry's lock comes before it. */
+	ndk_files_del(nf);
 	pr_debug("ndk: file %u released\n", nf->id);
 	mutex_lock(&nf->lock);
 	ndk_uobj_destroy_below(nf, NULL);

@@ -189,6 +189,81 @@ struct ndk_umr_req {
 
 int ndk_errno_from_status(s32 status);
 struct ndk_file *ndk_file_lock(struct file *file);
+/**
+ * struct ndk_file_owner - who opened a file, as readers see it
+ * @id:   the file's id (netlink)
+ * @pid:  its opener's thread group, in the reader's pid namespace
+ * @comm: its opener's command name
+ */
+struct ndk_file_owner {
+	u32 id;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+};
+
+/**
+ * struct ndk_file_summary - a file as readers see it (ndk_files_next())
+ * @owner:  who opened it
+ * @counts: its handles by NDK_NL_OBJ_* type
+ * @bytes:  bytes of its registrations
+ * @pages:  pages they pin
+ * @hits:   self-reported cache hits
+ * @misses: self-reported cache misses
+ * @invalidations: its registrations invalidated by the MMU notifier
+ */
+struct ndk_file_summary {
+	struct ndk_file_owner owner;
+	u32 counts[__NDK_NL_OBJ_MAX];
+	u64 bytes;
+	u64 pages;
+	u64 hits;
+	u64 misses;
+	u64 invalidations;
+};
+
+/**
+ * struct ndk_uobj_summary - an object as readers see it
+ * @type:         NDK_NL_OBJ_*
+ * @handle:       its handle
+ * @parent:       its parent's handle, 0 for none
+ * @adapter:      its adapter is still there: @adapter_id, @adapter_name
+ * @adapter_id:   the adapter's id
+ * @adapter_name: the adapter's name
+ * @mem:          a registration holding pages: @address ... @flags
+ * @address:      its user address
+ * @length:       its bytes
+ * @pages:        the pages it pins
+ * @flags:        NDK_U_MEM_* or NDK_MR_FLAG_* it was registered with
+ * @has_refs:     a WSP registration: @refs
+ * @refs:         MEM_REGISTER calls not yet matched by MEM_DEREGISTER
+ */
+struct ndk_uobj_summary {
+	u32 type;
+	u32 handle;
+	u32 parent;
+	bool adapter;
+	u32 adapter_id;
+	char adapter_name[IB_DEVICE_NAME_MAX];
+	bool mem;
+	u64 address;
+	u64 length;
+	u64 pages;
+	u32 flags;
+	bool has_refs;
+	u32 refs;
+};
+
+int ndk_files_add(struct ndk_file *nf);
+void ndk_files_del(struct ndk_file *nf);
+bool ndk_files_empty(void);
+void ndk_files_cache_totals(u64 *hits, u64 *misses);
+bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
+		    struct ndk_file_summary *s);
+bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
+			struct pid *pid, bool admin, u32 type,
+			struct ndk_file_owner *owner,
+			struct ndk_uobj_summary *o);
+
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
 struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
 				    struct ndk_file **nfp);

@@ -16,9 +16,9 @@
  * current: a doit runs in the requester's sendmsg(), a dump in its
  * recvmsg().
  *
- * Open files are kept in ndk_files by a netlink id; ndk_files_lock (a
- * mutex) protects the table and keeps each file alive while held.  Lock
- * order: ndk_files_lock > ndk_file.lock > ndk_devices_lock.
+ * Open files and their objects are read through the user path's registry
+ * (ndk_file_registry.c) as summaries: netlink holds no file and takes no
+ * file's lock.
  *
  * MEM_INVALIDATED is raised from the MMU notifier, which may not sleep:
  * the event is queued (GFP_NOWAIT, at most NDK_NL_EVENTS_MAX pending) and
@@ -46,13 +46,6 @@
 
 /* "mem" events waiting for the work item at most. */
 #define NDK_NL_EVENTS_MAX	1024
-
-static DEFINE_MUTEX(ndk_files_lock);	/* the table; files alive while held */
-static DEFINE_XARRAY_ALLOC1(ndk_files);
-static u32 ndk_files_next;
-/* Self-reported cache counters of files already closed. */
-static u64 ndk_cache_hits_closed;
-static u64 ndk_cache_misses_closed;
 
 enum { NDK_NL_GRP_ADAPTER, NDK_NL_GRP_MEM };
 
@@ -103,52 +96,6 @@ struct ndk_nl_event {
 
 static LLIST_HEAD(ndk_nl_events);
 static atomic_t ndk_nl_events_pending = ATOMIC_INIT(0);
-
-/* --- open files ---------------------------------------------------------- */
-
-/**
- * ndk_nl_file_add() - a new open file becomes visible to netlink
- * @nf: the file, its owner fields set
- *
- * Context: process context.
- * Return: 0, %-ENOMEM or %-EBUSY (no id left).
- */
-int ndk_nl_file_add(struct ndk_file *nf)
-{
-	int ret;
-
-	mutex_lock(&ndk_files_lock);
-	ret = xa_alloc_cyclic(&ndk_files, &nf->id, nf, xa_limit_32b,
-			      &ndk_files_next, GFP_KERNEL_ACCOUNT);
-	mutex_unlock(&ndk_files_lock);
-	nf->ucache.file_id = nf->id;
-	return ret < 0 ? ret : 0;
-}
-
-/**
- * ndk_nl_file_del() - a file being released disappears from netlink
- * @nf: the file, added by ndk_nl_file_add()
- *
- * Its self-reported cache counters are kept in the module-wide sums.
- *
- * Context: process context; the file's lock not held.
- */
-void ndk_nl_file_del(struct ndk_file *nf)
-{
-	mutex_lock(&ndk_files_lock);
-	xa_erase(&ndk_files, nf->id);
-	if (nf->counters) {
-		ndk_cache_hits_closed += READ_ONCE(nf->counters->hits);
-		ndk_cache_misses_closed += READ_ONCE(nf->counters->misses);
-	}
-	mutex_unlock(&ndk_files_lock);
-}
-
-/* Under ndk_files_lock: may the caller see this file's details? */
-static bool ndk_nl_may_see(struct ndk_file *nf, bool admin)
-{
-	return admin || nf->tgid == task_tgid(current);
-}
 
 /* --- attributes ---------------------------------------------------------- */
 
@@ -363,22 +310,11 @@ static int ndk_nl_put_errors(struct sk_buff *skb, u64 *total)
 static int ndk_nl_stat_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	u64 hits, misses, errors;
-	struct ndk_file *nf;
-	unsigned long index;
 	struct nlattr *nest;
 	struct sk_buff *msg;
 	void *hdr;
 
-	mutex_lock(&ndk_files_lock);
-	hits = ndk_cache_hits_closed;
-	misses = ndk_cache_misses_closed;
-	xa_for_each(&ndk_files, index, nf) {
-		if (nf->counters) {
-			hits += READ_ONCE(nf->counters->hits);
-			misses += READ_ONCE(nf->counters->misses);
-		}
-	}
-	mutex_unlock(&ndk_files_lock);
+	ndk_files_cache_totals(&hits, &misses);
 
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
@@ -421,73 +357,38 @@ err_free_msg:
 
 /* --- PROC_GET and RES_GET ------------------------------------------------ */
 
-static u8 ndk_nl_uobj_type(const struct ndk_uobj *u)
-{
-	static const u8 types[] = {
-		[NDK_UOBJ_ADAPTER] = NDK_NL_OBJ_ADAPTER,
-		[NDK_UOBJ_PD] = NDK_NL_OBJ_PD,
-		[NDK_UOBJ_MEM] = NDK_NL_OBJ_MEM,
-		[NDK_UOBJ_CQ] = NDK_NL_OBJ_CQ,
-		[NDK_UOBJ_QP] = NDK_NL_OBJ_QP,
-		[NDK_UOBJ_MR] = NDK_NL_OBJ_MR,
-		[NDK_UOBJ_MW] = NDK_NL_OBJ_MW,
-		[NDK_UOBJ_CONNECTOR] = NDK_NL_OBJ_CONNECTOR,
-		[NDK_UOBJ_LISTENER] = NDK_NL_OBJ_LISTENER,
-	};
-
-	return u->type < ARRAY_SIZE(types) ? types[u->type] : 0;
-}
-
 /* The owner attributes every per-file message starts with. */
-static int ndk_nl_put_owner(struct sk_buff *skb, struct ndk_file *nf)
+static int ndk_nl_put_owner(struct sk_buff *skb, const struct ndk_file_owner *o)
 {
-	if (nla_put_u32(skb, NDK_NL_ATTR_FILE_ID, nf->id) ||
-	    nla_put_u32(skb, NDK_NL_ATTR_PID, pid_vnr(nf->tgid)) ||
-	    nla_put_string(skb, NDK_NL_ATTR_COMM, nf->comm))
+	if (nla_put_u32(skb, NDK_NL_ATTR_FILE_ID, o->id) ||
+	    nla_put_u32(skb, NDK_NL_ATTR_PID, o->pid) ||
+	    nla_put_string(skb, NDK_NL_ATTR_COMM, o->comm))
 		return -EMSGSIZE;
 	return 0;
 }
 
-/* Under ndk_files_lock: one file's PROC_GET message. */
+/* One file's PROC_GET message. */
 static int ndk_nl_fill_proc(struct sk_buff *skb, u32 portid, u32 seq,
-			    int flags, struct ndk_file *nf)
+			    int flags, const struct ndk_file_summary *f)
 {
-	u32 counts[__NDK_NL_OBJ_MAX] = {};
-	u64 bytes = 0, pages = 0, hits = 0, misses = 0;
 	struct nlattr *nest;
-	struct ndk_uobj *u;
-	unsigned long index;
 	void *hdr;
-
-	mutex_lock(&nf->lock);
-	xa_for_each(&nf->handles, index, u) {
-		counts[ndk_nl_uobj_type(u)]++;
-		if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-		    ndk_umem_held(&u->mem.umem)) {
-			bytes += u->mem.umem.length;
-			pages += u->mem.umem.npages;
-		}
-	}
-	mutex_unlock(&nf->lock);
-	if (nf->counters) {
-		hits = READ_ONCE(nf->counters->hits);
-		misses = READ_ONCE(nf->counters->misses);
-	}
 
 	hdr = genlmsg_put(skb, portid, seq, &ndk_nl_family, flags,
 			  NDK_NL_CMD_PROC_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (ndk_nl_put_owner(skb, nf) || ndk_nl_put_objects(skb, counts))
+	if (ndk_nl_put_owner(skb, &f->owner) ||
+	    ndk_nl_put_objects(skb, f->counts))
 		goto err_cancel;
 	nest = nla_nest_start(skb, NDK_NL_ATTR_STATS);
 	if (!nest ||
-	    ndk_nl_put_stat(skb, NDK_NL_STAT_REGISTERED_BYTES, bytes) ||
-	    ndk_nl_put_stat(skb, NDK_NL_STAT_PINNED_PAGES, pages) ||
-	    ndk_nl_put_stat(skb, NDK_NL_STAT_CACHE_HITS, hits) ||
-	    ndk_nl_put_stat(skb, NDK_NL_STAT_CACHE_MISSES, misses) ||
+	    ndk_nl_put_stat(skb, NDK_NL_STAT_REGISTERED_BYTES, f->bytes) ||
+	    ndk_nl_put_stat(skb, NDK_NL_STAT_PINNED_PAGES, f->pages) ||
+	    ndk_nl_put_stat(skb, NDK_NL_STAT_CACHE_HITS, f->hits) ||
+	    ndk_nl_put_stat(skb, NDK_NL_STAT_CACHE_MISSES, f->misses) ||
 	    ndk_nl_put_stat(skb, NDK_NL_STAT_CACHE_INVALIDATIONS,
-			    atomic64_read(&nf->ucache.invalidations)))
+			    f->invalidations))
 		goto err_cancel;
 	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);
@@ -501,8 +402,8 @@ err_cancel:
 static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	bool admin = netlink_capable(skb, CAP_NET_ADMIN);
-	struct ndk_file *nf;
-	unsigned long index;
+	struct ndk_file_summary *f;
+	unsigned long pos = 0;
 	struct sk_buff *msg;
 	struct pid *pid;
 	int ret = 0;
@@ -518,28 +419,32 @@ static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 		put_pid(pid);
 		return -EPERM;
 	}
+	f = kmalloc(sizeof(*f), GFP_KERNEL);
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg) {
-		put_pid(pid);
-		return -ENOMEM;
+	if (!f || !msg) {
+		ret = -ENOMEM;
+		goto out_free;
 	}
 	/* One message per file of the process, in a single reply. */
-	mutex_lock(&ndk_files_lock);
-	xa_for_each(&ndk_files, index, nf) {
-		if (nf->tgid != pid)
-			continue;
+	while (ndk_files_next(&pos, pid, true, f)) {
 		ret = ndk_nl_fill_proc(msg, info->snd_portid, info->snd_seq, 0,
-				       nf);
+				       f);
 		if (ret)
 			break;
+		pos++;
 	}
-	mutex_unlock(&ndk_files_lock);
+	if (!ret && !msg->len)
+		ret = -ENOENT;
+	if (!ret) {
+		ret = genlmsg_unicast(genl_info_net(info), msg,
+				      info->snd_portid);
+		msg = NULL;
+	}
+out_free:
+	nlmsg_free(msg);
+	kfree(f);
 	put_pid(pid);
-	if (ret || !msg->len) {
-		nlmsg_free(msg);
-		return ret ? ret : -ENOENT;
-	}
-	return genlmsg_unicast(genl_info_net(info), msg, info->snd_portid);
+	return ret;
 }
 
 /*
@@ -563,63 +468,62 @@ static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb, bool admin)
 	return pid;
 }
 
+/* cb->args: [0] the next file id. */
 static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
-	struct ndk_file *nf;
-	unsigned long index;
+	struct ndk_file_summary *f;
+	unsigned long pos = cb->args[0];
 	struct pid *pid;
 	int ret = 0;
 
 	pid = ndk_nl_dump_pid(cb, admin);
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
-	mutex_lock(&ndk_files_lock);
-	xa_for_each_start(&ndk_files, index, nf, cb->args[0]) {
-		if (!ndk_nl_may_see(nf, admin) || (pid && nf->tgid != pid))
-			continue;
+	f = kmalloc(sizeof(*f), GFP_KERNEL);
+	if (!f) {
+		put_pid(pid);
+		return -ENOMEM;
+	}
+	while (ndk_files_next(&pos, pid, admin, f)) {
 		ret = ndk_nl_fill_proc(skb, NETLINK_CB(cb->skb).portid,
-				       cb->nlh->nlmsg_seq, NLM_F_MULTI, nf);
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI, f);
 		if (ret)
 			break;
-		cb->args[0] = index + 1;
+		cb->args[0] = ++pos;
 	}
-	mutex_unlock(&ndk_files_lock);
+	kfree(f);
 	put_pid(pid);
 	return ret && !skb->len ? ret : skb->len;
 }
 
-/* Under the file's lock: one object's RES_GET message. */
+/* One object's RES_GET message. */
 static int ndk_nl_fill_res(struct sk_buff *skb, u32 portid, u32 seq,
-			   struct ndk_file *nf, struct ndk_uobj *u)
+			   const struct ndk_file_owner *owner,
+			   const struct ndk_uobj_summary *o)
 {
-	struct ndk_uobj *root = ndk_uobj_root(u);
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &ndk_nl_family, NLM_F_MULTI,
 			  NDK_NL_CMD_RES_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (ndk_nl_put_owner(skb, nf) ||
-	    nla_put_u32(skb, NDK_NL_ATTR_RES_TYPE, ndk_nl_uobj_type(u)) ||
-	    nla_put_u32(skb, NDK_NL_ATTR_HANDLE, u->handle) ||
-	    (u->parent &&
-	     nla_put_u32(skb, NDK_NL_ATTR_PARENT_HANDLE, u->parent->handle)) ||
-	    (root->adapter &&
-	     (nla_put_u32(skb, NDK_NL_ATTR_ADAPTER_ID,
-			  root->adapter->dev->id) ||
-	      nla_put_string(skb, NDK_NL_ATTR_ADAPTER_NAME,
-			     root->adapter->dev->name))))
+	if (ndk_nl_put_owner(skb, owner) ||
+	    nla_put_u32(skb, NDK_NL_ATTR_RES_TYPE, o->type) ||
+	    nla_put_u32(skb, NDK_NL_ATTR_HANDLE, o->handle) ||
+	    (o->parent &&
+	     nla_put_u32(skb, NDK_NL_ATTR_PARENT_HANDLE, o->parent)) ||
+	    (o->adapter &&
+	     (nla_put_u32(skb, NDK_NL_ATTR_ADAPTER_ID, o->adapter_id) ||
+	      nla_put_string(skb, NDK_NL_ATTR_ADAPTER_NAME, o->adapter_name))))
 		goto err_cancel;
-	if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-	    ndk_umem_held(&u->mem.umem) &&
-	    (ndk_nl_put_u64(skb, NDK_NL_ATTR_ADDRESS, u->mem.umem.address) ||
-	     ndk_nl_put_u64(skb, NDK_NL_ATTR_LENGTH, u->mem.umem.length) ||
-	     ndk_nl_put_u64(skb, NDK_NL_ATTR_PAGES, u->mem.umem.npages) ||
-	     nla_put_u32(skb, NDK_NL_ATTR_FLAGS, u->mem.flags)))
+	if (o->mem &&
+	    (ndk_nl_put_u64(skb, NDK_NL_ATTR_ADDRESS, o->address) ||
+	     ndk_nl_put_u64(skb, NDK_NL_ATTR_LENGTH, o->length) ||
+	     ndk_nl_put_u64(skb, NDK_NL_ATTR_PAGES, o->pages) ||
+	     nla_put_u32(skb, NDK_NL_ATTR_FLAGS, o->flags)))
 		goto err_cancel;
-	if (u->type == NDK_UOBJ_MEM &&
-	    nla_put_u32(skb, NDK_NL_ATTR_REFS, u->mem.refs))
+	if (o->has_refs && nla_put_u32(skb, NDK_NL_ATTR_REFS, o->refs))
 		goto err_cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -634,9 +538,9 @@ static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
-	unsigned long index, handle;
-	struct ndk_file *nf;
-	struct ndk_uobj *u;
+	unsigned long file = cb->args[0], handle = cb->args[1];
+	struct ndk_file_owner owner;
+	struct ndk_uobj_summary *o;
 	struct pid *pid;
 	int ret = 0;
 	u32 type;
@@ -647,29 +551,21 @@ static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	pid = ndk_nl_dump_pid(cb, admin);
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
-	mutex_lock(&ndk_files_lock);
-	xa_for_each_start(&ndk_files, index, nf, cb->args[0]) {
-		if (!ndk_nl_may_see(nf, admin) || (pid && nf->tgid != pid))
-			continue;
-		mutex_lock(&nf->lock);
-		xa_for_each_start(&nf->handles, handle, u, cb->args[1]) {
-			if (ndk_nl_uobj_type(u) != type)
-				continue;
-			ret = ndk_nl_fill_res(skb, NETLINK_CB(cb->skb).portid,
-					      cb->nlh->nlmsg_seq, nf, u);
-			if (ret)
-				break;
-			cb->args[1] = handle + 1;
-		}
-		mutex_unlock(&nf->lock);
-		if (ret) {
-			cb->args[0] = index;
-			break;
-		}
-		cb->args[0] = index + 1;
-		cb->args[1] = 0;
+	o = kmalloc(sizeof(*o), GFP_KERNEL);
+	if (!o) {
+		put_pid(pid);
+		return -ENOMEM;
 	}
-	mutex_unlock(&ndk_files_lock);
+	while (ndk_file_next_uobj(&file, &handle, pid, admin, type, &owner,
+				  o)) {
+		ret = ndk_nl_fill_res(skb, NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, &owner, o);
+		if (ret)
+			break;
+		cb->args[0] = file;
+		cb->args[1] = ++handle;
+	}
+	kfree(o);
 	put_pid(pid);
 	return ret && !skb->len ? ret : skb->len;
 }
@@ -860,5 +756,5 @@ void ndk_netlink_exit(void)
 	flush_work(&ndk_nl_work);
 	ndk_nl_events_work(&ndk_nl_work);
 	genl_unregister_family(&ndk_nl_family);
-	WARN_ON(!xa_empty(&ndk_files));
+	WARN_ON(!ndk_files_empty());
 }

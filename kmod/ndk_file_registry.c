@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: the registry of open /dev/ndk files (user path).
+ *
+ * Every open file gets an id here at open and leaves at release.  Readers
+ * above the user path (the netlink family) see files and their objects
+ * only through summaries copied under the locks (ndk_files_next(),
+ * ndk_file_next_uobj(), ndk_files_cache_totals()): they never hold a
+ * file, its lock or its handle table.  ndk_files_lock protects the table
+ * and keeps each file alive while held.  Lock order: ndk_files_lock >
+ * ndk_file.lock > ndk_devices_lock.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+
+#include "ndk_file.h"
+
+static DEFINE_MUTEX(ndk_files_lock);	/* the table; files alive while held */
+static DEFINE_XARRAY_ALLOC1(ndk_files);
+static u32 ndk_files_next_id;
+/* Self-reported cache counters of files already closed. */
+static u64 ndk_cache_hits_closed;
+static u64 ndk_cache_misses_closed;
+
+/**
+ * ndk_files_add() - a new open file gets its id and becomes visible
+ * @nf: the file, its owner fields set
+ *
+ * Context: process context.
+ * Return: 0, %-ENOMEM or %-EBUSY (no id left).
+ */
+int ndk_files_add(struct ndk_file *nf)
+{
+	int ret;
+
+	mutex_lock(&ndk_files_lock);
+	ret = xa_alloc_cyclic(&ndk_files, &nf->id, nf, xa_limit_32b,
+			      &ndk_files_next_id, GFP_KERNEL_ACCOUNT);
+	mutex_unlock(&ndk_files_lock);
+	nf->ucache.file_id = nf->id;
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * ndk_files_del() - a file being released disappears
+ * @nf: the file, added by ndk_files_add()
+ *
+ * Its self-reported cache counters are kept in the module-wide sums.
+ *
+ * Context: process context; the file's lock not held.
+ */
+void ndk_files_del(struct ndk_file *nf)
+{
+	mutex_lock(&ndk_files_lock);
+	xa_erase(&ndk_files, nf->id);
+	if (nf->counters) {
+		ndk_cache_hits_closed += READ_ONCE(nf->counters->hits);
+		ndk_cache_misses_closed += READ_ONCE(nf->counters->misses);
+	}
+	mutex_unlock(&ndk_files_lock);
+}
+
+/**
+ * ndk_files_empty() - is no file open any more?
+ *
+ * Context: process context.
+ */
+bool ndk_files_empty(void)
+{
+	return xa_empty(&ndk_files);
+}
+
+/**
+ * ndk_files_cache_totals() - self-reported cache hits and misses of all
+ * files, open and closed
+ * @hits:   out
+ * @misses: out
+ *
+ * Context: process context.
+ */
+void ndk_files_cache_totals(u64 *hits, u64 *misses)
+{
+	struct ndk_file *nf;
+	unsigned long index;
+
+	mutex_lock(&ndk_files_lock);
+	*hits = ndk_cache_hits_closed;
+	*misses = ndk_cache_misses_closed;
+	xa_for_each(&ndk_files, index, nf) {
+		if (nf->counters) {
+			*hits += READ_ONCE(nf->counters->hits);
+			*misses += READ_ONCE(nf->counters->misses);
+		}
+	}
+	mutex_unlock(&ndk_files_lock);
+}
+
+/* The netlink object type of a handle table entry. */
+static u32 ndk_uobj_nl_type(const struct ndk_uobj *u)
+{
+	static const u8 types[] = {
+		[NDK_UOBJ_ADAPTER] = NDK_NL_OBJ_ADAPTER,
+		[NDK_UOBJ_PD] = NDK_NL_OBJ_PD,
+		[NDK_UOBJ_MEM] = NDK_NL_OBJ_MEM,
+		[NDK_UOBJ_CQ] = NDK_NL_OBJ_CQ,
+		[NDK_UOBJ_QP] = NDK_NL_OBJ_QP,
+		[NDK_UOBJ_MR] = NDK_NL_OBJ_MR,
+		[NDK_UOBJ_MW] = NDK_NL_OBJ_MW,
+		[NDK_UOBJ_CONNECTOR] = NDK_NL_OBJ_CONNECTOR,
+		[NDK_UOBJ_LISTENER] = NDK_NL_OBJ_LISTENER,
+	};
+
+	return u->type < ARRAY_SIZE(types) ? types[u->type] : 0;
+}
+
+/* Under ndk_files_lock: may current see @nf (of @pid, if set)? */
+static bool ndk_files_visible(struct ndk_file *nf, struct pid *pid,
+			      bool admin)
+{
+	if (pid && nf->tgid != pid)
+		return false;
+	return admin || nf->tgid == task_tgid(current);
+}
+
+/* Under ndk_files_lock: @nf's owner, as current's pid namespace sees it. */
+static void ndk_file_owner(struct ndk_file *nf, struct ndk_file_owner *o)
+{
+	o->id = nf->id;
+	o->pid = pid_vnr(nf->tgid);
+	memcpy(o->comm, nf->comm, sizeof(o->comm));
+}
+
+/**
+ * ndk_files_next() - the next file a caller may see, summarised
+ * @pos:   in: the first file id to look at; out: the id of the file found
+ * @pid:   only files of this process (a get_pid() reference), or NULL
+ * @admin: the caller may see every process's files (CAP_NET_ADMIN);
+ *         without it, only its own
+ * @s:     out: the file's summary
+ *
+ * Context: process context (current is the caller).
+ * Return: true when a file was found.
+ */
+bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
+		    struct ndk_file_summary *s)
+{
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	unsigned long index, handle;
+	bool found = false;
+
+	mutex_lock(&ndk_files_lock);
+	xa_for_each_start(&ndk_files, index, nf, *pos) {
+		if (!ndk_files_visible(nf, pid, admin))
+			continue;
+		memset(s, 0, sizeof(*s));
+		ndk_file_owner(nf, &s->owner);
+		mutex_lock(&nf->lock);
+		xa_for_each(&nf->handles, handle, u) {
+			s->counts[ndk_uobj_nl_type(u)]++;
+			if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
+			    ndk_umem_held(&u->mem.umem)) {
+				s->bytes += u->mem.umem.length;
+				s->pages += u->mem.umem.npages;
+			}
+		}
+		mutex_unlock(&nf->lock);
+		if (nf->counters) {
+			s->hits = READ_ONCE(nf->counters->hits);
+			s->misses = READ_ONCE(nf->counters->misses);
+		}
+		s->invalidations = atomic64_read(&nf->ucache.invalidations);
+		*pos = index;
+		found = true;
+		break;
+	}
+	mutex_unlock(&ndk_files_lock);
+	return found;
+}
+
+/* Under @nf->lock: @u as readers see it. */
+static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
+{
+	struct ndk_uobj *root = ndk_uobj_root(u);
+
+	memset(o, 0, sizeof(*o));
+	o->type = ndk_uobj_nl_type(u);
+	o->handle = u->handle;
+	o->parent = u->parent ? u->parent->handle : 0;
+	if (root->adapter) {
+		o->adapter = true;
+		o->adapter_id = root->adapter->dev->id;
+		strscpy(o->adapter_name, root->adapter->dev->name,
+			sizeof(o->adapter_name));
+	}
+	if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
+	    ndk_umem_held(&u->mem.umem)) {
+		o->mem = true;
+		o->address = u->mem.umem.address;
+		o->length = u->mem.umem.length;
+		o->pages = u->mem.umem.npages;
+		o->flags = u->mem.flags;
+	}
+	if (u->type == NDK_UOBJ_MEM) {
+		o->has_refs = true;
+		o->refs = u->mem.refs;
+	}
+}
+
+/**
+ * ndk_file_next_uobj() - the next object of a type in the files a caller
+ * may see, summarised
+ * @file:   in: the first file id to look at; out: the file of the object
+ * @handle: in: the first handle to look at in @file (in later files, 0);
+ *          out: the object's handle
+ * @pid:    as for ndk_files_next()
+ * @admin:  as for ndk_files_next()
+ * @type:   NDK_NL_OBJ_* of the objects wanted
+ * @owner:  out: the object's file's owner
+ * @o:      out: the object
+ *
+ * Context: process context (current is the caller).
+ * Return: true when an object was found.
+ */
+bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
+			struct pid *pid, bool admin, u32 type,
+			struct ndk_file_owner *owner,
+			struct ndk_uobj_summary *o)
+{
+	unsigned long index, h, start = *handle;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	bool found = false;
+
+	mutex_lock(&ndk_files_lock);
+	xa_for_each_start(&ndk_files, index, nf, *file) {
+		if (index != *file)
+			start = 0;
+		if (!ndk_files_visible(nf, pid, admin))
+			continue;
+		mutex_lock(&nf->lock);
+		xa_for_each_start(&nf->handles, h, u, start) {
+			if (ndk_uobj_nl_type(u) != type)
+				continue;
+			ndk_file_owner(nf, owner);
+			ndk_uobj_summarize(u, o);
+			*file = index;
+			*handle = h;
+			found = true;
+			break;
+		}
+		mutex_unlock(&nf->lock);
+		if (found)
+			break;
+	}
+	mutex_unlock(&ndk_files_lock);
+	return found;
+}
