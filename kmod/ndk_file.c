@@ -547,6 +547,77 @@ s32 ndk_mem_release(struct ndk_uobj *u)
 /* A QP's drain gives up after 10 s: its requests are resolved by then. */
 #define NDK_MEM_WINDOWS_TIMEOUT	(60 * HZ)
 
+/* MR and MEM entries: release the registration, then the MR. */
+static void ndk_uobj_mr_destroy(struct ndk_uobj *u)
+{
+	/*
+	 * Windows and fast-register MRs closed while a request on them was
+	 * outstanding leave the memory from their teardown, once the QPs
+	 * (released before: their rank) resolved it.
+	 */
+	if (ndk_mem_release(u) &&
+	    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
+		ndk_mem_release(u);
+	WARN_ON(ndk_umem_held(&u->mem.umem));
+	/* The notifier goes with the entry, whatever happened above. */
+	ndk_ucache_untrack(u->mem.cache);
+	u->mem.cache = NULL;
+	ndk_close_mr(u->mem.mr, NULL, NULL);
+}
+
+static void ndk_uobj_mem_destroy(struct ndk_uobj *u)
+{
+	rb_erase(&u->mem.node, &u->parent->mems);
+	ndk_uobj_mr_destroy(u);
+}
+
+static void ndk_uobj_pd_destroy(struct ndk_uobj *u)
+{
+	WARN_ON(!xa_empty(&u->keys));
+	xa_destroy(&u->keys);
+	ndk_close_pd(u->pd, NULL, NULL);
+}
+
+/*
+ * One descriptor per handle type.  Release order: connection requests not
+ * taken (ndk_uevent_drop_requests()), then connectors (they reference QPs
+ * and listeners), listeners, QPs, windows, fast-register MRs (they use
+ * other registrations' pages), registrations, CQs, PDs.
+ */
+const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
+	[NDK_UOBJ_ADAPTER] = { .parent = NDK_UOBJ_ADAPTER,
+			       .nl_type = NDK_NL_OBJ_ADAPTER,
+			       .rank = 8, .rank_held = 8 },
+	[NDK_UOBJ_CONNECTOR] = { .parent = NDK_UOBJ_ADAPTER,
+				 .nl_type = NDK_NL_OBJ_CONNECTOR,
+				 .rank = 0, .rank_held = 0,
+				 .destroy = ndk_uv_connector_destroy },
+	[NDK_UOBJ_LISTENER] = { .parent = NDK_UOBJ_ADAPTER,
+				.nl_type = NDK_NL_OBJ_LISTENER,
+				.rank = 1, .rank_held = 1,
+				.destroy = ndk_uv_listener_destroy },
+	[NDK_UOBJ_QP] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_QP,
+			  .rank = 2, .rank_held = 2,
+			  .destroy = ndk_uv_qp_destroy },
+	[NDK_UOBJ_MW] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MW,
+			  .rank = 3, .rank_held = 3,
+			  .destroy = ndk_uv_mw_destroy },
+	[NDK_UOBJ_MR] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MR,
+			  .rank = 4, .rank_held = 5,
+			  .destroy = ndk_uobj_mr_destroy },
+	[NDK_UOBJ_MEM] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MEM,
+			   .rank = 5, .rank_held = 5,
+			   .destroy = ndk_uobj_mem_destroy },
+	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
+			  .rank = 6, .rank_held = 6,
+			  .destroy = ndk_uv_cq_destroy },
+	[NDK_UOBJ_PD] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_PD,
+			  .rank = 7, .rank_held = 7,
+			  .destroy = ndk_uobj_pd_destroy },
+};
+
+#define NDK_UOBJ_RANKS 8
+
 /*
  * Remove @u, not an adapter (ndk_uobj_adapter_detach()), from the table
  * and release its object.  It has no children; a registration has no
@@ -558,70 +629,22 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	lockdep_assert_held(&nf->lock);
 	WARN_ON(u->children);
 	xa_erase(&nf->handles, u->handle);
-	switch (u->type) {
-	case NDK_UOBJ_MEM:
-		rb_erase(&u->mem.node, &u->parent->mems);
-		fallthrough;
-	case NDK_UOBJ_MR:
-		/*
-		 * Windows and fast-register MRs closed while a request on them
-		 * was outstanding leave the memory from their teardown, once
-		 * the QPs (closed before, ndk_uobj_rank()) resolved it.
-		 */
-		if (ndk_mem_release(u) &&
-		    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
-			ndk_mem_release(u);
-		WARN_ON(ndk_umem_held(&u->mem.umem));
-		/* The notifier goes with the entry, whatever happened above. */
-		ndk_ucache_untrack(u->mem.cache);
-		u->mem.cache = NULL;
-		ndk_close_mr(u->mem.mr, NULL, NULL);
-		break;
-	case NDK_UOBJ_PD:
-		WARN_ON(!xa_empty(&u->keys));
-		xa_destroy(&u->keys);
-		ndk_close_pd(u->pd, NULL, NULL);
-		break;
-	default:
-		ndk_uverbs_destroy(u);
-		break;
-	}
+	ndk_uobj_descs[u->type].destroy(u);
 	if (u->parent)
 		u->parent->children--;
 	atomic_dec(&ndk_uobj_count);
 	ndk_uobj_free(u);
 }
 
-/*
- * Release order: connection requests not taken, then connectors (they
- * reference QPs and listeners), listeners, QPs, windows, fast-register
- * MRs (they use other registrations' pages), registrations, CQs, PDs.
- */
+/* @u's place in the release order (ndk_uobj_descs[]). */
 static int ndk_uobj_rank(struct ndk_uobj *u)
 {
-	switch (u->type) {
-	case NDK_UOBJ_CONNECTOR:
-		return 0;
-	case NDK_UOBJ_LISTENER:
-		return 1;
-	case NDK_UOBJ_QP:
-		return 2;
-	case NDK_UOBJ_MW:
-		return 3;
-	case NDK_UOBJ_MR:
-		return ndk_umem_held(&u->mem.umem) ? 5 : 4;
-	case NDK_UOBJ_MEM:
-		return 5;
-	case NDK_UOBJ_CQ:
-		return 6;
-	case NDK_UOBJ_PD:
-		return 7;
-	default:
-		return 8;
-	}
-}
+	const struct ndk_uobj_desc *d = &ndk_uobj_descs[u->type];
+	bool held = (u->type == NDK_UOBJ_MR || u->type == NDK_UOBJ_MEM) &&
+		    ndk_umem_held(&u->mem.umem);
 
-#define NDK_UOBJ_RANKS 8
+	return held ? d->rank_held : d->rank;
+}
 
 /* Release every object below @adapter (all adapters if NULL), ranked. */
 static void ndk_uobj_destroy_below(struct ndk_file *nf,

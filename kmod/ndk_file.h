@@ -31,6 +31,29 @@ enum ndk_uobj_type {
 	NDK_UOBJ_LISTENER,
 };
 
+struct ndk_uobj;
+
+/**
+ * struct ndk_uobj_desc - what the user path knows of one handle type
+ * @parent:    the type of the entry it is created from (adapters: none)
+ * @nl_type:   its NDK_NL_OBJ_* (netlink)
+ * @rank:      its place in the release order (children before parents,
+ *             ndk_uobj_destroy_below())
+ * @rank_held: its place while it holds pinned pages (a registered MR)
+ * @destroy:   releases its object; the entry is out of the table and has
+ *             no children; NULL for adapters (ndk_uobj_adapter_detach())
+ */
+struct ndk_uobj_desc {
+	u8 parent;
+	u8 nl_type;
+	u8 rank;
+	u8 rank_held;
+	void (*destroy)(struct ndk_uobj *u);
+};
+
+#define NDK_UOBJ_TYPES	(NDK_UOBJ_LISTENER + 1)
+extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
+
 /**
  * struct ndk_file - private data of an open /dev/ndk
  * @lock:     serialises commands and the release
@@ -296,7 +319,11 @@ __poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
 int ndk_file_event_get(struct file *file, void *arg);
 
 /* ndk_uverbs.c */
-void ndk_uverbs_destroy(struct ndk_uobj *u);
+void ndk_uv_cq_destroy(struct ndk_uobj *u);
+void ndk_uv_qp_destroy(struct ndk_uobj *u);
+void ndk_uv_mw_destroy(struct ndk_uobj *u);
+void ndk_uv_connector_destroy(struct ndk_uobj *u);
+void ndk_uv_listener_destroy(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uverbs_accepted(struct ndk_file *nf,
 				     struct ndk_uevent *e);
 int ndk_uv_cq_create(struct file *file, void *arg);

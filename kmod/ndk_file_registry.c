@@ -102,19 +102,7 @@ void ndk_files_cache_totals(u64 *hits, u64 *misses)
 /* The netlink object type of a handle table entry. */
 static u32 ndk_uobj_nl_type(const struct ndk_uobj *u)
 {
-	static const u8 types[] = {
-		[NDK_UOBJ_ADAPTER] = NDK_NL_OBJ_ADAPTER,
-		[NDK_UOBJ_PD] = NDK_NL_OBJ_PD,
-		[NDK_UOBJ_MEM] = NDK_NL_OBJ_MEM,
-		[NDK_UOBJ_CQ] = NDK_NL_OBJ_CQ,
-		[NDK_UOBJ_QP] = NDK_NL_OBJ_QP,
-		[NDK_UOBJ_MR] = NDK_NL_OBJ_MR,
-		[NDK_UOBJ_MW] = NDK_NL_OBJ_MW,
-		[NDK_UOBJ_CONNECTOR] = NDK_NL_OBJ_CONNECTOR,
-		[NDK_UOBJ_LISTENER] = NDK_NL_OBJ_LISTENER,
-	};
-
-	return u->type < ARRAY_SIZE(types) ? types[u->type] : 0;
+	return ndk_uobj_descs[u->type].nl_type;
 }
 
 /* Under ndk_files_lock: may current see @nf (of @pid, if set)? */

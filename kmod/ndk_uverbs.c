@@ -51,42 +51,44 @@ static void *ndk_uv_ptr(u64 v)
 static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 			 const void *arg, u32 *handle);
 
-/**
- * ndk_uverbs_destroy() - release the object of a CQ, QP, MW, connector or
- * listener entry
- * @u: the entry, out of the table; it has no children
- *
+/*
+ * The releases of the adapter children and PD children this file makes
+ * (ndk_uobj_descs[].destroy): @u is out of the table and has no children.
  * Context: process context, ndk_file.lock held.
  */
-void ndk_uverbs_destroy(struct ndk_uobj *u)
+void ndk_uv_cq_destroy(struct ndk_uobj *u)
 {
-	switch (u->type) {
-	case NDK_UOBJ_CQ:
-		ndk_close_cq(u->cq.cq, NULL, NULL);
-		ndk_uevent_unqueue(&u->cq.notify);
-		break;
-	case NDK_UOBJ_QP:
-		ndk_close_qp(u->qp.qp, NULL, NULL);
-		u->qp.rcq->children--;
-		u->qp.icq->children--;
-		break;
-	case NDK_UOBJ_MW:
-		ndk_close_mw(u->mw, NULL, NULL);
-		break;
-	case NDK_UOBJ_CONNECTOR:
-		/* Pending requests complete (CANCELLED) before this returns. */
-		ndk_close_connector(u->conn.conn, NULL, NULL);
-		ndk_uevent_unqueue(&u->conn.disconnected);
-		break;
-	case NDK_UOBJ_LISTENER:
-		/* No request is queued after this (ndk_uv_connect_event()). */
-		spin_lock_irq(&u->nf->ev_lock);
-		u->listener.closing = true;
-		spin_unlock_irq(&u->nf->ev_lock);
-		ndk_uevent_drop_requests(u->nf, u);
-		ndk_close_listener(u->listener.listener, NULL, NULL);
-		break;
-	}
+	ndk_close_cq(u->cq.cq, NULL, NULL);
+	ndk_uevent_unqueue(&u->cq.notify);
+}
+
+void ndk_uv_qp_destroy(struct ndk_uobj *u)
+{
+	ndk_close_qp(u->qp.qp, NULL, NULL);
+	u->qp.rcq->children--;
+	u->qp.icq->children--;
+}
+
+void ndk_uv_mw_destroy(struct ndk_uobj *u)
+{
+	ndk_close_mw(u->mw, NULL, NULL);
+}
+
+void ndk_uv_connector_destroy(struct ndk_uobj *u)
+{
+	/* Pending requests complete (CANCELLED) before this returns. */
+	ndk_close_connector(u->conn.conn, NULL, NULL);
+	ndk_uevent_unqueue(&u->conn.disconnected);
+}
+
+void ndk_uv_listener_destroy(struct ndk_uobj *u)
+{
+	/* No request is queued after this (ndk_uv_connect_event()). */
+	spin_lock_irq(&u->nf->ev_lock);
+	u->listener.closing = true;
+	spin_unlock_irq(&u->nf->ev_lock);
+	ndk_uevent_drop_requests(u->nf, u);
+	ndk_close_listener(u->listener.listener, NULL, NULL);
 }
 
 /* ---- CQ ------------------------------------------------------------------ */
@@ -1401,8 +1403,7 @@ static s32 ndk_uv_open_object(struct ndk_uobj *u, const void *arg)
 static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 			 const void *arg, u32 *handle)
 {
-	u8 parent_type = type == NDK_UOBJ_MR || type == NDK_UOBJ_MW ?
-			 NDK_UOBJ_PD : NDK_UOBJ_ADAPTER;
+	u8 parent_type = ndk_uobj_descs[type].parent;
 	struct ndk_uobj *parent, *u;
 	struct ndk_file *nf;
 	s32 status;
@@ -1433,10 +1434,11 @@ static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 	return 0;
 
 err_close_object:
+	/* A new MR holds no pages: only its object is closed. */
 	if (type == NDK_UOBJ_MR)
 		ndk_close_mr(u->mem.mr, NULL, NULL);
 	else
-		ndk_uverbs_destroy(u);
+		ndk_uobj_descs[type].destroy(u);
 err_free_uobj:
 	ndk_uobj_free(u);
 out_unlock:
