@@ -262,6 +262,27 @@ static inline bool ndk_adapter_removed(struct ndk_adapter *adapter)
 	return READ_ONCE(adapter->removed);
 }
 
+/**
+ * struct ndk_cq_sink - where a CQ hands its results as they arrive
+ * @push:     store one result; false when the sink has no room (the
+ *            result stays in the CQ's software queue until it has)
+ * @consumed: results the sink's reader took since the last call; the CQ
+ *            releases their reservations (ndk_cq_reserve())
+ *
+ * Both run under the CQ's lock, in any context (the completion handler
+ * runs in softirq context), and must not sleep.  A CQ with a sink keeps
+ * its ib_cq armed and moves every completion to the sink from the
+ * completion handler (ndk_cq_set_sink()); the user path's completion
+ * rings are the one sink (ndk_uring.c).
+ */
+struct ndk_cq_sink {
+	bool (*push)(struct ndk_cq_sink *sink, const struct ndk_result_ex *res);
+	u32 (*consumed)(struct ndk_cq_sink *sink);
+};
+
+/* ndk_cq.c */
+void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink);
+
 /* ndk_obj.c */
 void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));

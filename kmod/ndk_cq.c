@@ -36,6 +36,17 @@
  * queue, so the device never gets more requests than the CQ can hold and
  * the ib_cq cannot overflow (rxe drops what does not fit).
  *
+ * Sink: a CQ given a sink (ndk_cq_set_sink(), the user path's completion
+ * ring) keeps its ib_cq armed for every completion and moves each one,
+ * translated, to the sink from the completion handler; the software
+ * queue only holds what the sink had no room for.  The sink's results
+ * keep their reservations until its reader has taken them
+ * (ndk_cq_sink_reclaim_locked()), so a sink with room for the CQ's depth
+ * never runs out of it.  An arm is then a software arm: ANY is satisfied
+ * by the next result, SOLICITED by the next receive or failure (the
+ * device cannot tell solicited receives apart once it is armed for every
+ * completion), and both at once when the sink still holds results.
+ *
  * Destroy quiesces the driver first (ndk_cq_quiesce()): Debian's 6.1 rxe
  * schedules a tasklet per notification and never kills it when the CQ is
  * destroyed, so a CQ that was ever armed waits for the tasklets pending
@@ -108,12 +119,35 @@ static void ndk_cq_fail_locked(struct ndk_cq *cq, s32 status)
 	}
 }
 
+/* The sink's reader took results: release their reservations.  Locked. */
+static void ndk_cq_sink_reclaim_locked(struct ndk_cq *cq)
+{
+	u32 n = min(cq->sink->consumed(cq->sink), cq->sink_held);
+
+	cq->sink_held -= n;
+	ndk_cq_unreserve(cq, n);
+}
+
+/* Hand @res to the sink; false when it has no room.  Lock held. */
+static bool ndk_cq_sink_push_locked(struct ndk_cq *cq,
+				    const struct ndk_result_ex *res)
+{
+	if (!cq->sink->push(cq->sink, res)) {
+		ndk_cq_sink_reclaim_locked(cq);
+		if (!cq->sink->push(cq->sink, res))
+			return false;
+	}
+	cq->sink_held++;
+	return true;
+}
+
 /**
  * ndk_cq_push_locked() - append a translated result to the software queue
  * @cq:  the CQ, its lock held
  * @res: the result
  *
- * A full software queue is a CQ overrun (the consumer's CQ is too small
+ * A CQ with a sink hands it the result instead, behind what the software
+ * queue holds already.  A full software queue is a CQ overrun (the consumer's CQ is too small
  * for its outstanding requests): the result is lost and the CQ fails
  * with STATUS_BUFFER_OVERFLOW.
  *
@@ -122,6 +156,16 @@ static void ndk_cq_fail_locked(struct ndk_cq *cq, s32 status)
 void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res)
 {
 	lockdep_assert_held(&cq->lock);
+	if (cq->sink) {
+		/* What the sink had no room for goes first. */
+		while (cq->sw_count &&
+		       ndk_cq_sink_push_locked(cq, &cq->sw[cq->sw_head])) {
+			cq->sw_head = (cq->sw_head + 1) % cq->sw_cap;
+			cq->sw_count--;
+		}
+		if (!cq->sw_count && ndk_cq_sink_push_locked(cq, res))
+			return;
+	}
 	if (cq->sw_count == cq->sw_cap) {
 		ndk_cq_unreserve(cq, 1);
 		ndk_cq_fail_locked(cq, STATUS_BUFFER_OVERFLOW);
@@ -208,15 +252,7 @@ bool ndk_cq_failed(struct ndk_cq *cq)
 	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
 }
 
-/**
- * ndk_cq_reserve() - reserve room for the result of a request to be posted
- * @cq: the CQ the request's result goes to
- *
- * Context: any.
- * Return: true when the CQ can hold one more result; false when it is
- * committed to its depth already (the post must fail inline).
- */
-bool ndk_cq_reserve(struct ndk_cq *cq)
+static bool ndk_cq_try_reserve(struct ndk_cq *cq)
 {
 	int cur = atomic_read(&cq->reserved);
 
@@ -225,6 +261,30 @@ bool ndk_cq_reserve(struct ndk_cq *cq)
 			return false;
 	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
 	return true;
+}
+
+/**
+ * ndk_cq_reserve() - reserve room for the result of a request to be posted
+ * @cq: the CQ the request's result goes to
+ *
+ * Context: any, not under @cq->lock.
+ * Return: true when the CQ can hold one more result; false when it is
+ * committed to its depth already (the post must fail inline).
+ */
+bool ndk_cq_reserve(struct ndk_cq *cq)
+{
+	unsigned long flags;
+
+	if (ndk_cq_try_reserve(cq))
+		return true;
+	if (!READ_ONCE(cq->sink))
+		return false;
+	/* Results the sink's reader took may not be counted out yet. */
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->sink)
+		ndk_cq_sink_reclaim_locked(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return ndk_cq_try_reserve(cq);
 }
 
 /**
@@ -275,13 +335,82 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
+/* Does @res satisfy an arm of the CQ (the sink's software arm)? */
+static bool ndk_cq_wakes(const struct ndk_cq *cq,
+			 const struct ndk_result_ex *res)
+{
+	return cq->arm == NDK_CQ_ARM_ANY || res->status ||
+	       res->type == NDK_OPERATION_TYPE_RECEIVE ||
+	       res->type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
+}
+
+/*
+ * Move every completion of the ib_cq to the sink and arm the ib_cq again
+ * for the next one.  Lock held.
+ */
+static void ndk_cq_sink_fill_locked(struct ndk_cq *cq)
+{
+	struct ndk_result_ex res;
+	bool wake = false;
+	int n, i;
+
+	lockdep_assert_held(&cq->lock);
+	do {
+		while ((n = ib_poll_cq(cq->ibcq, NDK_CQ_POLL_BATCH,
+				       cq->wc)) > 0) {
+			for (i = 0; i < n; i++) {
+				if (!ndk_cq_translate(cq, &cq->wc[i], &res))
+					continue;
+				ndk_cq_push_locked(cq, &res);
+				wake |= ndk_cq_wakes(cq, &res);
+			}
+		}
+	} while (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+	if (wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+}
+
+/**
+ * ndk_cq_set_sink() - hand the CQ's results to a sink as they arrive
+ * @cq:   the CQ, with no QP attached yet
+ * @sink: the sink, or NULL to take it away
+ *
+ * With a sink the ib_cq stays armed and its completion handler moves
+ * every completion, translated, to the sink; ndk_get_cq_results*() still
+ * return what the sink had no room for.  Once this returns with NULL, no
+ * call into the old sink runs any more; the results it held are given
+ * up (their reservations are released).
+ *
+ * Context: any.
+ */
+void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (sink) {
+		WRITE_ONCE(cq->sink, sink);
+		cq->sink_held = 0;
+		WRITE_ONCE(cq->dev_armed, true);
+		ndk_cq_sink_fill_locked(cq);
+	} else if (cq->sink) {
+		ndk_cq_unreserve(cq, cq->sink_held);
+		cq->sink_held = 0;
+		WRITE_ONCE(cq->sink, NULL);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
 {
 	struct ndk_cq *cq = context;
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->arm >= NDK_CQ_ARM_SOLICITED)
+	if (cq->sink && !cq->dying)
+		ndk_cq_sink_fill_locked(cq);
+	else if (cq->arm >= NDK_CQ_ARM_SOLICITED)
 		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
@@ -657,6 +786,11 @@ void ndk_arm_cq(struct ndk_cq *cq, u32 type)
 			cq->failure_reported = true;
 			ndk_cq_fire_locked(cq, cq->failed);
 		}
+	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED && cq->sink) {
+		/* The ib_cq is armed already: results waiting satisfy it. */
+		ndk_cq_sink_reclaim_locked(cq);
+		if (cq->sink_held || cq->sw_count)
+			ndk_cq_fire_locked(cq, STATUS_SUCCESS);
 	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED) {
 		flags = cq->arm == NDK_CQ_ARM_ANY ? IB_CQ_NEXT_COMP :
 						    IB_CQ_SOLICITED;

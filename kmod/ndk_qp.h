@@ -77,9 +77,12 @@ enum ndk_cq_arm {
  *                completion callback pending (ndk_cq_quiesce())
  * @notify_work:  delivers notifications one at a time (serialized)
  * @reserved:     results the CQ is committed to hold: requests of its
- *                QPs posted and not yet polled, plus results in @sw;
- *                never above @depth (ndk_cq_reserve()), so the ib_cq
- *                cannot overflow
+ *                QPs posted and not yet polled, plus results in @sw and
+ *                in @sink; never above @depth (ndk_cq_reserve()), so the
+ *                ib_cq cannot overflow
+ * @sink:         where results go as they arrive, or NULL
+ *                (ndk_cq_set_sink())
+ * @sink_held:    results pushed to @sink that its reader has not taken
  */
 struct ndk_cq {
 	struct ndk_obj obj;
@@ -106,6 +109,8 @@ struct ndk_cq {
 	bool dev_armed;
 	struct work_struct notify_work;
 	atomic_t reserved;
+	struct ndk_cq_sink *sink;
+	u32 sink_held;
 };
 
 /* The work request of an initiator slot, by opcode. */
