@@ -189,7 +189,8 @@ static int ndk_file_counters_mmap(struct ndk_file *nf,
  * ndk_file_mmap() - mmap of /dev/ndk
  * @file: the file
  * @vma:  the new mapping: the registration cache generations
- *        (ndk_ucache_mmap() checks it) or the cache counters page
+ *        (ndk_ucache_mmap() checks it), the cache counters page or a
+ *        CQ's or QP's ring (ndk_uring_mmap())
  *
  * Context: process context, mmap lock held for writing.
  * Return: 0; %-EPERM (not the opener, PROT_EXEC); %-EINVAL (a size or
@@ -203,6 +204,8 @@ int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 	if (vma->vm_pgoff == NDK_U_MMAP_CACHE_COUNTERS >> PAGE_SHIFT)
 		return ndk_file_counters_mmap(nf, vma);
+	if (vma->vm_pgoff >= 1UL << (NDK_U_MMAP_RING_SHIFT - PAGE_SHIFT))
+		return ndk_uring_mmap(nf, vma);
 	return ndk_ucache_mmap(&nf->ucache, vma);
 }
 

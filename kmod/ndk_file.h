@@ -87,6 +87,7 @@ struct ndk_file {
 };
 
 struct ndk_uobj;
+struct ndk_uring;
 
 /**
  * struct ndk_uevent - an event for the file's queue
@@ -135,8 +136,10 @@ struct ndk_uevent {
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
  * @mem.node: MEM: in the PD's @mems
  * @mem.key:  the key index it is filed under in the PD's @keys, or -1
- * @cq:       NDK_UOBJ_CQ: the CQ and its notification event
- * @qp:       NDK_UOBJ_QP: the QP and the CQ entries it counts in
+ * @cq:       NDK_UOBJ_CQ: the CQ, its notification event, its completion
+ *            ring or NULL
+ * @qp:       NDK_UOBJ_QP: the QP, the CQ entries it counts in, its
+ *            submission ring or NULL
  * @mw:       NDK_UOBJ_MW: the window
  * @conn:     NDK_UOBJ_CONNECTOR: the connector, the DISCONNECTED event
  * @listener: NDK_UOBJ_LISTENER: the listener, its context, and whether its
@@ -170,11 +173,13 @@ struct ndk_uobj {
 		struct {
 			struct ndk_cq *cq;
 			struct ndk_uevent notify;
+			struct ndk_uring *ring;
 		} cq;
 		struct {
 			struct ndk_qp *qp;
 			struct ndk_uobj *rcq;
 			struct ndk_uobj *icq;
+			struct ndk_uring *ring;
 		} qp;
 		struct ndk_mw *mw;
 		struct {
@@ -347,5 +352,17 @@ int ndk_uv_disconnect(struct file *file, void *arg);
 int ndk_uv_connector_query(struct file *file, void *arg);
 int ndk_uv_listener_create(struct file *file, void *arg);
 int ndk_uv_listen(struct file *file, void *arg);
+
+/* ndk_uring.c */
+struct vm_area_struct;
+void ndk_uring_put(struct ndk_uring *r);
+void ndk_uring_describe(const struct ndk_uring *r, u32 handle, u64 *offset,
+			u32 *size, u32 *entries);
+int ndk_uring_mmap(struct ndk_file *nf, struct vm_area_struct *vma);
+void ndk_uv_result(struct ndk_u_result *out, const struct ndk_result_ex *res);
+int ndk_uring_cq_attach(struct ndk_uobj *u, u32 depth);
+void ndk_uring_cq_detach(struct ndk_uobj *u);
+int ndk_uring_qp_alloc(struct ndk_uobj *u, u32 depth);
+int ndk_uv_qp_doorbell(struct file *file, void *arg);
 
 #endif /* NDK_FILE_H */

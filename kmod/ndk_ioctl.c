@@ -40,7 +40,7 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 	info->abi_version = NDK_U_ABI_VERSION;
 	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS |
 			 NDK_U_FEATURE_VERBS | NDK_U_FEATURE_CACHE |
-			 NDK_U_FEATURE_NETLINK;
+			 NDK_U_FEATURE_NETLINK | NDK_U_FEATURE_RINGS;
 	info->adapter_count = ndk_adapter_count();
 	return 0;
 }
@@ -147,11 +147,11 @@ static_assert(offsetof(struct ndk_u_mem_register, cache_slot) == 48);
 static_assert(offsetof(struct ndk_u_mem_register, cache_generation) == 56);
 static_assert(sizeof(struct ndk_u_mem_deregister) == 16);
 static_assert(sizeof(struct ndk_u_handle_close) == 8);
-static_assert(sizeof(struct ndk_u_cq_create) == 24);
+static_assert(sizeof(struct ndk_u_cq_create) == 40);
 static_assert(sizeof(struct ndk_u_cq_arm) == 8);
 static_assert(sizeof(struct ndk_u_result) == 40);
 static_assert(sizeof(struct ndk_u_cq_poll) == 16);
-static_assert(sizeof(struct ndk_u_qp_create) == 48);
+static_assert(sizeof(struct ndk_u_qp_create) == 64);
 static_assert(sizeof(struct ndk_u_sge) == 16);
 static_assert(sizeof(struct ndk_u_qp_post) == 72);
 static_assert(sizeof(struct ndk_u_qp_flush) == 8);
@@ -171,6 +171,8 @@ static_assert(sizeof(struct ndk_u_listener_create) == 24);
 static_assert(sizeof(struct ndk_u_listen) == 40);
 static_assert(sizeof(struct ndk_u_event) == 24);
 static_assert(sizeof(struct ndk_u_event_get) == 16);
+static_assert(sizeof(struct ndk_u_qp_doorbell) == 24);
+static_assert(sizeof(struct ndk_u_cq_ring) == NDK_U_CQ_RING_RESULTS);
 static_assert(offsetof(struct ndk_u_qp_post, address) == 56);
 static_assert(sizeof(struct ndk_u_connect) <= NDK_IOCTL_MAX_SIZE);
 
@@ -201,7 +203,7 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 		       sizeof(struct ndk_u_handle_close)),
 	NDK_IOCTL_DESC(NDK_IOCTL_CQ_CREATE, ndk_uv_cq_create,
 		       struct ndk_u_cq_create,
-		       sizeof(struct ndk_u_cq_create)),
+		       offsetofend(struct ndk_u_cq_create, context)),
 	NDK_IOCTL_DESC(NDK_IOCTL_CQ_ARM, ndk_uv_cq_arm,
 		       struct ndk_u_cq_arm,
 		       sizeof(struct ndk_u_cq_arm)),
@@ -210,7 +212,7 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 		       sizeof(struct ndk_u_cq_poll)),
 	NDK_IOCTL_DESC(NDK_IOCTL_QP_CREATE, ndk_uv_qp_create,
 		       struct ndk_u_qp_create,
-		       sizeof(struct ndk_u_qp_create)),
+		       offsetofend(struct ndk_u_qp_create, context)),
 	NDK_IOCTL_DESC(NDK_IOCTL_QP_POST, ndk_uv_qp_post,
 		       struct ndk_u_qp_post,
 		       sizeof(struct ndk_u_qp_post)),
@@ -265,6 +267,9 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_EVENT_GET, ndk_file_event_get,
 		       struct ndk_u_event_get,
 		       sizeof(struct ndk_u_event_get)),
+	NDK_IOCTL_DESC(NDK_IOCTL_QP_DOORBELL, ndk_uv_qp_doorbell,
+		       struct ndk_u_qp_doorbell,
+		       sizeof(struct ndk_u_qp_doorbell)),
 };
 
 /**

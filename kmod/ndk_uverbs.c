@@ -49,7 +49,7 @@ static void *ndk_uv_ptr(u64 v)
 }
 
 static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
-			 const void *arg, u32 *handle);
+			 void *arg, u32 *handle);
 
 /*
  * The releases of the adapter children and PD children this file makes
@@ -58,6 +58,7 @@ static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
  */
 void ndk_uv_cq_destroy(struct ndk_uobj *u)
 {
+	ndk_uring_cq_detach(u);
 	ndk_close_cq(u->cq.cq, NULL, NULL);
 	ndk_uevent_unqueue(&u->cq.notify);
 }
@@ -65,6 +66,7 @@ void ndk_uv_cq_destroy(struct ndk_uobj *u)
 void ndk_uv_qp_destroy(struct ndk_uobj *u)
 {
 	ndk_close_qp(u->qp.qp, NULL, NULL);
+	ndk_uring_put(u->qp.ring);
 	u->qp.rcq->children--;
 	u->qp.icq->children--;
 }
@@ -112,7 +114,8 @@ int ndk_uv_cq_create(struct file *file, void *arg)
 {
 	struct ndk_u_cq_create *c = arg;
 
-	if (c->flags || c->handle)
+	if ((c->flags & ~NDK_U_CQ_CREATE_F_RING) || c->handle ||
+	    c->ring_offset || c->ring_size || c->ring_entries)
 		return -EINVAL;
 	return ndk_uv_create(file, c->adapter_handle, NDK_UOBJ_CQ, c,
 			     &c->handle);
@@ -176,15 +179,8 @@ int ndk_uv_cq_poll(struct file *file, void *arg)
 	}
 	n = ndk_get_cq_results_ex(u->cq.cq, res, p->count);
 	mutex_unlock(&nf->lock);
-	for (i = 0; i < n; i++) {
-		out[i].request_context = (uintptr_t)res[i].request_context;
-		out[i].qp_context = (uintptr_t)res[i].qp_context;
-		out[i].status = res[i].status;
-		out[i].bytes_transferred = res[i].bytes_transferred;
-		out[i].type = res[i].type;
-		out[i].provider_error_code = res[i].provider_error_code;
-		out[i].type_specific = res[i].type_specific_completion_output;
-	}
+	for (i = 0; i < n; i++)
+		ndk_uv_result(&out[i], &res[i]);
 	if (!ret && n &&
 	    copy_to_user(u64_to_user_ptr(p->results), out, n * sizeof(*out)))
 		ret = -EFAULT;
@@ -214,7 +210,8 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 	s32 status;
 	int ret;
 
-	if (c->flags || c->handle)
+	if ((c->flags & ~NDK_U_QP_CREATE_F_RING) || c->handle ||
+	    c->ring_offset || c->ring_size || c->ring_entries)
 		return -EINVAL;
 	pd = ndk_file_lock_uobj(file, c->pd_handle, NDK_UOBJ_PD, &nf);
 	if (IS_ERR(pd))
@@ -244,17 +241,28 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 		ret = ndk_errno_from_status(status);
 		goto err_free_uobj;
 	}
+	if (c->flags & NDK_U_QP_CREATE_F_RING) {
+		ret = ndk_uring_qp_alloc(u, c->receive_queue_depth +
+					 c->initiator_queue_depth);
+		if (ret)
+			goto err_close_qp;
+	}
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
-		goto err_close_qp;
+		goto err_put_ring;
 	u->qp.rcq = rcq;
 	u->qp.icq = icq;
 	rcq->children++;
 	icq->children++;
 	c->handle = u->handle;
+	if (u->qp.ring)
+		ndk_uring_describe(u->qp.ring, u->handle, &c->ring_offset,
+				   &c->ring_size, &c->ring_entries);
 	mutex_unlock(&nf->lock);
 	return 0;
 
+err_put_ring:
+	ndk_uring_put(u->qp.ring);
 err_close_qp:
 	ndk_close_qp(u->qp.qp, NULL, NULL);
 err_free_uobj:
@@ -1360,11 +1368,18 @@ static s32 ndk_uv_open_object(struct ndk_uobj *u, const void *arg)
 	case NDK_UOBJ_CQ: {
 		const struct ndk_u_cq_create *c = arg;
 
+		s32 status;
+
 		ndk_uevent_init(&u->cq.notify, u->nf, NDK_U_EVENT_CQ, 0,
 				c->context);
-		return ndk_create_cq(parent->adapter, c->depth,
-				     ndk_uv_cq_notify, u, NULL, NULL, NULL,
-				     &u->cq.cq);
+		status = ndk_create_cq(parent->adapter, c->depth,
+				       ndk_uv_cq_notify, u, NULL, NULL, NULL,
+				       &u->cq.cq);
+		if (status || !(c->flags & NDK_U_CQ_CREATE_F_RING) ||
+		    !ndk_uring_cq_attach(u, c->depth))
+			return status;
+		ndk_close_cq(u->cq.cq, NULL, NULL);
+		return STATUS_INSUFFICIENT_RESOURCES;
 	}
 	case NDK_UOBJ_CONNECTOR: {
 		const struct ndk_u_connector_create *c = arg;
@@ -1401,7 +1416,7 @@ static s32 ndk_uv_open_object(struct ndk_uobj *u, const void *arg)
  * struct, checked by the caller; *@handle receives the new handle.
  */
 static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
-			 const void *arg, u32 *handle)
+			 void *arg, u32 *handle)
 {
 	u8 parent_type = ndk_uobj_descs[type].parent;
 	struct ndk_uobj *parent, *u;
@@ -1425,10 +1440,17 @@ static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
 		goto err_close_object;
-	if (type == NDK_UOBJ_CQ)
+	if (type == NDK_UOBJ_CQ) {
+		struct ndk_u_cq_create *c = arg;
+
 		u->cq.notify.ev.handle = u->handle;
-	else if (type == NDK_UOBJ_CONNECTOR)
+		if (u->cq.ring)
+			ndk_uring_describe(u->cq.ring, u->handle,
+					   &c->ring_offset, &c->ring_size,
+					   &c->ring_entries);
+	} else if (type == NDK_UOBJ_CONNECTOR) {
 		u->conn.disconnected.ev.handle = u->handle;
+	}
 	*handle = u->handle;
 	mutex_unlock(&nf->lock);
 	return 0;

@@ -41,6 +41,8 @@ static_assert(kAbiShaped<ndk_u_connector_query>);
 static_assert(kAbiShaped<ndk_u_listener_create>);
 static_assert(kAbiShaped<ndk_u_event>);
 static_assert(kAbiShaped<ndk_u_event_get>);
+static_assert(kAbiShaped32<ndk_u_qp_doorbell>);
+static_assert(kAbiShaped32<ndk_u_cq_ring>);
 static_assert(kAbiShaped32<ndk_u_cq_arm>);
 static_assert(kAbiShaped32<ndk_u_qp_flush>);
 static_assert(kAbiShaped32<ndk_u_mr_create>);

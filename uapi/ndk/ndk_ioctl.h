@@ -51,6 +51,12 @@
  * NDK_U_MMAP_CACHE_COUNTERS (Documentation/netlink.md).
  */
 #define NDK_U_FEATURE_NETLINK 0x10ULL
+/*
+ * Shared rings (Documentation/uapi.md, "Rings"): CQ_CREATE and QP_CREATE
+ * take NDK_U_CQ_CREATE_F_RING / NDK_U_QP_CREATE_F_RING and return a ring
+ * to mmap(); QP_DOORBELL posts the descriptors of a QP's ring.
+ */
+#define NDK_U_FEATURE_RINGS 0x20ULL
 
 #define NDK_U_NAME_MAX 64
 
@@ -373,13 +379,54 @@ struct ndk_u_handle_close {
 #define NDK_U_STATUS_DEVICE_REMOVED 0xC00002B6U
 #define NDK_U_STATUS_IMPLEMENTATION_LIMIT 0xC000042BU
 
+/*
+ * Rings.  A ring is mapped with mmap(NULL, ring_size, PROT_READ |
+ * PROT_WRITE, MAP_SHARED, fd, ring_offset) by the process that opened the
+ * file; ring_offset is (__u64)handle << NDK_U_MMAP_RING_SHIFT.  The
+ * kernel trusts nothing it reads there: a ring written wrongly only loses
+ * its own results or posts.
+ */
+#define NDK_U_MMAP_RING_SHIFT 32
+
+/* ndk_u_cq_create.flags: results are written to a completion ring */
+#define NDK_U_CQ_CREATE_F_RING 0x1U
+
+/**
+ * struct ndk_u_cq_ring - head of a CQ's completion ring
+ * @head:      written by user space: the results taken so far (the index
+ *             of the next one to read), modulo 2^32
+ * @reserved0: zero
+ * @tail:      written by the kernel: the results written so far
+ * @reserved1: zero
+ *
+ * ring_entries (a power of two, at least the CQ's depth) struct
+ * ndk_u_result follow at NDK_U_CQ_RING_RESULTS; result i is at index
+ * i % ring_entries.  The kernel writes a result, then publishes @tail
+ * (release); the reader loads @tail (acquire), reads the results before
+ * it, then stores @head (release).  A @head that is not between the last
+ * one the kernel took and @tail is ignored; results that find no room
+ * wait in the kernel, and a CQ that cannot keep them fails with
+ * STATUS_BUFFER_OVERFLOW (an NDK_U_EVENT_CQ event), as without a ring.
+ */
+struct ndk_u_cq_ring {
+	__u32 head;
+	__u32 reserved0[15];
+	__u32 tail;
+	__u32 reserved1[15];
+};
+
+#define NDK_U_CQ_RING_RESULTS 128U
+
 /**
  * struct ndk_u_cq_create - NDK_IOCTL_CQ_CREATE: NdkCreateCq
  * @adapter_handle: in: an adapter handle
  * @depth:   in: completions the CQ holds, 1..MaxCqDepth
- * @flags:   in: must be 0
+ * @flags:   in: 0 or NDK_U_CQ_CREATE_F_RING
  * @handle:  out: the CQ's handle
  * @context: in: returned in the CQ's NDK_U_EVENT_CQ events
+ * @ring_offset: out: F_RING: the mmap() offset of the completion ring
+ * @ring_size: out: F_RING: its bytes (a multiple of the page size)
+ * @ring_entries: out: F_RING: results it holds (a power of two)
  */
 struct ndk_u_cq_create {
 	__u32 adapter_handle;
@@ -387,6 +434,9 @@ struct ndk_u_cq_create {
 	__u32 flags;
 	__u32 handle;
 	__aligned_u64 context;
+	__aligned_u64 ring_offset;
+	__u32 ring_size;
+	__u32 ring_entries;
 };
 
 /**
@@ -442,7 +492,7 @@ struct ndk_u_cq_poll {
  * @pd_handle:        in: a PD handle
  * @receive_cq_handle: in: CQ of the receive queue
  * @initiator_cq_handle: in: CQ of the initiator queue (may be the same)
- * @flags:            in: must be 0
+ * @flags:            in: 0 or NDK_U_QP_CREATE_F_RING
  * @receive_queue_depth: in: 1..MaxReceiveQueueDepth
  * @initiator_queue_depth: in: 1..MaxInitiatorQueueDepth
  * @max_receive_request_sge: in: 1..MaxReceiveRequestSge
@@ -450,7 +500,13 @@ struct ndk_u_cq_poll {
  * @inline_data_size: in: at most MaxInlineDataSize
  * @handle:           out: the QP's handle
  * @context:          in: returned as @qp_context in its results
+ * @ring_offset:      out: F_RING: the mmap() offset of the submission ring
+ * @ring_size:        out: F_RING: its bytes (a multiple of the page size)
+ * @ring_entries:     out: F_RING: descriptors it holds (a power of two, at
+ *                    least the two queue depths together)
  */
+/* ndk_u_qp_create.flags: posts may go through a submission ring */
+#define NDK_U_QP_CREATE_F_RING 0x1U
 struct ndk_u_qp_create {
 	__u32 pd_handle;
 	__u32 receive_cq_handle;
@@ -463,6 +519,9 @@ struct ndk_u_qp_create {
 	__u32 inline_data_size;
 	__u32 handle;
 	__aligned_u64 context;
+	__aligned_u64 ring_offset;
+	__u32 ring_size;
+	__u32 ring_entries;
 };
 
 /**
@@ -529,6 +588,32 @@ struct ndk_u_qp_post {
 	__u32 token;
 	__aligned_u64 address;
 	__aligned_u64 length;
+};
+
+/**
+ * struct ndk_u_qp_doorbell - NDK_IOCTL_QP_DOORBELL: post from the ring
+ * @handle:   in: a QP handle created with NDK_U_QP_CREATE_F_RING
+ * @flags:    in: must be 0
+ * @head:     in: index of the first descriptor (modulo ring_entries)
+ * @count:    in: descriptors to post, 1..ring_entries; out: descriptors
+ *            posted, in order, before the first that failed
+ * @error:    in: 0; out: 0 when all were posted, else the positive errno
+ *            QP_POST returns for descriptor @head + @count (the ones
+ *            after it are not looked at)
+ * @reserved: must be 0
+ *
+ * The submission ring holds struct ndk_u_qp_post descriptors.  Each is
+ * copied once and then checked and posted exactly as QP_POST would (its
+ * @qp_handle must be @handle, its @token 0); FAST_REGISTER and BIND write
+ * the new token into the descriptor's @token in the ring.
+ */
+struct ndk_u_qp_doorbell {
+	__u32 handle;
+	__u32 flags;
+	__u32 head;
+	__u32 count;
+	__u32 error;
+	__u32 reserved;
 };
 
 /**
@@ -894,5 +979,7 @@ struct ndk_u_event_get {
 	_IOWR(NDK_IOCTL_MAGIC, 0x1c, struct ndk_u_listen)
 #define NDK_IOCTL_EVENT_GET \
 	_IOWR(NDK_IOCTL_MAGIC, 0x1d, struct ndk_u_event_get)
+#define NDK_IOCTL_QP_DOORBELL \
+	_IOWR(NDK_IOCTL_MAGIC, 0x1e, struct ndk_u_qp_doorbell)
 
 #endif /* _UAPI_NDK_NDK_IOCTL_H */
