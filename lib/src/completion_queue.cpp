@@ -17,8 +17,15 @@ Result<CompletionQueue> CompletionQueue::Create(const Adapter& adapter, std::uin
     c.adapter_handle = adapter.s_->handle;
     c.depth = depth;
     c.context = context;
+    if (detail::RingsWanted(*adapter.s_)) c.flags = NDK_U_CQ_CREATE_F_RING;
     if (auto r = detail::Ioctl(adapter.fd(), NDK_IOCTL_CQ_CREATE, &c); !r) return r.error();
-    return CompletionQueue(std::make_shared<detail::CqState>(adapter.s_, c.handle), context);
+    auto s = std::make_shared<detail::CqState>(adapter.s_, c.handle);
+    if (c.flags & NDK_U_CQ_CREATE_F_RING) {
+        auto m = detail::Mapping::Map(adapter.fd(), c.ring_offset, c.ring_size);
+        if (!m) return m.error();
+        s->ring = std::make_unique<detail::CompletionRing>(std::move(*m), c.ring_entries);
+    }
+    return CompletionQueue(std::move(s), context);
 }
 
 std::uint32_t CompletionQueue::handle() const noexcept { return s_ ? s_->handle : 0; }
@@ -33,6 +40,7 @@ Result<void> CompletionQueue::Arm(std::uint32_t type) const {
 
 Result<std::size_t> CompletionQueue::Poll(std::span<CompletionResult> out) const {
     if (!s_) return Error::FromErrno(EBADF);
+    if (s_->ring) return s_->ring->Poll(out);
     std::size_t got = 0;
     while (got < out.size()) {
         ndk_u_result buf[NDK_U_CQ_POLL_MAX];

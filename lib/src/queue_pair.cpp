@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "ndk/queue_pair.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "ndk/adapter.hpp"
@@ -32,10 +33,17 @@ Result<QueuePair> QueuePair::Create(const ProtectionDomain& pd, const Completion
     c.max_initiator_request_sge = params.max_initiator_request_sge;
     c.inline_data_size = params.inline_data_size;
     c.context = params.context;
+    if (detail::RingsWanted(*pd.s_->adapter)) c.flags = NDK_U_QP_CREATE_F_RING;
     if (auto r = detail::Ioctl(pd.s_->fd(), NDK_IOCTL_QP_CREATE, &c); !r) return r.error();
-    return QueuePair(
-        std::make_shared<detail::QpState>(pd.s_, receive_cq.s_, initiator_cq.s_, c.handle),
-        params.context);
+    auto s = std::make_shared<detail::QpState>(pd.s_, receive_cq.s_, initiator_cq.s_, c.handle);
+    if (c.flags & NDK_U_QP_CREATE_F_RING) {
+        auto m = detail::Mapping::Map(pd.s_->fd(), c.ring_offset, c.ring_size);
+        if (!m) return m.error();
+        s->ring = std::make_unique<detail::SubmissionRing>(
+            std::move(*m), c.ring_entries,
+            std::max(params.max_receive_request_sge, params.max_initiator_request_sge));
+    }
+    return QueuePair(std::move(s), params.context);
 }
 
 std::uint32_t QueuePair::handle() const noexcept { return s_ ? s_->handle : 0; }
@@ -46,6 +54,8 @@ namespace {
 // the ABI's struct ndk_u_sge.
 Result<void> Post(const detail::QpState& qp, ndk_u_qp_post& p, std::span<const Sge> sgl) {
     if (sgl.size() > NDK_U_SGE_MAX) return Error::FromErrno(EINVAL);
+    p.qp_handle = qp.handle;
+    if (qp.ring) return qp.ring->Post(qp.fd(), p, sgl);
     ndk_u_sge u[NDK_U_SGE_MAX];
     for (std::size_t i = 0; i < sgl.size(); ++i) {
         u[i] = ndk_u_sge{};
@@ -167,6 +177,8 @@ Result<void> QueuePair::Invalidate(std::uint64_t request_context, const MemoryWi
 
 Result<void> QueuePair::Flush() const {
     if (!s_) return Error::FromErrno(EBADF);
+    // Deferred requests still in the ring reach the kernel first.
+    if (s_->ring) (void)s_->ring->Drain(s_->fd());
     ndk_u_qp_flush f{};
     f.handle = s_->handle;
     return detail::Ioctl(s_->fd(), NDK_IOCTL_QP_FLUSH, &f);

@@ -21,6 +21,7 @@
 #include "ndk/device.hpp"
 #include "ndk/event.hpp"
 #include "ndk/result.hpp"
+#include "ring.hpp"
 
 namespace ndk::detail {
 
@@ -90,6 +91,8 @@ struct PdState : HandleState {
 
 struct CqState : HandleState {
     using HandleState::HandleState;
+    // Its completion ring, when the file has rings (RingsWanted).
+    std::unique_ptr<CompletionRing> ring;
 };
 
 struct QpState : HandleState {
@@ -103,6 +106,8 @@ struct QpState : HandleState {
           receive_cq(std::move(rcq)),
           initiator_cq(std::move(icq)) {}
     ~QpState() override { Close(); }
+    // Its submission ring, when the file has rings (RingsWanted).
+    std::unique_ptr<SubmissionRing> ring;
 };
 
 struct MrState : HandleState {

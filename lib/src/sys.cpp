@@ -3,6 +3,7 @@
 
 #include <sys/ioctl.h>
 
+#include <atomic>
 #include <cerrno>
 #include <utility>
 
@@ -16,13 +17,18 @@ testing::IoctlHook& Hook() {
     return hook;
 }
 
+std::atomic<std::uint64_t> ioctl_count{0};
+
 }  // namespace
+
+std::uint64_t IoctlCount() noexcept { return ioctl_count.load(std::memory_order_relaxed); }
 
 void testing::SetIoctlHook(IoctlHook hook) { Hook() = std::move(hook); }
 
 namespace detail {
 
 Result<void> Ioctl(int fd, unsigned long cmd, void* arg) noexcept {
+    ioctl_count.fetch_add(1, std::memory_order_relaxed);
     if (auto& hook = Hook()) {
         int rc = hook(fd, cmd, arg);
         if (rc < 0) return Error::FromErrno(-rc);

@@ -30,6 +30,11 @@ struct AdapterDescription {
     std::uint32_t port_count = 0;
 };
 
+// The ioctl(2) calls libndk has made in this process so far (every
+// command, each retry after EINTR counted once): the system calls behind
+// an operation, e.g. none for a poll of a CQ with a completion ring.
+std::uint64_t IoctlCount() noexcept;
+
 // Move-only owner of an open /dev/ndk file descriptor.
 class Device {
   public:
