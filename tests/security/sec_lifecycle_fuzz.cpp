@@ -62,6 +62,10 @@ struct Obj {
     bool used = false;  // QP: given to a connector
     bool up = false;    // QP: its connection completed
     sockaddr_in at{};   // listener: its address
+    // CQ, QP with a ring: its mapping (never unmapped: it outlives the
+    // handle, the file and a fork) and its entries.
+    unsigned char* ring = nullptr;
+    std::uint32_t ring_entries = 0;
 };
 
 // The commands, counted by name.
@@ -374,7 +378,32 @@ class Sequence {
         c.adapter_handle = HandleOf(kAd);
         c.depth = depths[Rand(5)];
         c.context = rng_();
-        if (Io(kOpCq, NDK_IOCTL_CQ_CREATE, &c) == 0) Add({c.handle, kCq, c.adapter_handle});
+        if (Chance(50)) c.flags = NDK_U_CQ_CREATE_F_RING;
+        if (Io(kOpCq, NDK_IOCTL_CQ_CREATE, &c) == 0) {
+            Obj o{c.handle, kCq, c.adapter_handle};
+            MapRing(o, c.ring_offset, c.ring_size, c.ring_entries);
+            Add(o);
+        }
+    }
+
+    // Maps a new ring, mostly (an unmapped ring is used by the kernel
+    // alone); a bad size or offset now and then must be refused.
+    void MapRing(Obj& o, std::uint64_t offset, std::uint32_t size, std::uint32_t entries) {
+        if (!size || Chance(10)) return;
+        if (Chance(5)) {
+            void* bad = mmap(nullptr, size + kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd(),
+                             static_cast<off_t>(offset + (Chance(50) ? kPage : 0)));
+            if (bad != MAP_FAILED) {
+                std::fprintf(stderr, "pid %d: a bad ring mmap succeeded\n", getpid());
+                bad_ = 1;
+                munmap(bad, size + kPage);
+            }
+        }
+        void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd(),
+                       static_cast<off_t>(offset));
+        if (p == MAP_FAILED) return;
+        o.ring = static_cast<unsigned char*>(p);
+        o.ring_entries = entries;
     }
 
     void QpCreate() {
@@ -398,9 +427,11 @@ class Sequence {
         q.max_initiator_request_sge = 1 + Rand(3);
         q.inline_data_size = Chance(30) ? 64 : 0;
         q.context = rng_();
+        if (Chance(50)) q.flags = NDK_U_QP_CREATE_F_RING;
         if (Io(kOpQp, NDK_IOCTL_QP_CREATE, &q) == 0) {
             Obj o{q.handle, kQp};
             o.pd = q.pd_handle;
+            MapRing(o, q.ring_offset, q.ring_size, q.ring_entries);
             Add(o);
         }
     }
@@ -753,7 +784,11 @@ class Sequence {
                 p.object_handle = Chance(50) ? OfPd(kFr) : OfPd(kMw);
                 break;
         }
-        int rc = Io(kOpPost, NDK_IOCTL_QP_POST, &p);
+        int rc;
+        if (const Obj* q = Find(p.qp_handle); q && q->ring && Chance(60))
+            rc = RingPost(*q, p);
+        else
+            rc = Io(kOpPost, NDK_IOCTL_QP_POST, &p);
         Count(kOps + p.op, rc == 0);
         if (rc != 0 && errno > 0 && errno < 140)
             __atomic_add_fetch(&tally_->err[kOps + p.op][errno], 1, __ATOMIC_RELAXED);
@@ -767,6 +802,39 @@ class Sequence {
         }
     }
 
+    // Posts p through the QP's submission ring: mostly as libndk does
+    // (one descriptor, then the doorbell), sometimes with garbage around
+    // it, a doorbell over slots never written, or an index out of range.
+    int RingPost(const Obj& q, ndk_u_qp_post& p) {
+        auto* slots = reinterpret_cast<ndk_u_qp_post*>(q.ring);
+        std::uint32_t head = static_cast<std::uint32_t>(rng_());
+        std::uint32_t idx = head & (q.ring_entries - 1);
+        std::memcpy(&slots[idx], &p, sizeof(p));
+        ndk_u_qp_doorbell d{};
+        d.handle = q.h;
+        d.head = head;
+        d.count = 1;
+        if (Chance(10)) {
+            // Random bytes in the next slots, posted after this one.
+            d.count = 1 + Rand(std::min(q.ring_entries, 4U));
+            for (std::uint32_t i = 1; i < d.count; i++) {
+                auto* b =
+                    reinterpret_cast<unsigned char*>(&slots[(head + i) & (q.ring_entries - 1)]);
+                for (std::size_t j = 0; j < sizeof(ndk_u_qp_post); j++) b[j] = rng_() & 0xff;
+            }
+        } else if (Chance(5)) {
+            d.count = Chance(50) ? 0 : q.ring_entries + 1 + Rand(8);
+        }
+        int rc = Io(kOpPost, NDK_IOCTL_QP_DOORBELL, &d);
+        if (rc != 0) return rc;
+        if (d.error) {
+            errno = static_cast<int>(d.error);
+            return -1;
+        }
+        p.token = slots[idx].token;
+        return 0;
+    }
+
     void Arm() {
         ndk_u_cq_arm a{HandleOf(kCq), Rand(3)};
         Io(kOpArm, NDK_IOCTL_CQ_ARM, &a);
@@ -778,6 +846,14 @@ class Sequence {
         p.handle = HandleOf(kCq);
         p.count = 1 + Rand(8);
         p.results = reinterpret_cast<std::uintptr_t>(res);
+        // A ring is read as libndk does, or its head is set to garbage.
+        if (const Obj* c = Find(p.handle); c && c->ring && Chance(60)) {
+            auto* hdr = reinterpret_cast<ndk_u_cq_ring*>(c->ring);
+            std::uint32_t tail = __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE);
+            std::uint32_t head = Chance(80) ? tail : static_cast<std::uint32_t>(rng_());
+            __atomic_store_n(&hdr->head, head, __ATOMIC_RELEASE);
+            return;
+        }
         Io(kOpPoll, NDK_IOCTL_CQ_POLL, &p);
     }
 
