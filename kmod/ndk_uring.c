@@ -343,7 +343,6 @@ int ndk_uv_qp_doorbell(struct file *file, void *arg)
 			break;
 		if (p.token)
 			WRITE_ONCE(slots[idx].token, p.token);
-		cond_resched();
 	}
 	d->count = i;
 	d->error = -ret;

@@ -413,15 +413,14 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 		obj = xa_load(&nf->handles, p->object_handle);
 		if (!obj || !p->object_handle)
 			return -ENOENT;
-		if (obj->type == NDK_UOBJ_MR)
-			status = ndk_invalidate(qp->qp.qp, ctx,
-						&obj->mem.mr->obj.hdr,
-						p->flags);
-		else if (obj->type == NDK_UOBJ_MW)
-			status = ndk_invalidate(qp->qp.qp, ctx,
-						&obj->mw->obj.hdr, p->flags);
-		else
+		if (obj->type != NDK_UOBJ_MR && obj->type != NDK_UOBJ_MW)
 			return -EINVAL;
+		local_bh_disable();	/* see ndk_uv_post_data() */
+		status = ndk_invalidate(qp->qp.qp, ctx,
+					obj->type == NDK_UOBJ_MR ?
+					&obj->mem.mr->obj.hdr :
+					&obj->mw->obj.hdr, p->flags);
+		local_bh_enable();
 		return ndk_errno_from_status(status);
 	}
 
@@ -435,18 +434,22 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MR);
 		if (IS_ERR(obj))
 			return PTR_ERR(obj);
+		local_bh_disable();
 		status = ndk_fast_register_mr(qp->qp.qp, ctx, obj->mem.mr,
 					      src->mem.mr, p->address,
 					      p->length, p->remote_address,
 					      p->flags);
+		local_bh_enable();
 		if (!status)
 			p->token = ndk_get_remote_token_from_mr(obj->mem.mr);
 	} else {
 		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MW);
 		if (IS_ERR(obj))
 			return PTR_ERR(obj);
+		local_bh_disable();
 		status = ndk_bind(qp->qp.qp, ctx, src->mem.mr, obj->mw,
 				  ndk_uv_ptr(p->address), p->length, p->flags);
+		local_bh_enable();
 		if (!status)
 			p->token = ndk_get_remote_token_from_mw(obj->mw);
 	}
@@ -479,6 +482,14 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
 			return ret;
 	}
 
+	/*
+	 * A driver that finishes a request in a tasklet (rxe for kernel
+	 * QPs) then runs it here when bottom halves are enabled again,
+	 * rather than in ksoftirqd after a context switch: the caller's
+	 * process does its own request's work, as rxe does for its user
+	 * QPs.
+	 */
+	local_bh_disable();
 	switch (p->op) {
 	case NDK_U_OP_SEND:
 		status = ndk_send(q, ctx, sgl, nsge, p->flags);
@@ -501,6 +512,7 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
 				   p->remote_token, p->flags);
 		break;
 	}
+	local_bh_enable();
 	return ndk_errno_from_status(status);
 }
 
