@@ -76,7 +76,7 @@ def load(raw):
         if m:
             parse_perftest(path, m.group(1), int(m.group(2)), samples, errors)
             continue
-        m = re.fullmatch(r"[ku]-d1-r(\d+)", name)
+        m = re.fullmatch(r"[ku]-d1(?:-ioctl)?-r(\d+)", name)
         round_override = int(m.group(1)) if m else None
         suffix = "-host" if name.startswith("h-") else ""  # run on the build host
         for line in open(path, errors="replace"):
@@ -245,12 +245,35 @@ class Report:
                      "ns/msg")
         for p in self.params("D1-write", "ndk-u"):
             self.row("D1", "RDMA write throughput, libndk user QP vs ib_write_bw", f"{p} B",
-                     ("D1-write", "ndk-u", p), ("D1-write", "perftest", p), "rate", ">=", 0.9,
+                     ("D1-write", "ndk-u", p), ("D1-write", "perftest", p), "rate", ">=", 0.95,
                      "ns/msg")
         for p in self.params("D1-read", "ndk-u"):
             self.row("D1", "RDMA read latency (perf = 1/lat), libndk user QP vs ib_read_lat",
                      f"{p} B", ("D1-read", "ndk-u", p), ("D1-read", "perftest", p), "rate",
-                     ">=", 0.9, "ns")
+                     ">=", 0.95, "ns")
+        for p in self.params("D1-write", "ndk-u-ioctl"):
+            self.row("D1", "RDMA write throughput, libndk without rings (NDK_RINGS=0) vs ib_write_bw",
+                     f"{p} B", ("D1-write", "ndk-u-ioctl", p), ("D1-write", "perftest", p), "rate",
+                     "info", 0, "ns/msg")
+        for p in self.params("D1-read", "ndk-u-ioctl"):
+            self.row("D1", "RDMA read latency, libndk without rings (NDK_RINGS=0) vs ib_read_lat",
+                     f"{p} B", ("D1-read", "ndk-u-ioctl", p), ("D1-read", "perftest", p), "rate",
+                     "info", 0, "ns")
+        for v in ("ndk-u", "ndk-u-ioctl"):
+            for p in self.params("D1-read-post", v):
+                self.row("D1", f"the post call of a read, {v}, vs the whole read (ib_read_lat's)",
+                         f"{p} B", ("D1-read-post", v, p), ("D1-read", "perftest", p), "cost",
+                         "info", 0, "ns")
+            for p in self.params("D1-null-ioctl", v):
+                self.row("D1", f"one system call on /dev/ndk (QUERY_INFO, {v} run) vs ib_read_lat's read",
+                         "", ("D1-null-ioctl", v, p), ("D1-read", "perftest", 8), "cost",
+                         "info", 0, "ns")
+        for op in ("write", "read"):
+            for v in ("ndk-u", "ndk-u-ioctl"):
+                key = f"D1-syscalls-{op}-{v}"
+                if key in self.values:
+                    self.scalar("D1", f"system calls per {op}, {v} (libndk's count)", "",
+                                self.values[key], "info", 0, "calls")
         for p in self.params("D1-read", "ndk-k"):
             self.row("D1", "RDMA read latency (perf = 1/lat), NDK kernel vs ib_read_lat",
                      f"{p} B", ("D1-read", "ndk-k", p), ("D1-read", "perftest", p), "rate",

@@ -148,7 +148,10 @@ for ((r = 0; r < R; r++)); do
 	want d1 || break
 	kernel d1 "k-d1-r$r" $D1
 	user d1 "u-d1-r$r" $D1U
-	perftest ib_write_bw "pt-write-r$r" -s 65536 -n "$PT_N"
+	NDK_RINGS=0 user d1 "u-d1-ioctl-r$r" $D1U
+	# The same depth (32 in flight) and completion moderation (every
+	# request signalled) as ours.
+	perftest ib_write_bw "pt-write-r$r" -s 65536 -n "$PT_N" -t 32 -Q 1
 	perftest ib_read_lat "pt-read-r$r" -s 8 -n "$PT_N"
 done
 if want u1; then

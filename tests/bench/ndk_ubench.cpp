@@ -743,23 +743,45 @@ bool RunD1(const Options& o) {
         }
         return true;
     };
+    // NDK_RINGS=0: the ioctl path, for reference beside the rings.
+    const char* rings = std::getenv("NDK_RINGS");
+    const char* variant = rings && std::strcmp(rings, "0") == 0 ? "ndk-u-ioctl" : "ndk-u";
     constexpr unsigned kBatches = 8;
     unsigned ops = std::max(1u, o.iters / kBatches);
+    std::uint64_t calls = 0, total = 0;
     for (std::size_t len : o.sizes) {
         if (!writes(len, depth, depth / 2)) return false;
         for (unsigned r = 0; r < o.rounds; r++)
             for (unsigned b = 0; b < kBatches; b++) {
-                std::uint64_t t0 = Now();
+                std::uint64_t c0 = ndk::IoctlCount(), t0 = Now();
                 if (!writes(len, ops, depth / 2)) return false;
-                Sample("D1-write", "ndk-u", len, r, Now() - t0, ops);
+                Sample("D1-write", variant, len, r, Now() - t0, ops);
+                calls += ndk::IoctlCount() - c0;
+                total += ops;
             }
     }
+    // System calls per operation (libndk's count), beside the ratio.
+    std::printf("V D1-syscalls-write-%s %.3f\n", variant,
+                static_cast<double>(calls) / static_cast<double>(total));
+    calls = total = 0;
+    // What one system call on the file costs here (QUERY_INFO), and how
+    // much of a read's latency its post call takes, for the report.
+    if (auto dev = ndk::Device::Open()) {
+        constexpr int kNull = 1000;
+        std::uint64_t t0 = Now();
+        for (int i = 0; i < kNull; i++)
+            if (!dev->QueryInfo()) return Fail("QUERY_INFO");
+        Sample("D1-null-ioctl", variant, 0, 0, Now() - t0, kNull);
+    }
+    std::vector<std::pair<unsigned, std::uint64_t>> posts;
     ndk::Sge sink{src.get(), 8, smr->local_token()};
     for (unsigned r = 0; r < o.rounds; r++)
         for (unsigned i = 0; i < o.iters; i++) {
+            std::uint64_t c0 = ndk::IoctlCount();
             std::uint64_t t0 = Now();
             if (!client->Read(i, std::span(&sink, 1), raddr, dmr->remote_token()))
                 return Fail("D1 read post");
+            posts.push_back({r, Now() - t0});
             std::size_t got = 0;
             auto deadline = std::chrono::steady_clock::now() + 10s;
             while (!got) {
@@ -770,8 +792,14 @@ bool RunD1(const Options& o) {
                     return Fail("D1 read: timeout");
             }
             if (!ndk::NtSuccess(res[0].status)) return Fail("D1 read failed");
-            Sample("D1-read", "ndk-u", 8, r, Now() - t0, 1);
+            Sample("D1-read", variant, 8, r, Now() - t0, 1);
+            calls += ndk::IoctlCount() - c0;
+            total++;
         }
+    for (auto [r, ns] : posts) Sample("D1-read-post", variant, 8, r, ns, 1);
+    std::printf(
+        "V D1-syscalls-read-%s %.3f\n", variant,
+        static_cast<double>(calls) / static_cast<double>(std::max<std::uint64_t>(total, 1)));
     if (!active->Disconnect() || !active->WaitFor(ndk::RequestKind::kDisconnect, 10s))
         return Fail("disconnect");
     return true;

@@ -37,7 +37,7 @@
 namespace {
 
 constexpr long kPage = 4096;
-constexpr std::uint32_t kLastNr = 0x1d;
+constexpr std::uint32_t kLastNr = 0x1e;
 
 enum Kind : std::uint8_t {
     kHandle,
@@ -132,8 +132,10 @@ std::vector<Cmd> Commands() {
     c[0x08] = {"CQ_CREATE",
                sizeof(ndk_u_cq_create),
                {FLD(ndk_u_cq_create, adapter_handle, kHandle, kAd),
-                FLD(ndk_u_cq_create, depth, kNum, kAny, 1, 64), FLD(ndk_u_cq_create, flags, kFlags),
-                FLD(ndk_u_cq_create, handle, kOut), FLD(ndk_u_cq_create, context, kCtx)},
+                FLD(ndk_u_cq_create, depth, kNum, kAny, 1, 64),
+                FLD(ndk_u_cq_create, flags, kFlags, kAny, 0, 1), FLD(ndk_u_cq_create, handle, kOut),
+                FLD(ndk_u_cq_create, context, kCtx), FLD(ndk_u_cq_create, ring_offset, kOut),
+                FLD(ndk_u_cq_create, ring_size, kOut), FLD(ndk_u_cq_create, ring_entries, kOut)},
                kCq,
                offsetof(ndk_u_cq_create, handle)};
     c[0x09] = {
@@ -149,13 +151,15 @@ std::vector<Cmd> Commands() {
                {FLD(ndk_u_qp_create, pd_handle, kHandle, kPd),
                 FLD(ndk_u_qp_create, receive_cq_handle, kHandle, kCq),
                 FLD(ndk_u_qp_create, initiator_cq_handle, kHandle, kCq),
-                FLD(ndk_u_qp_create, flags, kFlags),
+                FLD(ndk_u_qp_create, flags, kFlags, kAny, 0, 1),
                 FLD(ndk_u_qp_create, receive_queue_depth, kNum, kAny, 1, 16),
                 FLD(ndk_u_qp_create, initiator_queue_depth, kNum, kAny, 1, 16),
                 FLD(ndk_u_qp_create, max_receive_request_sge, kNum, kAny, 1, 2),
                 FLD(ndk_u_qp_create, max_initiator_request_sge, kNum, kAny, 1, 2),
                 FLD(ndk_u_qp_create, inline_data_size, kNum, kAny, 0, 64),
-                FLD(ndk_u_qp_create, handle, kOut), FLD(ndk_u_qp_create, context, kCtx)},
+                FLD(ndk_u_qp_create, handle, kOut), FLD(ndk_u_qp_create, context, kCtx),
+                FLD(ndk_u_qp_create, ring_offset, kOut), FLD(ndk_u_qp_create, ring_size, kOut),
+                FLD(ndk_u_qp_create, ring_entries, kOut)},
                kQp,
                offsetof(ndk_u_qp_create, handle)};
     c[0x0c] = {
@@ -272,6 +276,12 @@ std::vector<Cmd> Commands() {
                sizeof(ndk_u_event_get),
                {FLD(ndk_u_event_get, flags, kFlags), FLD(ndk_u_event_get, count, kNum, kAny, 1, 16),
                 FLD(ndk_u_event_get, events, kPtr)}};
+    c[0x1e] = {"QP_DOORBELL",
+               sizeof(ndk_u_qp_doorbell),
+               {FLD(ndk_u_qp_doorbell, handle, kHandle, kQp), FLD(ndk_u_qp_doorbell, flags, kFlags),
+                FLD(ndk_u_qp_doorbell, head, kNum, kAny, 0, 64),
+                FLD(ndk_u_qp_doorbell, count, kNum, kAny, 1, 16),
+                FLD(ndk_u_qp_doorbell, error, kOut), FLD(ndk_u_qp_doorbell, reserved, kRes)}};
     return c;
 }
 

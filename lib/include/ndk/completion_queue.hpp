@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // ndk::CompletionQueue (NDK_CQ): NdkCreateCq, NdkArmCq, NdkGetCqResultsEx.
-// Results are read with Poll(), never blocking; Arm() asks for one
-// EventType::kCq event on the adapter's event queue when the next result
-// arrives, and PollUntil() does both to wait without spinning.
+// Results are read with Poll(), never blocking, from the CQ's completion
+// ring with no system call (NDK_IOCTL_CQ_POLL without rings); Arm() asks
+// for one EventType::kCq event on the adapter's event queue when the next
+// result arrives, and PollUntil() does both to wait without spinning.
 #pragma once
 
 #include <chrono>

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// ndk::QueuePair (NDK_QP): NdkCreateQp and the work requests.  Each post is
-// one NDK_IOCTL_QP_POST system call (there is no kernel bypass): its
-// Result is the posting status (an inline failure: no completion
-// follows); success means one CompletionResult later on the QP's CQ
-// (none for a successful request with op_flag::kSilentSuccess).
+// ndk::QueuePair (NDK_QP): NdkCreateQp and the work requests.  Requests
+// go through the QP's submission ring: one NDK_IOCTL_QP_DOORBELL system
+// call per request, except data requests with op_flag::kDefer, which wait
+// for the next request that is not deferred (without rings, one
+// NDK_IOCTL_QP_POST each).  A post's Result is the posting status (an
+// inline failure: no completion follows; a deferred request's inline
+// failure is returned by the call that rings the doorbell, and the
+// requests after it are not posted); success means one CompletionResult
+// later on the QP's CQ (none for a successful request with
+// op_flag::kSilentSuccess).
 #pragma once
 
 #include <cstddef>
