@@ -6,6 +6,7 @@
 #   lib/pkgconfig/libndk.pc             pkg-config --cflags --libs libndk
 #   lib/cmake/ndk/ndkConfig*.cmake      find_package(ndk) -> ndk::ndk
 #   bin/ndkinfo, ndk, ndk-demo, ndk-target (RUNPATH $ORIGIN/../lib)
+#   share/man/man1/ndkinfo.1, man8/ndk.8, man3/libndk.3 + ndk_*.3 (dev)
 # The pkg-config and CMake files find the prefix relative to where they
 # are installed, so a tree installed with DESTDIR or moved elsewhere works
 # as it is (tests/install/install-test.sh checks both ways).
@@ -60,6 +61,11 @@ install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndk.8
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/Documentation/man/ndkinfo.1
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+# The library's pages (libndk.3, one ndk_<Class>.3 per public class) go
+# with its headers; globbed at install time, so a new page needs no edit.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/Documentation/man/
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev
+  FILES_MATCHING PATTERN "*.3")
 set(NDK_UDEV_RULES_DIR "lib/udev/rules.d" CACHE STRING "Where 60-ndk.rules is installed")
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/60-ndk.rules
   DESTINATION ${NDK_UDEV_RULES_DIR} COMPONENT runtime)
