@@ -15,8 +15,9 @@ packages=(
 	# peer of vm.ndk-target: librdmacm, libibverbs and the rxe provider)
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev libnl-3-dev libnl-genl-3-dev
-	# host build and unit tests
-	build-essential cmake googletest libgtest-dev pkg-config
+	# host build and unit tests; groff (groff-base) renders the man pages
+	# in doc.man-pages
+	build-essential cmake googletest libgtest-dev pkg-config groff-base
 	# checkpatch.pl and the debug-kernel source, plots
 	linux-source-6.1 gnuplot-nox
 	# building the debug guest kernel (scripts/debug-kernel.sh); libssl-dev
