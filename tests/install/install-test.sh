@@ -61,7 +61,8 @@ done
 for t in ndkinfo ndk ndk-target; do
 	check "bin/$t" test -x "$prefix/bin/$t"
 done
-for f in share/man/man8/ndk.8 share/man/man1/ndkinfo.1 lib/udev/rules.d/60-ndk.rules; do
+for f in share/man/man8/ndk.8 share/man/man1/ndkinfo.1 share/man/man3/libndk.3 \
+	share/man/man3/ndk_QueuePair.3 lib/udev/rules.d/60-ndk.rules; do
 	check "$f" has "$prefix/$f"
 done
 check "the udev rule gives /dev/ndk to group rdma, 0660" \

@@ -36,7 +36,8 @@ struct CompletionResult {
     std::uint32_t bytes_transferred = 0;
     // operation_type::k*.
     std::uint32_t type = 0;
-    // The verbs work completion status (enum ib_wc_status).
+    // The device's vendor error of a failed request (ib_wc.vendor_err;
+    // 0 on rxe).
     std::uint32_t provider_error_code = 0;
     // kReceiveAndInvalidate: the token the peer invalidated; else 0.
     std::uint64_t type_specific = 0;

@@ -30,9 +30,10 @@ struct AdapterDescription {
     std::uint32_t port_count = 0;
 };
 
-// The ioctl(2) calls libndk has made in this process so far (every
-// command, each retry after EINTR counted once): the system calls behind
-// an operation, e.g. none for a poll of a CQ with a completion ring.
+// The commands libndk has issued with ioctl(2) in this process so far
+// (one per command; a retry after EINTR is not counted again): the system
+// calls behind an operation, e.g. none for a poll of a CQ with a
+// completion ring.
 std::uint64_t IoctlCount() noexcept;
 
 // Move-only owner of an open /dev/ndk file descriptor.

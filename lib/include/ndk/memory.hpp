@@ -43,7 +43,8 @@ class [[nodiscard]] MemoryRegion {
 
     // NdkRegisterMr over [buffer, buffer + length) with mr_flag::k* flags;
     // pins the pages.  Errors: EINVAL (STATUS_INVALID_PARAMETER: bad flags,
-    // length, a fast-register MR, registered already), EFAULT
+    // length, a fast-register MR), EBADRQC (STATUS_INVALID_DEVICE_REQUEST:
+    // registered already), EFAULT
     // (STATUS_ACCESS_VIOLATION: not valid user memory), ENOMEM
     // (RLIMIT_MEMLOCK).
     Result<void> Register(const void* buffer, std::size_t length, std::uint32_t flags);
