@@ -594,25 +594,29 @@ const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 	[NDK_UOBJ_CONNECTOR] = { .parent = NDK_UOBJ_ADAPTER,
 				 .nl_type = NDK_NL_OBJ_CONNECTOR,
 				 .rank = 0, .rank_held = 0,
+				 .open = ndk_uv_connector_open,
+				 .published = ndk_uv_connector_published,
 				 .destroy = ndk_uv_connector_destroy },
 	[NDK_UOBJ_LISTENER] = { .parent = NDK_UOBJ_ADAPTER,
 				.nl_type = NDK_NL_OBJ_LISTENER,
 				.rank = 1, .rank_held = 1,
+				.open = ndk_uv_listener_open,
 				.destroy = ndk_uv_listener_destroy },
 	[NDK_UOBJ_QP] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_QP,
 			  .rank = 2, .rank_held = 2,
 			  .destroy = ndk_uv_qp_destroy },
 	[NDK_UOBJ_MW] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MW,
-			  .rank = 3, .rank_held = 3,
+			  .rank = 3, .rank_held = 3, .open = ndk_uv_mw_open,
 			  .destroy = ndk_uv_mw_destroy },
 	[NDK_UOBJ_MR] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MR,
-			  .rank = 4, .rank_held = 5,
+			  .rank = 4, .rank_held = 5, .open = ndk_uv_mr_open,
 			  .destroy = ndk_uobj_mr_destroy },
 	[NDK_UOBJ_MEM] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MEM,
 			   .rank = 5, .rank_held = 5,
 			   .destroy = ndk_uobj_mem_destroy },
 	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
-			  .rank = 6, .rank_held = 6,
+			  .rank = 6, .rank_held = 6, .open = ndk_uv_cq_open,
+			  .published = ndk_uv_cq_published,
 			  .destroy = ndk_uv_cq_destroy },
 	[NDK_UOBJ_PD] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_PD,
 			  .rank = 7, .rank_held = 7,
@@ -643,10 +647,8 @@ static void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 static int ndk_uobj_rank(struct ndk_uobj *u)
 {
 	const struct ndk_uobj_desc *d = &ndk_uobj_descs[u->type];
-	bool held = (u->type == NDK_UOBJ_MR || u->type == NDK_UOBJ_MEM) &&
-		    ndk_umem_held(&u->mem.umem);
 
-	return held ? d->rank_held : d->rank;
+	return ndk_uobj_holds_pages(u) ? d->rank_held : d->rank;
 }
 
 /* Release every object below @adapter (all adapters if NULL), ranked. */
@@ -1571,9 +1573,7 @@ int ndk_file_handle_close(struct file *file, u32 handle)
 		mutex_unlock(&nf->lock);
 		return -ENOENT;
 	}
-	if (u->children ||
-	    ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-	     ndk_mem_release(u))) {
+	if (u->children || (ndk_uobj_is_mem(u) && ndk_mem_release(u))) {
 		mutex_unlock(&nf->lock);
 		return -EBUSY;
 	}

@@ -40,6 +40,11 @@ struct ndk_uobj;
  * @rank:      its place in the release order (children before parents,
  *             ndk_uobj_destroy_below())
  * @rank_held: its place while it holds pinned pages (a registered MR)
+ * @open:      the types ndk_uv_create() makes (CQ, connector, listener,
+ *             MR, MW): creates the new entry's object from its create
+ *             command's struct; an NTSTATUS
+ * @published: after the entry got its handle: what depends on the handle
+ *             (events, the create command's out fields); may be NULL
  * @destroy:   releases its object; the entry is out of the table and has
  *             no children; NULL for adapters (ndk_uobj_adapter_detach())
  */
@@ -48,6 +53,8 @@ struct ndk_uobj_desc {
 	u8 nl_type;
 	u8 rank;
 	u8 rank_held;
+	s32 (*open)(struct ndk_uobj *u, void *arg);
+	void (*published)(struct ndk_uobj *u, void *arg);
 	void (*destroy)(struct ndk_uobj *u);
 };
 
@@ -194,6 +201,18 @@ struct ndk_uobj {
 	};
 };
 
+/* A registration entry (MEM, or MR): its union member @mem is in use. */
+static inline bool ndk_uobj_is_mem(const struct ndk_uobj *u)
+{
+	return u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR;
+}
+
+/* A registration entry that holds registered pages. */
+static inline bool ndk_uobj_holds_pages(const struct ndk_uobj *u)
+{
+	return ndk_uobj_is_mem(u) && ndk_umem_held(&u->mem.umem);
+}
+
 /**
  * struct ndk_umr_req - a user registration on its way (ndk_umr_*())
  * @address:   user address of the first byte
@@ -324,6 +343,13 @@ __poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
 int ndk_file_event_get(struct file *file, void *arg);
 
 /* ndk_uverbs.c */
+s32 ndk_uv_cq_open(struct ndk_uobj *u, void *arg);
+void ndk_uv_cq_published(struct ndk_uobj *u, void *arg);
+s32 ndk_uv_connector_open(struct ndk_uobj *u, void *arg);
+void ndk_uv_connector_published(struct ndk_uobj *u, void *arg);
+s32 ndk_uv_listener_open(struct ndk_uobj *u, void *arg);
+s32 ndk_uv_mr_open(struct ndk_uobj *u, void *arg);
+s32 ndk_uv_mw_open(struct ndk_uobj *u, void *arg);
 void ndk_uv_cq_destroy(struct ndk_uobj *u);
 void ndk_uv_qp_destroy(struct ndk_uobj *u);
 void ndk_uv_mw_destroy(struct ndk_uobj *u);

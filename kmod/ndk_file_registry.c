@@ -150,8 +150,7 @@ bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
 		mutex_lock(&nf->lock);
 		xa_for_each(&nf->handles, handle, u) {
 			s->counts[ndk_uobj_nl_type(u)]++;
-			if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-			    ndk_umem_held(&u->mem.umem)) {
+			if (ndk_uobj_holds_pages(u)) {
 				s->bytes += u->mem.umem.length;
 				s->pages += u->mem.umem.npages;
 			}
@@ -185,8 +184,7 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
 		strscpy(o->adapter_name, root->adapter->dev->name,
 			sizeof(o->adapter_name));
 	}
-	if ((u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR) &&
-	    ndk_umem_held(&u->mem.umem)) {
+	if (ndk_uobj_holds_pages(u)) {
 		o->mem = true;
 		o->address = u->mem.umem.address;
 		o->length = u->mem.umem.length;

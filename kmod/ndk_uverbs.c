@@ -847,7 +847,7 @@ int ndk_uv_token_query(struct file *file, void *arg)
 		ret = -ENOENT;
 	} else if (u->type == NDK_UOBJ_MW) {
 		t->remote_token = ndk_get_remote_token_from_mw(u->mw);
-	} else if (u->type == NDK_UOBJ_MR || u->type == NDK_UOBJ_MEM) {
+	} else if (ndk_uobj_is_mem(u)) {
 		t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
 		t->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	} else {
@@ -1368,58 +1368,74 @@ int ndk_uv_listen(struct file *file, void *arg)
 /* ---- Creating adapter and PD children ------------------------------------- */
 
 /*
- * Create the object of the new entry @u from its parent's, with the
+ * The opens of the entries ndk_uv_create() makes (ndk_uobj_descs[].open):
+ * create the object of the new entry @u from its parent's, with the
  * arguments of its create command @arg.  Its event is set up before the
- * object can raise it; the handle in the event is filled in once known.
+ * object can raise it; the handle in the event is filled in once known
+ * (ndk_uobj_descs[].published).
  */
-static s32 ndk_uv_open_object(struct ndk_uobj *u, const void *arg)
+s32 ndk_uv_cq_open(struct ndk_uobj *u, void *arg)
 {
-	struct ndk_uobj *parent = u->parent;
+	const struct ndk_u_cq_create *c = arg;
+	s32 status;
 
-	switch (u->type) {
-	case NDK_UOBJ_CQ: {
-		const struct ndk_u_cq_create *c = arg;
+	ndk_uevent_init(&u->cq.notify, u->nf, NDK_U_EVENT_CQ, 0, c->context);
+	status = ndk_create_cq(u->parent->adapter, c->depth, ndk_uv_cq_notify,
+			       u, NULL, NULL, NULL, &u->cq.cq);
+	if (status || !(c->flags & NDK_U_CQ_CREATE_F_RING) ||
+	    !ndk_uring_cq_attach(u, c->depth))
+		return status;
+	ndk_close_cq(u->cq.cq, NULL, NULL);
+	return STATUS_INSUFFICIENT_RESOURCES;
+}
 
-		s32 status;
+void ndk_uv_cq_published(struct ndk_uobj *u, void *arg)
+{
+	struct ndk_u_cq_create *c = arg;
 
-		ndk_uevent_init(&u->cq.notify, u->nf, NDK_U_EVENT_CQ, 0,
-				c->context);
-		status = ndk_create_cq(parent->adapter, c->depth,
-				       ndk_uv_cq_notify, u, NULL, NULL, NULL,
-				       &u->cq.cq);
-		if (status || !(c->flags & NDK_U_CQ_CREATE_F_RING) ||
-		    !ndk_uring_cq_attach(u, c->depth))
-			return status;
-		ndk_close_cq(u->cq.cq, NULL, NULL);
-		return STATUS_INSUFFICIENT_RESOURCES;
-	}
-	case NDK_UOBJ_CONNECTOR: {
-		const struct ndk_u_connector_create *c = arg;
+	u->cq.notify.ev.handle = u->handle;
+	if (u->cq.ring)
+		ndk_uring_describe(u->cq.ring, u->handle, &c->ring_offset,
+				   &c->ring_size, &c->ring_entries);
+}
 
-		ndk_uv_connector_init(u, c->context);
-		return ndk_create_connector(parent->adapter, NULL, NULL,
-					    &u->conn.conn);
-	}
-	case NDK_UOBJ_LISTENER: {
-		const struct ndk_u_listener_create *c = arg;
+s32 ndk_uv_connector_open(struct ndk_uobj *u, void *arg)
+{
+	const struct ndk_u_connector_create *c = arg;
 
-		/* No connection request arrives before LISTEN. */
-		u->listener.context = c->context;
-		return ndk_create_listener(parent->adapter,
-					   ndk_uv_connect_event, u, NULL, NULL,
-					   &u->listener.listener);
-	}
-	case NDK_UOBJ_MR: {
-		const struct ndk_u_mr_create *c = arg;
+	ndk_uv_connector_init(u, c->context);
+	return ndk_create_connector(u->parent->adapter, NULL, NULL,
+				    &u->conn.conn);
+}
 
-		u->mem.key = -1;
-		return ndk_create_mr(parent->pd,
-				     c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
-				     NULL, NULL, &u->mem.mr);
-	}
-	default:
-		return ndk_create_mw(parent->pd, NULL, NULL, &u->mw);
-	}
+void ndk_uv_connector_published(struct ndk_uobj *u, void *arg)
+{
+	u->conn.disconnected.ev.handle = u->handle;
+}
+
+s32 ndk_uv_listener_open(struct ndk_uobj *u, void *arg)
+{
+	const struct ndk_u_listener_create *c = arg;
+
+	/* No connection request arrives before LISTEN. */
+	u->listener.context = c->context;
+	return ndk_create_listener(u->parent->adapter, ndk_uv_connect_event,
+				   u, NULL, NULL, &u->listener.listener);
+}
+
+s32 ndk_uv_mr_open(struct ndk_uobj *u, void *arg)
+{
+	const struct ndk_u_mr_create *c = arg;
+
+	u->mem.key = -1;
+	return ndk_create_mr(u->parent->pd,
+			     c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
+			     NULL, NULL, &u->mem.mr);
+}
+
+s32 ndk_uv_mw_open(struct ndk_uobj *u, void *arg)
+{
+	return ndk_create_mw(u->parent->pd, NULL, NULL, &u->mw);
 }
 
 /*
@@ -1444,35 +1460,23 @@ static int ndk_uv_create(struct file *file, u32 parent_handle, u8 type,
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	status = ndk_uv_open_object(u, arg);
+	status = ndk_uobj_descs[type].open(u, arg);
 	if (status) {
 		ret = ndk_errno_from_status(status);
 		goto err_free_uobj;
 	}
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
-		goto err_close_object;
-	if (type == NDK_UOBJ_CQ) {
-		struct ndk_u_cq_create *c = arg;
-
-		u->cq.notify.ev.handle = u->handle;
-		if (u->cq.ring)
-			ndk_uring_describe(u->cq.ring, u->handle,
-					   &c->ring_offset, &c->ring_size,
-					   &c->ring_entries);
-	} else if (type == NDK_UOBJ_CONNECTOR) {
-		u->conn.disconnected.ev.handle = u->handle;
-	}
+		goto err_destroy_object;
+	if (ndk_uobj_descs[type].published)
+		ndk_uobj_descs[type].published(u, arg);
 	*handle = u->handle;
 	mutex_unlock(&nf->lock);
 	return 0;
 
-err_close_object:
-	/* A new MR holds no pages: only its object is closed. */
-	if (type == NDK_UOBJ_MR)
-		ndk_close_mr(u->mem.mr, NULL, NULL);
-	else
-		ndk_uobj_descs[type].destroy(u);
+err_destroy_object:
+	/* Never published: nothing refers to it yet (a new MR has no pages). */
+	ndk_uobj_descs[type].destroy(u);
 err_free_uobj:
 	ndk_uobj_free(u);
 out_unlock:
