@@ -29,6 +29,9 @@
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 
+/* The adapter events' command numbers (the hook that may call up). */
+#include <ndk/ndk_netlink.h>
+
 #include "ndk_core.h"
 #include "ndk_netlink.h"
 #include "ndk_trace.h"
@@ -585,42 +588,6 @@ u32 ndk_adapter_count(void)
 		count++;
 	mutex_unlock(&ndk_devices_lock);
 	return count;
-}
-
-/**
- * ndk_adapter_query() - describe one adapter for NDK_IOCTL_ADAPTER_QUERY
- * @q: in: @q->adapter_id and @q->flags (validated by the caller);
- *     out: every other field, fully written
- *
- * Context: may sleep.
- * Return: 0, or %-ENOENT when no such adapter exists (with
- * %NDK_U_ADAPTER_QUERY_F_NEXT: no adapter with an id >= @q->adapter_id).
- */
-int ndk_adapter_query(struct ndk_u_adapter_query *q)
-{
-	unsigned long index = q->adapter_id;
-	struct ndk_device *dev;
-	int ret = 0;
-
-	mutex_lock(&ndk_devices_lock);
-	if (q->flags & NDK_U_ADAPTER_QUERY_F_NEXT)
-		dev = xa_find(&ndk_devices, &index, U32_MAX, XA_PRESENT);
-	else
-		dev = xa_load(&ndk_devices, index);
-	if (!dev) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	q->adapter_id = dev->id;
-	q->node_guid = be64_to_cpu(dev->ibdev->node_guid);
-	q->ib_index = dev->ibdev->index;
-	q->port_count = rdma_end_port(dev->ibdev) -
-			rdma_start_port(dev->ibdev) + 1;
-	memset(q->name, 0, sizeof(q->name));
-	strscpy(q->name, dev->name, sizeof(q->name));
-out_unlock:
-	mutex_unlock(&ndk_devices_lock);
-	return ret;
 }
 
 /**

@@ -31,8 +31,6 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
-#include <ndk/ndk_ioctl.h>
-#include <ndk/ndk_netlink.h>
 #include <ndk/ndkpi.h>
 
 extern struct workqueue_struct *ndk_wq;
@@ -72,7 +70,7 @@ extern struct workqueue_struct *ndk_wq;
  * @removal_adapter: the adapter whose removal callback is running, while
  *            remove() holds a reference on it for the call
  * @removal_task:    the thread running that callback
- * @objects:  live objects of the device by enum ndk_nl_obj (adapters are
+ * @objects:  live objects of the device by NDK_OBJECT_TYPE_* (adapters are
  *            counted as the length of @adapters), for netlink
  */
 struct ndk_device {
@@ -87,7 +85,7 @@ struct ndk_device {
 	struct completion idle;
 	struct ndk_adapter *removal_adapter;
 	struct task_struct *removal_task;
-	atomic_t objects[__NDK_NL_OBJ_MAX];
+	atomic_t objects[NDK_OBJECT_TYPE_MAX];
 };
 
 /* Antecedents other than the parent an object can hold (QP: two CQs). */
@@ -208,50 +206,6 @@ static inline bool ndk_umem_held(const struct ndk_umem *um)
 	return um->length;
 }
 
-/**
- * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
- * @lock:  protects @slots, the generations' writes and the notifiers'
- *         sequence numbers; taken by the MMU notifier callback
- * @gens:  NDK_U_CACHE_SLOTS generations from vmalloc_user(), mapped
- *         read-only by the opener; NULL until first needed
- * @slots: slots in use (@lock)
- * @file_id: the file's netlink id, for invalidation events
- * @tgid:  the opener's thread group id, for invalidation events
- * @invalidations: bumps made by the MMU notifier, for netlink
- */
-struct ndk_ucache {
-	spinlock_t lock; /* slots, generations, notifier sequence numbers */
-	u64 *gens;
-	DECLARE_BITMAP(slots, NDK_U_CACHE_SLOTS);
-	u32 file_id;
-	pid_t tgid;
-	atomic64_t invalidations;
-};
-
-/**
- * struct ndk_ucache_reg - a registration as the cache tracks it
- * @notifier:   MMU interval notifier over the registration's pages
- * @uc:         its file's cache state
- * @handle:     the registration's handle once published (for events)
- * @address:    user address of the registration's first byte
- * @length:     its bytes
- * @gen:        the generation it bumps: its slot in @uc->gens, or @own
- * @own:        the generation of a registration without a slot
- * @registered: the generation the pages were pinned under
- * @slot:       its slot, or NDK_U_CACHE_SLOT_NONE
- */
-struct ndk_ucache_reg {
-	struct mmu_interval_notifier notifier;
-	struct ndk_ucache *uc;
-	u32 handle;
-	u64 address;
-	u64 length;
-	u64 *gen;
-	u64 own;
-	u64 registered;
-	u32 slot;
-};
-
 static inline struct ib_device *ndk_ibdev(struct ndk_obj *obj)
 {
 	return obj->adapter->dev->ibdev;
@@ -298,14 +252,10 @@ void ndk_obj_count(struct ndk_obj *obj);
 gfp_t ndk_gfp(const void *completion);
 s32 ndk_status_from_errno(int err);
 
-/* ndk_main.c: test-only fault injection (debugfs ndk/fail_mr_alloc) */
-bool ndk_fault_fail_mr_alloc(void);
-
 /* ndk_adapter.c */
 int ndk_adapter_init(void);
 void ndk_adapter_exit(void);
 u32 ndk_adapter_count(void);
-int ndk_adapter_query(struct ndk_u_adapter_query *q);
 s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
 			void *removal_context, struct ndk_adapter **adapter);
 void ndk_user_limits(struct ndk_adapter_info *info);
@@ -322,42 +272,5 @@ int ndk_umem_mode(struct mm_struct *mm, u64 address, u64 length, bool write);
 void ndk_umem_hold(struct ndk_umem *um, u64 address, u64 length, bool write);
 int ndk_umem_pin_again(struct ndk_umem *um);
 long ndk_umem_pinned_pages(void);
-
-/* ndk_ucache.c */
-struct dentry;
-int ndk_ucache_cache_init(void);
-void ndk_ucache_cache_exit(void);
-void ndk_ucache_init(struct ndk_ucache *uc);
-void ndk_ucache_release(struct ndk_ucache *uc);
-struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
-					struct mm_struct *mm, u64 address,
-					u64 length, bool slot);
-unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r, u64 *before);
-bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq, u64 before);
-void ndk_ucache_untrack(struct ndk_ucache_reg *r);
-bool ndk_ucache_current(const struct ndk_ucache_reg *r);
-void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,
-		       u64 *generation);
-int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma);
-void ndk_ucache_debugfs_init(struct dentry *dir);
-u64 ndk_ucache_invalidations_total(void);
-
-/* ndk_file.c */
-struct dentry;
-int ndk_file_open(struct inode *inode, struct file *file);
-int ndk_file_release(struct inode *inode, struct file *file);
-int ndk_file_mmap(struct file *file, struct vm_area_struct *vma);
-int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a);
-int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q);
-int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p);
-int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m);
-int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m);
-int ndk_file_handle_close(struct file *file, u32 handle);
-void ndk_file_debugfs_init(struct dentry *dir);
-int ndk_file_cache_init(void);
-void ndk_file_cache_exit(void);
-
-/* ndk_ioctl.c */
-long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 #endif /* NDK_CORE_H */

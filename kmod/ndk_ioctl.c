@@ -45,13 +45,37 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 	return 0;
 }
 
-static int ndk_ioctl_adapter_query(struct file *file, void *arg)
+/* Describe @dev in @arg (struct ndk_u_adapter_query), every field. */
+static int ndk_ioctl_adapter_fill(struct ndk_device *dev, void *arg)
 {
 	struct ndk_u_adapter_query *q = arg;
 
+	q->adapter_id = dev->id;
+	q->node_guid = be64_to_cpu(dev->ibdev->node_guid);
+	q->ib_index = dev->ibdev->index;
+	q->port_count = rdma_end_port(dev->ibdev) -
+			rdma_start_port(dev->ibdev) + 1;
+	memset(q->name, 0, sizeof(q->name));
+	strscpy(q->name, dev->name, sizeof(q->name));
+	return 0;
+}
+
+/*
+ * NDK_IOCTL_ADAPTER_QUERY: the adapter @adapter_id, or with
+ * NDK_U_ADAPTER_QUERY_F_NEXT the first at or after it; %-ENOENT when
+ * there is none.
+ */
+static int ndk_ioctl_adapter_query(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_query *q = arg;
+	u32 id = q->adapter_id;
+	int ret;
+
 	if (q->flags & ~NDK_U_ADAPTER_QUERY_FLAGS)
 		return -EINVAL;
-	return ndk_adapter_query(q);
+	ret = ndk_device_get(&id, NULL, q->flags & NDK_U_ADAPTER_QUERY_F_NEXT,
+			     ndk_ioctl_adapter_fill, q);
+	return ret == -ENODEV ? -ENOENT : ret;
 }
 
 static int ndk_ioctl_adapter_open(struct file *file, void *arg)

@@ -62,42 +62,6 @@ static const struct file_operations ndk_selftest_warn_fops = {
 	.llseek = no_llseek,
 };
 
-/*
- * debugfs ndk/fail_mr_alloc (root only): the next N allocations of a
- * fast-register MR for NdkRegisterMr fail as if memory ran out, so tests
- * can provoke STATUS_INSUFFICIENT_RESOURCES on the stock kernel, which
- * has no fault injection.
- */
-static atomic_t ndk_fail_mr_alloc = ATOMIC_INIT(0);
-
-/**
- * ndk_fault_fail_mr_alloc() - should this MR allocation fail on purpose?
- *
- * Context: any.
- * Return: true while debugfs ndk/fail_mr_alloc counts down.
- */
-bool ndk_fault_fail_mr_alloc(void)
-{
-	return atomic_add_unless(&ndk_fail_mr_alloc, -1, 0);
-}
-
-static int ndk_fail_mr_alloc_get(void *data, u64 *val)
-{
-	*val = atomic_read(&ndk_fail_mr_alloc);
-	return 0;
-}
-
-static int ndk_fail_mr_alloc_set(void *data, u64 val)
-{
-	if (val > INT_MAX)
-		return -EINVAL;
-	atomic_set(&ndk_fail_mr_alloc, val);
-	return 0;
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(ndk_fail_mr_alloc_fops, ndk_fail_mr_alloc_get,
-			 ndk_fail_mr_alloc_set, "%llu\n");
-
 static int __init ndk_init(void)
 {
 	int ret;
@@ -133,8 +97,7 @@ static int __init ndk_init(void)
 	ndk_debugfs = debugfs_create_dir("ndk", NULL);
 	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
 			    &ndk_selftest_warn_fops);
-	debugfs_create_file_unsafe("fail_mr_alloc", 0600, ndk_debugfs, NULL,
-				   &ndk_fail_mr_alloc_fops);
+	ndk_reg_debugfs_init(ndk_debugfs);
 	ndk_file_debugfs_init(ndk_debugfs);
 	ndk_ucache_debugfs_init(ndk_debugfs);
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);

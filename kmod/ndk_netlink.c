@@ -191,6 +191,21 @@ struct ndk_nl_fill {
 	u8 cmd;
 };
 
+/*
+ * The core object type each netlink object type counts (the core counts
+ * its objects by NDK_OBJECT_TYPE_*); 0: not a core object (registrations
+ * of files, adapters counted apart).
+ */
+static const u32 ndk_nl_obj_core[__NDK_NL_OBJ_MAX] = {
+	[NDK_NL_OBJ_PD] = NDK_OBJECT_TYPE_PD,
+	[NDK_NL_OBJ_CQ] = NDK_OBJECT_TYPE_CQ,
+	[NDK_NL_OBJ_QP] = NDK_OBJECT_TYPE_QP,
+	[NDK_NL_OBJ_MR] = NDK_OBJECT_TYPE_MR,
+	[NDK_NL_OBJ_MW] = NDK_OBJECT_TYPE_MW,
+	[NDK_NL_OBJ_CONNECTOR] = NDK_OBJECT_TYPE_CONNECTOR,
+	[NDK_NL_OBJ_LISTENER] = NDK_OBJECT_TYPE_LISTENER,
+};
+
 /* Under ndk_devices_lock: one adapter's message. */
 static int ndk_nl_fill_adapter(struct ndk_device *dev, void *arg)
 {
@@ -209,7 +224,8 @@ static int ndk_nl_fill_adapter(struct ndk_device *dev, void *arg)
 	if (!hdr)
 		return -EMSGSIZE;
 	for (t = NDK_NL_OBJ_PD; t <= NDK_NL_OBJ_MAX; t++)
-		counts[t] = atomic_read(&dev->objects[t]);
+		if (ndk_nl_obj_core[t])
+			counts[t] = atomic_read(&dev->objects[ndk_nl_obj_core[t]]);
 	counts[NDK_NL_OBJ_ADAPTER] = ndk_device_adapters(dev);
 	if (nla_put_u32(f->skb, NDK_NL_ATTR_ADAPTER_ID, dev->id) ||
 	    nla_put_string(f->skb, NDK_NL_ATTR_ADAPTER_NAME, dev->name) ||

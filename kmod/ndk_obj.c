@@ -187,29 +187,6 @@ static void ndk_obj_abort(struct ndk_obj *obj)
 	ndk_obj_release(parent, antecedents);
 }
 
-/* The netlink object type of an NDK object type; 0 when not counted. */
-static int ndk_obj_nl_type(u32 type)
-{
-	switch (type) {
-	case NDK_OBJECT_TYPE_PD:
-		return NDK_NL_OBJ_PD;
-	case NDK_OBJECT_TYPE_CQ:
-		return NDK_NL_OBJ_CQ;
-	case NDK_OBJECT_TYPE_QP:
-		return NDK_NL_OBJ_QP;
-	case NDK_OBJECT_TYPE_MR:
-		return NDK_NL_OBJ_MR;
-	case NDK_OBJECT_TYPE_MW:
-		return NDK_NL_OBJ_MW;
-	case NDK_OBJECT_TYPE_CONNECTOR:
-		return NDK_NL_OBJ_CONNECTOR;
-	case NDK_OBJECT_TYPE_LISTENER:
-		return NDK_NL_OBJ_LISTENER;
-	default:
-		return 0;
-	}
-}
-
 /**
  * ndk_obj_count() - count a created object in its device's objects
  * @obj: an object whose creation succeeded, not an adapter
@@ -220,9 +197,9 @@ static int ndk_obj_nl_type(u32 type)
  */
 void ndk_obj_count(struct ndk_obj *obj)
 {
-	int type = ndk_obj_nl_type(obj->hdr.object_type);
+	u32 type = obj->hdr.object_type;
 
-	if (!type)
+	if (type == NDK_OBJECT_TYPE_ADAPTER || type >= NDK_OBJECT_TYPE_MAX)
 		return;
 	atomic_inc(&obj->adapter->dev->objects[type]);
 	obj->counted = true;
@@ -238,7 +215,7 @@ static void ndk_obj_teardown(struct ndk_obj *obj)
 	memcpy(antecedents, obj->antecedents, sizeof(antecedents));
 	/* The parent reference keeps the adapter, and so the device, here. */
 	if (obj->counted)
-		atomic_dec(&obj->adapter->dev->objects[ndk_obj_nl_type(obj->hdr.object_type)]);
+		atomic_dec(&obj->adapter->dev->objects[obj->hdr.object_type]);
 	obj->destroy(obj);	/* frees obj */
 	if (completion)
 		completion(context);

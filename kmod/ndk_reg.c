@@ -23,6 +23,7 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/debugfs.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
@@ -156,6 +157,56 @@ static void ndk_reg_quiesce(struct ndk_reg *reg)
 		down(&reg->credits);
 	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
 		up(&reg->credits);
+}
+
+/*
+ * The fault-injection hook of the registration engine: debugfs
+ * ndk/fail_mr_alloc (root only) makes the next N allocations of a
+ * fast-register MR (the pool's here, a fast-register MR's in ndk_mr.c)
+ * fail as if memory ran out, so tests can provoke
+ * STATUS_INSUFFICIENT_RESOURCES on the stock kernel, which has no fault
+ * injection.
+ */
+static atomic_t ndk_fail_mr_alloc = ATOMIC_INIT(0);
+
+/**
+ * ndk_fault_fail_mr_alloc() - should this MR allocation fail on purpose?
+ *
+ * Context: any.
+ * Return: true while debugfs ndk/fail_mr_alloc counts down.
+ */
+bool ndk_fault_fail_mr_alloc(void)
+{
+	return atomic_add_unless(&ndk_fail_mr_alloc, -1, 0);
+}
+
+static int ndk_fail_mr_alloc_get(void *data, u64 *val)
+{
+	*val = atomic_read(&ndk_fail_mr_alloc);
+	return 0;
+}
+
+static int ndk_fail_mr_alloc_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(&ndk_fail_mr_alloc, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ndk_fail_mr_alloc_fops, ndk_fail_mr_alloc_get,
+			 ndk_fail_mr_alloc_set, "%llu\n");
+
+/**
+ * ndk_reg_debugfs_init() - the registration engine's debugfs files
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_reg_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file_unsafe("fail_mr_alloc", 0600, dir, NULL,
+				   &ndk_fail_mr_alloc_fops);
 }
 
 /**

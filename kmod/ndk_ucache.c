@@ -72,7 +72,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#include "ndk_core.h"
+#include "ndk_file.h"
 #include "ndk_netlink.h"
 
 /* Bytes of the generation array, and of its mapping. */
