@@ -147,9 +147,9 @@ static bool ndk_cq_sink_push_locked(struct ndk_cq *cq,
  * @res: the result
  *
  * A CQ with a sink hands it the result instead, behind what the software
- * queue holds already.  A full software queue is a CQ overrun (the consumer's CQ is too small
- * for its outstanding requests): the result is lost and the CQ fails
- * with STATUS_BUFFER_OVERFLOW.
+ * queue holds already.  A full software queue is a CQ overrun (the
+ * consumer's CQ is too small for its outstanding requests): the result
+ * is lost and the CQ fails with STATUS_BUFFER_OVERFLOW.
  *
  * Context: any, under @cq->lock.
  */
