@@ -6,16 +6,21 @@
  * buffer of QP 0 into one of QP 1 through its remote token, depth/2 in
  * flight (throughput: "D1-write"), and single 8-byte RDMA reads, one at
  * a time, posted and polled until the result ("D1-read"): the two
- * numbers perftest's ib_write_bw and ib_read_lat give for verbs.  The
- * baseline is perftest itself, run by the guest script on the same
- * device in the same boot.
+ * numbers perftest's ib_write_bw and ib_read_lat give for verbs.  Two
+ * baselines: perftest itself, run by the guest script on the same device
+ * in the same boot, and "raw", the same loops in this module on two raw
+ * ib_core RC QPs connected through rdma_cm as NDK's are, over one buffer
+ * registered once with IB_WR_REG_MR, polled directly, interleaved batch
+ * by batch with ours: a kernel path against a kernel loop.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/bottom_half.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/inet.h>
 #include <linux/vmalloc.h>
+#include <rdma/rdma_cm.h>
 
 #include "ndk_bench.h"
 
@@ -145,6 +150,358 @@ static int nb_dp_read(struct nb_fix *f, struct nb_dp_buf *sink,
 }
 
 /**
+ * struct nb_raw - the raw baseline: two RC QPs connected through rdma_cm
+ * and one buffer registered once
+ * @listen:  the listening id, on the adapter's address
+ * @active:  the connecting id; its QP is the one the loops post on
+ * @passive: the accepted id
+ * @cq:      one CQ of both QPs, polled directly
+ * @pd:      the fixture's raw PD
+ * @depth:   send queue depth of each QP
+ * @setup:   completed when both sides are established or setup failed
+ * @up:      sides established
+ * @error:   the setup's failure
+ * @mem:     vmalloc'ed: the source (and read sink) at 0, the target at
+ *           @half
+ * @half:    offset of the target half
+ * @sgt:     @mem's scatter table
+ * @nents:   its entries DMA-mapped
+ * @mr:      a fast-register MR over all of @mem, registered
+ * @cqe:     the completion entry of every work request
+ * @done:    completions seen
+ * @status:  the first failed completion's status
+ */
+struct nb_raw {
+	struct rdma_cm_id *listen;
+	struct rdma_cm_id *active;
+	struct rdma_cm_id *passive;
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+	u32 depth;
+	struct completion setup;
+	int up;
+	int error;
+	void *mem;
+	u32 half;
+	struct sg_table *sgt;
+	int nents;
+	struct ib_mr *mr;
+	struct ib_cqe cqe;
+	u32 done;
+	enum ib_wc_status status;
+};
+
+static int nb_raw_create_qp(struct nb_raw *r, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC,
+		.send_cq = r->cq,
+		.recv_cq = r->cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = r->depth,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+
+	return rdma_create_qp(id, r->pd, &attr);
+}
+
+/*
+ * rdma_cm's events, with the id's handler lock held: so the active side
+ * connects with rdma_connect_locked(), and the ids are destroyed by
+ * nb_raw_close(), never from here.
+ */
+static int nb_raw_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	struct nb_raw *r = id->context;
+	int ret = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, 2000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = nb_raw_create_qp(r, id) ?: rdma_connect_locked(id, &param);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		r->passive = id;
+		ret = nb_raw_create_qp(r, id) ?: rdma_accept(id, &param);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (++r->up == 2)
+			complete(&r->setup);
+		return 0;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		return 0;
+	default:
+		ret = -EIO;
+		break;
+	}
+	if (ret) {
+		r->error = ret;
+		complete(&r->setup);
+	}
+	return 0;
+}
+
+static void nb_raw_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nb_raw *r = container_of(wc->wr_cqe, struct nb_raw, cqe);
+
+	if (wc->status != IB_WC_SUCCESS && r->status == IB_WC_SUCCESS)
+		r->status = wc->status;
+	r->done++;
+}
+
+/* Poll the raw CQ until @want completions in all. */
+static int nb_raw_wait(struct nb_raw *r, u32 want)
+{
+	unsigned long end = jiffies + NB_TIMEOUT;
+
+	while (r->done < want && r->status == IB_WC_SUCCESS) {
+		if (ib_process_cq_direct(r->cq, 16))
+			continue;
+		if (time_after(jiffies, end)) {
+			nb_out("E D1 raw: timeout");
+			return -ETIMEDOUT;
+		}
+		local_bh_disable();
+		local_bh_enable();
+	}
+	if (r->status != IB_WC_SUCCESS) {
+		nb_out("E D1 raw: %s", ib_wc_status_msg(r->status));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* One signalled RDMA @op of @len bytes: local @loff, remote @roff. */
+static int nb_raw_post(struct nb_raw *r, enum ib_wr_opcode op, u32 loff,
+		       u32 roff, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = r->mr->iova + loff,
+		.length = len,
+		.lkey = r->mr->lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &r->cqe,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.remote_addr = r->mr->iova + roff,
+		.rkey = r->mr->rkey,
+	};
+	int ret = ib_post_send(r->active->qp, &wr.wr, NULL);
+
+	if (ret)
+		nb_out("E D1 raw post: %d", ret);
+	return ret;
+}
+
+static void nb_raw_close(struct nb_fix *f, struct nb_raw *r)
+{
+	if (r->active && r->up == 2)
+		rdma_disconnect(r->active);
+	if (r->mr)
+		ib_dereg_mr(r->mr);
+	if (r->nents > 0)
+		ib_dma_unmap_sg(f->ibdev, r->sgt->sgl, r->sgt->orig_nents,
+				DMA_BIDIRECTIONAL);
+	nb_sgt_free(r->sgt);
+	vfree(r->mem);
+	if (r->passive) {
+		if (r->passive->qp)
+			rdma_destroy_qp(r->passive);
+		rdma_destroy_id(r->passive);
+	}
+	if (r->active) {
+		if (r->active->qp)
+			rdma_destroy_qp(r->active);
+		rdma_destroy_id(r->active);
+	}
+	if (r->listen)
+		rdma_destroy_id(r->listen);
+	if (!IS_ERR_OR_NULL(r->cq))
+		ib_free_cq(r->cq);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Connect the two raw QPs on @env->peer_ip through rdma_cm. */
+static int nb_raw_connect(struct nb_env *env, struct nb_fix *f,
+			  struct nb_raw *r)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int ret;
+
+	init_completion(&r->setup);
+	r->pd = f->ibpd;
+	r->depth = env->depth;
+	r->cq = ib_alloc_cq(f->ibdev, NULL, 2 * env->depth + 4, 0,
+			    IB_POLL_DIRECT);
+	if (IS_ERR(r->cq))
+		return PTR_ERR(r->cq);
+	if (!in4_pton(env->peer_ip, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL))
+		return -EINVAL;
+	r->listen = rdma_create_id(&init_net, nb_raw_cm_event, r,
+				   RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(r->listen)) {
+		ret = PTR_ERR(r->listen);
+		r->listen = NULL;
+		return ret;
+	}
+	ret = rdma_bind_addr(r->listen, (struct sockaddr *)&sin);
+	if (!ret)
+		ret = rdma_listen(r->listen, 1);
+	if (ret)
+		return ret;
+	/* The port the listener got. */
+	sin.sin_port = ((struct sockaddr_in *)
+			&r->listen->route.addr.src_addr)->sin_port;
+	r->active = rdma_create_id(&init_net, nb_raw_cm_event, r,
+				   RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(r->active)) {
+		ret = PTR_ERR(r->active);
+		r->active = NULL;
+		return ret;
+	}
+	ret = rdma_resolve_addr(r->active, NULL, (struct sockaddr *)&sin,
+				2000);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&r->setup, NB_TIMEOUT))
+		return -ETIMEDOUT;
+	return r->error;
+}
+
+/* Allocate and register (REG_MR, waited for) two halves of @len bytes. */
+static int nb_raw_register(struct nb_fix *f, struct nb_raw *r, u32 len)
+{
+	struct ib_reg_wr reg = {};
+	u32 pages;
+	int ret;
+
+	r->half = PAGE_ALIGN(len);
+	pages = 2 * r->half >> PAGE_SHIFT;
+	r->cqe.done = nb_raw_done;
+	r->mem = vzalloc(2 * r->half);
+	r->sgt = r->mem ? nb_sgt_from_vmalloc(r->mem, pages) : NULL;
+	if (!r->sgt)
+		return -ENOMEM;
+	r->nents = ib_dma_map_sg(f->ibdev, r->sgt->sgl, r->sgt->orig_nents,
+				 DMA_BIDIRECTIONAL);
+	if (r->nents <= 0)
+		return -ENOMEM;
+	r->mr = ib_alloc_mr(r->pd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(r->mr)) {
+		ret = PTR_ERR(r->mr);
+		r->mr = NULL;
+		return ret;
+	}
+	if (ib_map_mr_sg(r->mr, r->sgt->sgl, r->nents, NULL, PAGE_SIZE) !=
+	    r->nents)
+		return -EINVAL;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &r->cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = r->mr;
+	reg.key = r->mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+		     IB_ACCESS_REMOTE_WRITE;
+	r->done = 0;
+	ret = ib_post_send(r->active->qp, &reg.wr, NULL);
+	return ret ?: nb_raw_wait(r, 1);
+}
+
+/* Raw: @ops RDMA writes of @len bytes, up to @inflight at once. */
+static int nb_raw_writes(struct nb_raw *r, u32 len, u32 ops, u32 inflight)
+{
+	u32 posted = 0;
+	int ret;
+
+	r->done = 0;
+	while (r->done < ops) {
+		while (posted < ops && posted - r->done < inflight) {
+			ret = nb_raw_post(r, IB_WR_RDMA_WRITE, 0, r->half,
+					  len);
+			if (ret)
+				return ret;
+			posted++;
+		}
+		ret = nb_raw_wait(r, r->done + 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Raw: one 8-byte RDMA read from the target half, waited for. */
+static int nb_raw_read(struct nb_raw *r)
+{
+	int ret;
+
+	r->done = 0;
+	ret = nb_raw_post(r, IB_WR_RDMA_READ, 0, r->half, NB_READ_BYTES);
+	return ret ?: nb_raw_wait(r, 1);
+}
+
+/* One timed batch of writes of both variants, raw first if @raw_first. */
+static int nb_d1_write_batch(struct nb_env *env, struct nb_fix *f,
+			     struct nb_dp_buf *src, struct nb_dp_buf *dst,
+			     struct nb_raw *raw, u32 len, u32 round, u32 ops,
+			     bool raw_first)
+{
+	bool is_raw;
+	int k, ret = 0;
+	u64 t0;
+
+	for (k = 0; !ret && k < 2; k++) {
+		is_raw = (k == 0) == raw_first;
+		t0 = ktime_get_ns();
+		ret = is_raw ? nb_raw_writes(raw, len, ops, env->depth / 2) :
+			       nb_dp_writes(f, src, dst, len, ops,
+					    env->depth / 2);
+		if (!ret)
+			nb_sample("D1-write", is_raw ? "raw" : "ndk-k", len,
+				  round, ktime_get_ns() - t0, ops);
+	}
+	return ret;
+}
+
+/* One timed read of both variants, raw first if @raw_first. */
+static int nb_d1_read_pair(struct nb_fix *f, struct nb_dp_buf *src,
+			   struct nb_dp_buf *dst, struct nb_raw *raw,
+			   u32 round, bool raw_first)
+{
+	bool is_raw;
+	int k, ret = 0;
+	u64 t0;
+
+	for (k = 0; !ret && k < 2; k++) {
+		is_raw = (k == 0) == raw_first;
+		t0 = ktime_get_ns();
+		ret = is_raw ? nb_raw_read(raw) : nb_dp_read(f, src, dst);
+		if (!ret)
+			nb_sample("D1-read", is_raw ? "raw" : "ndk-k",
+				  NB_READ_BYTES, round, ktime_get_ns() - t0, 1);
+	}
+	return ret;
+}
+
+/**
  * nb_d1() - D1: RDMA write throughput and read latency through NDK
  * @env: the run; sizes= write sizes in bytes (at most MaxRegistrationSize)
  *
@@ -155,8 +512,8 @@ int nb_d1(struct nb_env *env)
 {
 	struct nb_dp_buf src = {}, dst = {};
 	u32 p, r, b, i, max = 0, ops = max(1U, env->iters / NB_DP_BATCHES);
+	struct nb_raw raw = {};
 	struct nb_fix f;
-	u64 t0;
 	int ret;
 
 	for (p = 0; p < env->nparams; p++)
@@ -172,33 +529,36 @@ int nb_d1(struct nb_env *env)
 	if (!ret)
 		ret = nb_dp_alloc(&f, &dst, max, NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
 				  NDK_MR_FLAG_ALLOW_REMOTE_READ);
+	if (!ret) {
+		ret = nb_raw_connect(env, &f, &raw);
+		if (!ret)
+			ret = nb_raw_register(&f, &raw, max);
+		if (ret)
+			nb_out("E D1 raw setup: %d", ret);
+	}
 	nb_out("I d1_inflight %u", env->depth / 2);
 	for (p = 0; !ret && p < env->nparams; p++) {
 		ret = nb_dp_writes(&f, &src, &dst, env->params[p],
 				   env->depth, env->depth / 2);
-		for (r = 0; !ret && r < env->rounds; r++) {
-			for (b = 0; !ret && b < NB_DP_BATCHES; b++) {
-				t0 = ktime_get_ns();
-				ret = nb_dp_writes(&f, &src, &dst,
-						   env->params[p], ops,
-						   env->depth / 2);
-				if (!ret)
-					nb_sample("D1-write", "ndk-k",
-						  env->params[p], r,
-						  ktime_get_ns() - t0, ops);
-			}
-		}
+		if (!ret)
+			ret = nb_raw_writes(&raw, env->params[p], env->depth,
+					    env->depth / 2);
+		for (r = 0; !ret && r < env->rounds; r++)
+			for (b = 0; !ret && b < NB_DP_BATCHES; b++)
+				ret = nb_d1_write_batch(env, &f, &src, &dst,
+							&raw, env->params[p],
+							r, ops, (r + b) & 1);
 	}
-	/* Reads into src's buffer (local write), from dst (remote read). */
-	for (r = 0; !ret && r < env->rounds; r++) {
-		for (i = 0; !ret && i < env->iters; i++) {
-			t0 = ktime_get_ns();
-			ret = nb_dp_read(&f, &src, &dst);
-			if (!ret)
-				nb_sample("D1-read", "ndk-k", NB_READ_BYTES, r,
-					  ktime_get_ns() - t0, 1);
-		}
-	}
+	/*
+	 * Reads into src's buffer (local write), from dst (remote read); raw:
+	 * from its target half into its source half.  The variants alternate
+	 * read by read.
+	 */
+	for (r = 0; !ret && r < env->rounds; r++)
+		for (i = 0; !ret && i < env->iters; i++)
+			ret = nb_d1_read_pair(&f, &src, &dst, &raw, r,
+					      (r + i) & 1);
+	nb_raw_close(&f, &raw);
 	nb_dp_free(&src);
 	nb_dp_free(&dst);
 	nb_fix_close(&f);
