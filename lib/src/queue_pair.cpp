@@ -57,15 +57,7 @@ Result<void> Post(const detail::QpState& qp, ndk_u_qp_post& p, std::span<const S
     p.qp_handle = qp.handle;
     if (qp.ring) return qp.ring->Post(qp.fd(), p, sgl);
     ndk_u_sge u[NDK_U_SGE_MAX];
-    for (std::size_t i = 0; i < sgl.size(); ++i) {
-        u[i] = ndk_u_sge{};
-        u[i].address = reinterpret_cast<std::uintptr_t>(sgl[i].buffer);
-        u[i].length = sgl[i].length;
-        u[i].token = sgl[i].token;
-    }
-    p.qp_handle = qp.handle;
-    p.nsge = static_cast<std::uint32_t>(sgl.size());
-    p.sgl = sgl.empty() ? 0 : reinterpret_cast<std::uintptr_t>(u);
+    detail::FillSgl(p, sgl, u);
     return detail::Ioctl(qp.fd(), NDK_IOCTL_QP_POST, &p);
 }
 

@@ -22,6 +22,17 @@ bool RingsWanted(const AdapterState& a) noexcept {
     return (a.device.info().features & NDK_U_FEATURE_RINGS) != 0;
 }
 
+void FillSgl(ndk_u_qp_post& p, std::span<const Sge> sgl, ndk_u_sge* out) noexcept {
+    for (std::size_t i = 0; i < sgl.size(); ++i) {
+        out[i] = ndk_u_sge{};
+        out[i].address = reinterpret_cast<std::uintptr_t>(sgl[i].buffer);
+        out[i].length = sgl[i].length;
+        out[i].token = sgl[i].token;
+    }
+    p.nsge = static_cast<std::uint32_t>(sgl.size());
+    p.sgl = sgl.empty() ? 0 : reinterpret_cast<std::uintptr_t>(out);
+}
+
 Result<Mapping> Mapping::Map(int fd, std::uint64_t offset, std::size_t size) {
     void* p =
         ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
@@ -95,15 +106,7 @@ Result<void> SubmissionRing::Post(int fd, ndk_u_qp_post& p, std::span<const Sge>
         if (auto r = Doorbell(fd, handle_); !r) return r.error();
     }
     const std::uint32_t idx = tail_ & (entries_ - 1);
-    ndk_u_sge* u = sges_.data() + static_cast<std::size_t>(idx) * max_sge_;
-    for (std::size_t i = 0; i < sgl.size(); ++i) {
-        u[i] = ndk_u_sge{};
-        u[i].address = reinterpret_cast<std::uintptr_t>(sgl[i].buffer);
-        u[i].length = sgl[i].length;
-        u[i].token = sgl[i].token;
-    }
-    p.nsge = static_cast<std::uint32_t>(sgl.size());
-    p.sgl = sgl.empty() ? 0 : reinterpret_cast<std::uintptr_t>(u);
+    FillSgl(p, sgl, sges_.data() + static_cast<std::size_t>(idx) * max_sge_);
     p.token = 0;
     std::memcpy(&slots_[idx], &p, sizeof(p));
     ++tail_;

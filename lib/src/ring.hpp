@@ -21,6 +21,10 @@ namespace ndk::detail {
 
 struct AdapterState;
 
+// Fills p's nsge and sgl from sgl (at most NDK_U_SGE_MAX entries),
+// writing the ABI's struct ndk_u_sge into out, which must outlive the post.
+void FillSgl(ndk_u_qp_post& p, std::span<const Sge> sgl, ndk_u_sge* out) noexcept;
+
 // Whether objects of this adapter's file get rings: the module offers
 // them and the environment does not say NDK_RINGS=0.
 bool RingsWanted(const AdapterState& a) noexcept;
