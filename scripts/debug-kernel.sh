@@ -4,8 +4,10 @@
 # Build (once) the debug guest kernel of the reliability tier from Debian's
 # linux-source-6.1: x86_64_defconfig + kvm_guest.config + the trimmed
 # fragment scripts/debug-kernel.config (KASAN, lockdep, kmemleak, UBSAN,
-# KFENCE, fault injection, hung-task detection, rxe, 9p).  The result is
-# cached outside the work tree, keyed by a hash of the fragment, the build
+# KFENCE, fault injection, hung-task detection, rxe, 9p), with the fixes in
+# scripts/debug-kernel-patches/*.patch applied (bugs of 6.1 the test bed
+# reaches, each fixed upstream later).  The result is cached outside the
+# work tree, keyed by a hash of the fragment and the patches, the build
 # recipe's version (bump $recipe when the steps below change what is
 # built), the source package version and the compiler:
 #
@@ -20,8 +22,9 @@
 #   debug-kernel.sh --key     print the cache key
 #
 # For the test bed's own test (tests/testbed/debug-kernel-test.sh):
-# NDK_DEBUG_KERNEL_TARBALL replaces the source tarball and
-# NDK_DEBUG_KERNEL_SRCVER its package version.
+# NDK_DEBUG_KERNEL_TARBALL replaces the source tarball,
+# NDK_DEBUG_KERNEL_SRCVER its package version and NDK_DEBUG_KERNEL_PATCHES
+# the directory of patches.
 #
 # Progress goes to stderr every 30 s (objects compiled, elapsed time); the
 # full build log is <entry>/build.log.
@@ -29,14 +32,17 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 fragment=$src/scripts/debug-kernel.config
+shopt -s nullglob
+patches=("${NDK_DEBUG_KERNEL_PATCHES:-$src/scripts/debug-kernel-patches}"/*.patch)
+shopt -u nullglob
 tarball=${NDK_DEBUG_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 cache_root=${NDK_CACHE_DIR:-/var/cache/ndk-linux}/debug-kernel
 say() { echo "debug-kernel: $*" >&2; }
 
 srcver=${NDK_DEBUG_KERNEL_SRCVER:-$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)} ||
 	{ say "linux-source-6.1 is not installed (scripts/deps.sh)"; exit 1; }
-recipe=2
-key=$( { cat "$fragment"; echo "recipe $recipe $srcver"; gcc --version | head -n 1; } |
+recipe=3
+key=$( { cat "$fragment" "${patches[@]}"; echo "recipe $recipe $srcver"; gcc --version | head -n 1; } |
 	sha256sum | cut -c1-16)
 entry=$cache_root/$key
 
@@ -74,6 +80,13 @@ else
 	find "$entry" -mindepth 1 -delete
 	say "unpacking $tarball"
 	tar -C "$entry" -xJf "$tarball"
+	tree=$(find "$entry" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -n 1)
+	[[ -n "$tree" ]] || { say "no source tree in $tarball"; exit 1; }
+	for p in "${patches[@]}"; do
+		say "applying $(basename "$p")"
+		patch -d "$tree" -p1 -s --forward < "$p" >> "$log" 2>&1 ||
+			{ say "$(basename "$p") does not apply; see $log"; exit 1; }
+	done
 	: > "$entry/unpacked"
 fi
 tree=$(find "$entry" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -n 1)

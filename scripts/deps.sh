@@ -20,9 +20,10 @@ packages=(
 	build-essential cmake googletest libgtest-dev pkg-config groff-base
 	# checkpatch.pl and the debug-kernel source, plots
 	linux-source-6.1 gnuplot-nox
-	# building the debug guest kernel (scripts/debug-kernel.sh); libssl-dev
-	# also gives the tools' SHA-256 (libcrypto)
-	bc flex bison libelf-dev libssl-dev dwarves rsync xz-utils
+	# building the debug guest kernel (scripts/debug-kernel.sh, patch for
+	# scripts/debug-kernel-patches); libssl-dev also gives the tools'
+	# SHA-256 (libcrypto)
+	patch bc flex bison libelf-dev libssl-dev dwarves rsync xz-utils
 	# the ndk tool's JSON (nlohmann), the vm tests that read it (python3)
 	nlohmann-json3-dev
 	python3

@@ -46,9 +46,17 @@ kernelrelease:
 	@echo $rel
 MK
 tar -C "$tmp/pkg" -cJf "$tmp/linux-source-6.1.tar.xz" linux-source-6.1
+# A patch, as scripts/debug-kernel-patches holds: it must be applied.
+mkdir -p "$tmp/patches"
+cat > "$tmp/patches/0001-fake.patch" <<'PATCH'
+--- /dev/null
++++ b/fake-fix.c
+@@ -0,0 +1 @@
++/* applied */
+PATCH
 
 export NDK_CACHE_DIR=$tmp/cache NDK_DEBUG_KERNEL_TARBALL=$tmp/linux-source-6.1.tar.xz \
-	NDK_DEBUG_KERNEL_SRCVER=0-fake
+	NDK_DEBUG_KERNEL_SRCVER=0-fake NDK_DEBUG_KERNEL_PATCHES=$tmp/patches
 # The outer make: its MAKELEVEL and MAKEFLAGS reach the script as in CI.
 printf 'all:\n\t@"%s/scripts/debug-kernel.sh" > "%s/out" 2> "%s/err"\n' \
 	"$src" "$tmp" "$tmp" > "$tmp/outer.mk"
@@ -63,6 +71,11 @@ if [[ -n "$entry" && -e "$entry/complete" ]]; then
 	ok "prints a complete entry ($entry)"
 else
 	bad "no complete entry printed: '$entry'"
+fi
+if grep -qs applied "$entry/build/fake-fix.c"; then
+	ok "the patches are applied"
+else
+	bad "the patch was not applied"
 fi
 if [[ -f "$entry/release" && $(wc -l < "$entry/release") == 1 && $(cat "$entry/release") == "$rel" ]]; then
 	ok "release is one line: $rel"
