@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 // Guest test (reliability plan row F1, debug kernel): a systematic fault
-// sweep.  For each registration, fast-register and bind path of /dev/ndk,
-// the Nth fault site (slab or page allocation, N = 1, 2, ...) inside that
-// one ioctl is made to fail through /proc/thread-self/fail-nth, until a
-// call runs with no fault left to inject.  After every injected failure:
+// sweep.  For each creation (adapter, PD, CQ, QP), registration,
+// fast-register and bind path of /dev/ndk, the Nth fault site (slab or
+// page allocation, N = 1, 2, ...) inside that one ioctl is made to fail
+// through /proc/thread-self/fail-nth, until a call runs with no fault left
+// to inject.  After every injected failure:
 //   - the call failed with a documented errno (ENOMEM, ENOBUFS, EFAULT;
 //     EIO is reported but counted) or succeeded (a failure absorbed);
 //   - the module's user_objects and user_pinned_pages counters and VmPin
@@ -152,6 +153,20 @@ std::vector<Path> Paths() {
         {"pd-create", NDK_IOCTL_PD_CREATE,
          [](Loopback& lb, Pages&) {
              auto r = lb.adapter->CreateProtectionDomain();
+             return r ? 0 : ErrnoOf(r.error());
+         },
+         nullptr},
+        // The CQ and the QP go down to rxe's own creation (its queues,
+        // the QP's socket): a fault there must unwind rxe as cleanly.
+        {"cq-create", NDK_IOCTL_CQ_CREATE,
+         [](Loopback& lb, Pages&) {
+             auto r = ndk::CompletionQueue::Create(*lb.adapter, 64);
+             return r ? 0 : ErrnoOf(r.error());
+         },
+         nullptr},
+        {"qp-create", NDK_IOCTL_QP_CREATE,
+         [](Loopback& lb, Pages&) {
+             auto r = ndk::QueuePair::Create(*lb.pd, *lb.cq, *lb.cq, ndk::QueuePairParams{});
              return r ? 0 : ErrnoOf(r.error());
          },
          nullptr},
