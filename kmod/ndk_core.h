@@ -237,6 +237,12 @@ struct ndk_cq_sink {
 /* ndk_cq.c */
 void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink);
 
+/*
+ * ndk_qp.c: a consumer that refuses an initiator request before the core
+ * sees it (the user path's own checks) still hands the DEFER chain over.
+ */
+s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status);
+
 /* ndk_obj.c */
 void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));

@@ -290,6 +290,5 @@ void ndk_cq_unreserve(struct ndk_cq *cq, u32 n);
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		      struct ndk_result_ex *res);
 s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req);
-s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status);
 
 #endif /* NDK_QP_H */

@@ -521,6 +521,9 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
  * @file: the file
  * @arg:  struct ndk_u_qp_post
  *
+ * Every failure of an initiator request on an existing QP first posts the
+ * requests deferred before it, as the kernel API's inline failures do.
+ *
  * Context: process context, may sleep.
  * Return: 0 (a result follows unless silent and successful); %-EPERM;
  * %-ENOENT; %-EINVAL (op, flags, fields the op does not use, limits);
@@ -537,23 +540,23 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 	struct ndk_uv_post_in in = {};
 	struct ndk_file *nf;
 	struct ndk_uobj *qp;
-	int ret;
+	int ret = 0;
 
+	/*
+	 * User memory is read before the lock (struct ndk_uv_post_in); what
+	 * is wrong with it fails the request once the QP is known.
+	 */
 	if (p->token)
-		return -EINVAL;
-	/* User memory is read before the lock (struct ndk_uv_post_in). */
-	if (ndk_uv_post_is_data(p)) {
-		ret = ndk_uv_post_data_check(p);
-		if (!ret)
-			ret = ndk_uv_post_copy(p, &in);
-		if (ret)
-			return ret;
-	}
+		ret = -EINVAL;
+	else if (ndk_uv_post_is_data(p))
+		ret = ndk_uv_post_data_check(p) ?: ndk_uv_post_copy(p, &in);
 	qp = ndk_file_lock_uobj(file, p->qp_handle, NDK_UOBJ_QP, &nf);
 	if (IS_ERR(qp)) {
 		ret = PTR_ERR(qp);
 		goto out_free;
 	}
+	if (ret)
+		goto out_refuse;
 	if (ndk_uv_post_is_data(p))
 		ret = ndk_uv_post_data(qp, p, &in);
 	else if (p->op == NDK_U_OP_FAST_REGISTER || p->op == NDK_U_OP_BIND ||
@@ -561,6 +564,18 @@ int ndk_uv_qp_post(struct file *file, void *arg)
 		ret = ndk_uv_post_mem(nf, qp, p);
 	else
 		ret = -EINVAL;
+out_refuse:
+	/*
+	 * NDK: a request that fails inline first hands the DEFER chain over
+	 * to the device, whichever check refused it (the core's refusals
+	 * did so already; a second call finds the chain empty).  A receive
+	 * is not an initiator request.
+	 */
+	if (ret && p->op != NDK_U_OP_RECEIVE) {
+		local_bh_disable();	/* see ndk_uv_post_data() */
+		ndk_qp_refuse(qp->qp.qp, ndk_status_from_errno(ret));
+		local_bh_enable();
+	}
 	mutex_unlock(&nf->lock);
 out_free:
 	kfree(in.buf);

@@ -51,13 +51,20 @@ std::uint32_t QueuePair::handle() const noexcept { return s_ ? s_->handle : 0; }
 namespace {
 
 // Posts p after filling in the QP and the SGL; sgl entries are copied into
-// the ABI's struct ndk_u_sge.
+// the ABI's struct ndk_u_sge.  The kernel judges every request, even one
+// with more SGEs than it takes, so that a refusal hands the requests
+// deferred before it over to the device, as NDK's inline failures do.
 Result<void> Post(const detail::QpState& qp, ndk_u_qp_post& p, std::span<const Sge> sgl) {
-    if (sgl.size() > NDK_U_SGE_MAX) return Error::FromErrno(EINVAL);
     p.qp_handle = qp.handle;
-    if (qp.ring) return qp.ring->Post(qp.fd(), p, sgl);
+    if (qp.ring && sgl.size() <= qp.ring->max_sge()) return qp.ring->Post(qp.fd(), p, sgl);
+    // Through the ioctl, after what waits in the ring.
+    if (qp.ring) {
+        if (auto r = qp.ring->Drain(qp.fd()); !r) return r.error();
+    }
     ndk_u_sge u[NDK_U_SGE_MAX];
-    detail::FillSgl(p, sgl, u);
+    detail::FillSgl(p, sgl.first(std::min<std::size_t>(sgl.size(), NDK_U_SGE_MAX)), u);
+    // Too many for the ABI: the count alone, which the kernel refuses.
+    if (sgl.size() > NDK_U_SGE_MAX) p.nsge = static_cast<std::uint32_t>(sgl.size());
     return detail::Ioctl(qp.fd(), NDK_IOCTL_QP_POST, &p);
 }
 

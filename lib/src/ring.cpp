@@ -99,7 +99,6 @@ Result<void> SubmissionRing::Doorbell(int fd, std::uint32_t handle) {
 }
 
 Result<void> SubmissionRing::Post(int fd, ndk_u_qp_post& p, std::span<const Sge> sgl) {
-    if (sgl.size() > max_sge_) return Error::FromErrno(EINVAL);
     std::lock_guard g(lock_);
     handle_ = p.qp_handle;
     if (tail_ - head_ == entries_) {

@@ -68,16 +68,19 @@ class CompletionRing {
 class SubmissionRing {
   public:
     SubmissionRing(Mapping m, std::uint32_t entries, std::uint32_t max_sge);
-    // Posts p (qp_handle set) with sgl through the ring: a data request
-    // with op_flag::kDefer (not kInline) waits in the ring for the next
-    // request that is not deferred; every other one rings the doorbell
-    // for itself and those waiting, and returns the first inline failure
-    // among them (the requests after a failure are not posted).  On
-    // success p.token holds what the kernel wrote back (FAST_REGISTER,
-    // BIND).
+    // Posts p (qp_handle set) with sgl (at most max_sge() entries)
+    // through the ring: a data request with op_flag::kDefer (not
+    // kInline) waits in the ring for the next request that is not
+    // deferred; every other one rings the doorbell for itself and those
+    // waiting, and returns the first inline failure among them (the
+    // requests after a failure are not posted).  On success p.token
+    // holds what the kernel wrote back (FAST_REGISTER, BIND).
     Result<void> Post(int fd, ndk_u_qp_post& p, std::span<const Sge> sgl);
-    // Posts what waits in the ring (before a flush).
+    // Posts what waits in the ring (before a flush, or a request that
+    // goes through the ioctl).
     Result<void> Drain(int fd);
+    // The most SGEs a slot holds.
+    std::uint32_t max_sge() const noexcept { return max_sge_; }
 
   private:
     Result<void> Doorbell(int fd, std::uint32_t handle);

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "loopback.hpp"
 #include "t_helpers.hpp"
@@ -132,6 +133,56 @@ void LibraryPath() {
                           dmr.remote_token()),
          "write");
     T_CHECK(WaitOne(*lb.cq, "write 40").request_context == 40);
+}
+
+// NDK: a request that fails inline first hands the requests deferred
+// before it over to the device, whoever refused it: the library (more
+// SGEs than the ABI carries), the core (more than the QP takes) or the
+// user path (a token of no registration).  Through the rings and through
+// the ioctls (NDK_RINGS=0).
+void RefusalPostsDeferred(bool rings) {
+    setenv("NDK_RINGS", rings ? "1" : "0", 1);
+    Loopback lb;
+    lb.Open();
+    lb.Connect();
+    unsetenv("NDK_RINGS");
+    Pages src(1), dst(1);
+    auto smr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
+    Must(smr.Register(src.base, src.len, ndk::mr_flag::kAllowLocalWrite), "register src");
+    auto dmr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
+    Must(dmr.Register(dst.base, dst.len,
+                      ndk::mr_flag::kAllowLocalWrite | ndk::mr_flag::kAllowRemoteWrite),
+         "register dst");
+    const auto to = reinterpret_cast<std::uintptr_t>(dst.base);
+    ndk::Sge sge{src.base, 64, smr.local_token()};
+    std::vector<ndk::Sge> abi(NDK_U_SGE_MAX + 1, sge), qp(2, sge);
+    ndk::Sge bad{src.base, 64, smr.local_token() ^ 0x100};
+    struct Case {
+        const char* what;
+        std::span<const ndk::Sge> sgl;
+        int err;
+    } cases[] = {{"more SGEs than the ABI carries", abi, EINVAL},
+                 {"more SGEs than the QP takes", qp, EINVAL},
+                 {"a token of no registration", std::span(&bad, 1), EACCES}};
+    std::uint64_t ctx = 200;
+    ndk::CompletionResult res[2];
+    for (const Case& c : cases) {
+        Must(
+            lb.client->Write(ctx, std::span(&sge, 1), to, dmr.remote_token(), ndk::op_flag::kDefer),
+            "deferred write");
+        auto r = lb.client->Write(ctx + 1, c.sgl, to, dmr.remote_token());
+        T_CHECK(!r && r.error().errnum == c.err);
+        bool done = Spin(*lb.cq, std::span(res, 1), 1) == 1 && res[0].request_context == ctx &&
+                    ndk::NtSuccess(res[0].status);
+        T_CHECK(done);
+        std::printf("%s, %s: %s, and the deferred write before it completed: %s\n",
+                    rings ? "rings" : "ioctls", c.what,
+                    r ? "posted" : strerrorname_np(r.error().errnum), done ? "yes" : "no");
+        ctx += 2;
+    }
+    // The refused requests never complete.
+    std::this_thread::sleep_for(200ms);
+    T_CHECK(Must(lb.cq->Poll(res), "poll") == 0);
 }
 
 struct Raw {
@@ -365,6 +416,8 @@ void Attacks() {
 int main() {
     try {
         LibraryPath();
+        RefusalPostsDeferred(true);
+        RefusalPostsDeferred(false);
         Abi();
         Attacks();
     } catch (const Failure& f) {
