@@ -62,9 +62,13 @@ Result<void> Post(const detail::QpState& qp, ndk_u_qp_post& p, std::span<const S
         if (auto r = qp.ring->Drain(qp.fd()); !r) return r.error();
     }
     ndk_u_sge u[NDK_U_SGE_MAX];
-    detail::FillSgl(p, sgl.first(std::min<std::size_t>(sgl.size(), NDK_U_SGE_MAX)), u);
-    // Too many for the ABI: the count alone, which the kernel refuses.
-    if (sgl.size() > NDK_U_SGE_MAX) p.nsge = static_cast<std::uint32_t>(sgl.size());
+    if (sgl.size() <= NDK_U_SGE_MAX) {
+        detail::FillSgl(p, sgl, u);
+    } else {
+        // Too many for the ABI: the count alone, which the kernel refuses.
+        p.nsge = static_cast<std::uint32_t>(sgl.size());
+        p.sgl = 0;
+    }
     return detail::Ioctl(qp.fd(), NDK_IOCTL_QP_POST, &p);
 }
 

@@ -172,6 +172,9 @@ class FakeNdk {
             }
             case NDK_IOCTL_QP_POST: {
                 auto* q = static_cast<ndk_u_qp_post*>(arg);
+                // As the kernel: more SGEs than the ABI carries are
+                // refused before the list is read.
+                if (q->nsge > NDK_U_SGE_MAX) return -EINVAL;
                 const auto* sgl = reinterpret_cast<const ndk_u_sge*>(q->sgl);
                 last_sgl.assign(sgl, sgl + q->nsge);
                 if (q->op == NDK_U_OP_FAST_REGISTER || q->op == NDK_U_OP_BIND)
