@@ -409,6 +409,7 @@ int ndk_uv_cq_arm(struct file *file, void *arg);
 int ndk_uv_cq_poll(struct file *file, void *arg);
 int ndk_uv_qp_create(struct file *file, void *arg);
 int ndk_uv_qp_post(struct file *file, void *arg);
+int ndk_uv_qp_submit(struct file *file, struct ndk_u_qp_post *p, int err);
 int ndk_uv_qp_flush(struct file *file, void *arg);
 int ndk_uv_mr_create(struct file *file, void *arg);
 int ndk_uv_mr_register(struct file *file, void *arg);

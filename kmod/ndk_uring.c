@@ -305,8 +305,9 @@ int ndk_uring_qp_alloc(struct ndk_uobj *u, u32 depth)
  * @arg:  struct ndk_u_qp_doorbell
  *
  * Posts the descriptors [@head, @head + @count) of the QP's submission
- * ring in order, each through ndk_uv_qp_post() on a copy made once, and
- * stops at the first that fails.
+ * ring in order, each through ndk_uv_qp_submit() on a copy made once, and
+ * stops at the first that fails (which first posts the DEFER chain, as
+ * every failure does).
  *
  * Context: process context, may sleep.
  * Return: 0 (@count and @error set); %-EPERM (not the process that
@@ -337,8 +338,10 @@ int ndk_uv_qp_doorbell(struct file *file, void *arg)
 	for (i = 0; i < d->count; i++) {
 		idx = (d->head + i) & (r->entries - 1);
 		memcpy(&p, &slots[idx], sizeof(p));
-		ret = p.qp_handle == d->handle ? ndk_uv_qp_post(file, &p) :
-						 -EINVAL;
+		/* One naming another QP fails on this one. */
+		ret = p.qp_handle == d->handle ? 0 : -EINVAL;
+		p.qp_handle = d->handle;
+		ret = ndk_uv_qp_submit(file, &p, ret);
 		if (ret)
 			break;
 		if (p.token)

@@ -517,9 +517,10 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
 }
 
 /**
- * ndk_uv_qp_post() - NDK_IOCTL_QP_POST
+ * ndk_uv_qp_submit() - post one request of the user ABI
  * @file: the file
- * @arg:  struct ndk_u_qp_post
+ * @p:    the request, copied from user memory once
+ * @err:  0, or what the caller found wrong with @p: @p fails with it
  *
  * Every failure of an initiator request on an existing QP first posts the
  * requests deferred before it, as the kernel API's inline failures do.
@@ -532,23 +533,22 @@ static int ndk_uv_post_data(struct ndk_uobj *qp, struct ndk_u_qp_post *p,
  * registration, an unreadable SGE list or inline data); %-EBADRQC
  * (STATUS_INVALID_DEVICE_REQUEST: registered already, not registered);
  * %-EBUSY (an invalidation not yet complete); %-ENOTCONN (QP not
- * connected); %-ENOMEM (queue full); %-ENODEV.
+ * connected); %-ENOMEM (queue full); %-ENODEV; @err.
  */
-int ndk_uv_qp_post(struct file *file, void *arg)
+int ndk_uv_qp_submit(struct file *file, struct ndk_u_qp_post *p, int err)
 {
-	struct ndk_u_qp_post *p = arg;
 	struct ndk_uv_post_in in = {};
 	struct ndk_file *nf;
 	struct ndk_uobj *qp;
-	int ret = 0;
+	int ret = err;
 
 	/*
 	 * User memory is read before the lock (struct ndk_uv_post_in); what
 	 * is wrong with it fails the request once the QP is known.
 	 */
-	if (p->token)
+	if (!ret && p->token)
 		ret = -EINVAL;
-	else if (ndk_uv_post_is_data(p))
+	else if (!ret && ndk_uv_post_is_data(p))
 		ret = ndk_uv_post_data_check(p) ?: ndk_uv_post_copy(p, &in);
 	qp = ndk_file_lock_uobj(file, p->qp_handle, NDK_UOBJ_QP, &nf);
 	if (IS_ERR(qp)) {
@@ -580,6 +580,19 @@ out_refuse:
 out_free:
 	kfree(in.buf);
 	return ret;
+}
+
+/**
+ * ndk_uv_qp_post() - NDK_IOCTL_QP_POST
+ * @file: the file
+ * @arg:  struct ndk_u_qp_post
+ *
+ * Context: process context, may sleep.
+ * Return: as ndk_uv_qp_submit().
+ */
+int ndk_uv_qp_post(struct file *file, void *arg)
+{
+	return ndk_uv_qp_submit(file, arg, 0);
 }
 
 /**

@@ -46,17 +46,29 @@ std::size_t Spin(const ndk::CompletionQueue& cq, std::span<ndk::CompletionResult
     return got;
 }
 
+// A source registered for local access and a destination the peer may
+// write, of `pages` pages each.
+struct Buffers {
+    Pages src, dst;
+    ndk::MemoryRegion smr, dmr;
+    Buffers(Loopback& lb, std::size_t pages)
+        : src(pages),
+          dst(pages),
+          smr(Must(ndk::MemoryRegion::Create(*lb.pd), "MR")),
+          dmr(Must(ndk::MemoryRegion::Create(*lb.pd), "MR")) {
+        Must(smr.Register(src.base, src.len, ndk::mr_flag::kAllowLocalWrite), "register src");
+        Must(dmr.Register(dst.base, dst.len,
+                          ndk::mr_flag::kAllowLocalWrite | ndk::mr_flag::kAllowRemoteWrite),
+             "register dst");
+    }
+};
+
 void LibraryPath() {
     Loopback lb;
     lb.Open();
     lb.Connect();
-    Pages src(4), dst(4);
-    auto smr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
-    Must(smr.Register(src.base, src.len, ndk::mr_flag::kAllowLocalWrite), "register src");
-    auto dmr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
-    Must(dmr.Register(dst.base, dst.len,
-                      ndk::mr_flag::kAllowLocalWrite | ndk::mr_flag::kAllowRemoteWrite),
-         "register dst");
+    Buffers b(lb, 4);
+    auto& [src, dst, smr, dmr] = b;
     ndk::CompletionResult res[16];
 
     // An empty CQ, polled 10000 times: no system call.
@@ -146,13 +158,8 @@ void RefusalPostsDeferred(bool rings) {
     lb.Open();
     lb.Connect();
     unsetenv("NDK_RINGS");
-    Pages src(1), dst(1);
-    auto smr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
-    Must(smr.Register(src.base, src.len, ndk::mr_flag::kAllowLocalWrite), "register src");
-    auto dmr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
-    Must(dmr.Register(dst.base, dst.len,
-                      ndk::mr_flag::kAllowLocalWrite | ndk::mr_flag::kAllowRemoteWrite),
-         "register dst");
+    Buffers b(lb, 1);
+    auto& [src, dst, smr, dmr] = b;
     const auto to = reinterpret_cast<std::uintptr_t>(dst.base);
     ndk::Sge sge{src.base, 64, smr.local_token()};
     std::vector<ndk::Sge> abi(NDK_U_SGE_MAX + 1, sge), qp(2, sge);
