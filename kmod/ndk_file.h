@@ -358,21 +358,42 @@ bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
 			struct ndk_file_owner *owner,
 			struct ndk_uobj_summary *o);
 
+/* ndk_uobj.c: the handle table */
+int ndk_uobj_cache_init(void);
+void ndk_uobj_cache_exit(void);
+void ndk_uobj_debugfs_init(struct dentry *dir);
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
-struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
-				    struct ndk_file **nfp);
 void ndk_uobj_free(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent);
 int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);
+struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
+int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
+void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u);
+void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter);
+void ndk_uobj_adapter_detach(struct ndk_file *nf, struct ndk_uobj *u);
+void ndk_uobj_adapter_close(struct ndk_uobj *u);
+
+/* ndk_uevent.c: the event queue */
 void ndk_uevent_init(struct ndk_uevent *e, struct ndk_file *nf, u32 type,
 		     u32 handle, u64 context);
 void ndk_uevent_queue(struct ndk_uevent *e, s32 status);
 void ndk_uevent_unqueue(struct ndk_uevent *e);
+struct ndk_uevent *ndk_uevent_take(struct ndk_file *nf);
 void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope);
-int ndk_mem_key_add(struct ndk_uobj *u);
-void ndk_mem_key_del(struct ndk_uobj *u);
-s32 ndk_mem_release(struct ndk_uobj *u);
+
+/* ndk_file.c */
+struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
+				    struct ndk_file **nfp);
+__poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
+void ndk_file_adapter_removed(void *context);
+
+/* ndk_umr.c: user memory registrations */
+u64 ndk_umr_limit(struct ndk_adapter *adapter,
+		  const struct ndk_adapter_info *info);
+int ndk_umr_key_add(struct ndk_uobj *u);
+void ndk_umr_key_del(struct ndk_uobj *u);
+s32 ndk_umr_deregister(struct ndk_uobj *u);
 int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
 		  struct ndk_umr_req *req);
 int ndk_umr_plan(struct ndk_umr_req *req);
@@ -384,12 +405,15 @@ int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
 void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
 		     struct ndk_ucache_reg *cache, bool registered);
 int ndk_umr_pages(struct ndk_uobj *u);
-int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
-struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
-__poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
-int ndk_file_event_get(struct file *file, void *arg);
+int ndk_uv_mem_register(struct file *file, void *arg);
+int ndk_uv_mem_deregister(struct file *file, void *arg);
 
 /* ndk_uverbs.c */
+int ndk_uv_adapter_open(struct file *file, void *arg);
+int ndk_uv_adapter_info(struct file *file, void *arg);
+int ndk_uv_pd_create(struct file *file, void *arg);
+int ndk_uv_event_get(struct file *file, void *arg);
+int ndk_uv_handle_close(struct file *file, void *arg);
 s32 ndk_uv_cq_open(struct ndk_uobj *u, void *arg);
 void ndk_uv_cq_published(struct ndk_uobj *u, void *arg);
 s32 ndk_uv_connector_open(struct ndk_uobj *u, void *arg);
@@ -463,15 +487,7 @@ struct dentry;
 int ndk_file_open(struct inode *inode, struct file *file);
 int ndk_file_release(struct inode *inode, struct file *file);
 int ndk_file_mmap(struct file *file, struct vm_area_struct *vma);
-int ndk_file_adapter_open(struct file *file, struct ndk_u_adapter_open *a);
-int ndk_file_adapter_info(struct file *file, struct ndk_u_adapter_info *q);
-int ndk_file_pd_create(struct file *file, struct ndk_u_pd_create *p);
-int ndk_file_mem_register(struct file *file, struct ndk_u_mem_register *m);
-int ndk_file_mem_deregister(struct file *file, struct ndk_u_mem_deregister *m);
-int ndk_file_handle_close(struct file *file, u32 handle);
 void ndk_file_debugfs_init(struct dentry *dir);
-int ndk_file_cache_init(void);
-void ndk_file_cache_exit(void);
 
 /* ndk_ioctl.c */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

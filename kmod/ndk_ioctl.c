@@ -78,63 +78,6 @@ static int ndk_ioctl_adapter_query(struct file *file, void *arg)
 	return ret == -ENODEV ? -ENOENT : ret;
 }
 
-static int ndk_ioctl_adapter_open(struct file *file, void *arg)
-{
-	struct ndk_u_adapter_open *a = arg;
-
-	if (a->flags || a->reserved)
-		return -EINVAL;
-	return ndk_file_adapter_open(file, a);
-}
-
-static int ndk_ioctl_adapter_info(struct file *file, void *arg)
-{
-	struct ndk_u_adapter_info *q = arg;
-
-	if (q->flags || q->reserved0 || q->reserved1 ||
-	    q->max_user_registration_size)
-		return -EINVAL;
-	return ndk_file_adapter_info(file, q);
-}
-
-static int ndk_ioctl_pd_create(struct file *file, void *arg)
-{
-	struct ndk_u_pd_create *p = arg;
-
-	if (p->flags || p->reserved)
-		return -EINVAL;
-	return ndk_file_pd_create(file, p);
-}
-
-static int ndk_ioctl_mem_register(struct file *file, void *arg)
-{
-	struct ndk_u_mem_register *m = arg;
-
-	/* WSPRegisterMemory: one of MEM_READ, MEM_WRITE, MEM_READWRITE. */
-	if (!m->flags || (m->flags & ~NDK_U_MEM_READWRITE) || !m->length ||
-	    m->reserved)
-		return -EINVAL;
-	return ndk_file_mem_register(file, m);
-}
-
-static int ndk_ioctl_mem_deregister(struct file *file, void *arg)
-{
-	struct ndk_u_mem_deregister *m = arg;
-
-	if (m->flags || m->reserved)
-		return -EINVAL;
-	return ndk_file_mem_deregister(file, m);
-}
-
-static int ndk_ioctl_handle_close(struct file *file, void *arg)
-{
-	struct ndk_u_handle_close *c = arg;
-
-	if (c->flags)
-		return -EINVAL;
-	return ndk_file_handle_close(file, c->handle);
-}
-
 #define NDK_IOCTL_DESC(_cmd, _handler, _type, _min_size)          \
 	[_IOC_NR(_cmd)] = { .handler = _handler,                   \
 			    .size = sizeof(_type),                  \
@@ -207,22 +150,22 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_QUERY, ndk_ioctl_adapter_query,
 		       struct ndk_u_adapter_query,
 		       sizeof(struct ndk_u_adapter_query)),
-	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_OPEN, ndk_ioctl_adapter_open,
+	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_OPEN, ndk_uv_adapter_open,
 		       struct ndk_u_adapter_open,
 		       sizeof(struct ndk_u_adapter_open)),
-	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_INFO, ndk_ioctl_adapter_info,
+	NDK_IOCTL_DESC(NDK_IOCTL_ADAPTER_INFO, ndk_uv_adapter_info,
 		       struct ndk_u_adapter_info,
 		       offsetofend(struct ndk_u_adapter_info, reserved1)),
-	NDK_IOCTL_DESC(NDK_IOCTL_PD_CREATE, ndk_ioctl_pd_create,
+	NDK_IOCTL_DESC(NDK_IOCTL_PD_CREATE, ndk_uv_pd_create,
 		       struct ndk_u_pd_create,
 		       sizeof(struct ndk_u_pd_create)),
-	NDK_IOCTL_DESC(NDK_IOCTL_MEM_REGISTER, ndk_ioctl_mem_register,
+	NDK_IOCTL_DESC(NDK_IOCTL_MEM_REGISTER, ndk_uv_mem_register,
 		       struct ndk_u_mem_register,
 		       offsetofend(struct ndk_u_mem_register, base_address)),
-	NDK_IOCTL_DESC(NDK_IOCTL_MEM_DEREGISTER, ndk_ioctl_mem_deregister,
+	NDK_IOCTL_DESC(NDK_IOCTL_MEM_DEREGISTER, ndk_uv_mem_deregister,
 		       struct ndk_u_mem_deregister,
 		       sizeof(struct ndk_u_mem_deregister)),
-	NDK_IOCTL_DESC(NDK_IOCTL_HANDLE_CLOSE, ndk_ioctl_handle_close,
+	NDK_IOCTL_DESC(NDK_IOCTL_HANDLE_CLOSE, ndk_uv_handle_close,
 		       struct ndk_u_handle_close,
 		       sizeof(struct ndk_u_handle_close)),
 	NDK_IOCTL_DESC(NDK_IOCTL_CQ_CREATE, ndk_uv_cq_create,
@@ -288,7 +231,7 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 	NDK_IOCTL_DESC(NDK_IOCTL_LISTEN, ndk_uv_listen,
 		       struct ndk_u_listen,
 		       sizeof(struct ndk_u_listen)),
-	NDK_IOCTL_DESC(NDK_IOCTL_EVENT_GET, ndk_file_event_get,
+	NDK_IOCTL_DESC(NDK_IOCTL_EVENT_GET, ndk_uv_event_get,
 		       struct ndk_u_event_get,
 		       sizeof(struct ndk_u_event_get)),
 	NDK_IOCTL_DESC(NDK_IOCTL_QP_DOORBELL, ndk_uv_qp_doorbell,

@@ -82,7 +82,7 @@ static int __init ndk_init(void)
 	if (ret)
 		goto err_netlink_exit;
 
-	ret = ndk_file_cache_init();
+	ret = ndk_uobj_cache_init();
 	if (ret)
 		goto err_adapter_exit;
 
@@ -106,7 +106,7 @@ static int __init ndk_init(void)
 err_ucache_cache_exit:
 	ndk_ucache_cache_exit();
 err_file_cache_exit:
-	ndk_file_cache_exit();
+	ndk_uobj_cache_exit();
 err_adapter_exit:
 	ndk_adapter_exit();
 err_netlink_exit:
@@ -123,7 +123,7 @@ static void __exit ndk_exit(void)
 	debugfs_remove(ndk_debugfs);
 	misc_deregister(&ndk_miscdev);
 	ndk_ucache_cache_exit();
-	ndk_file_cache_exit();
+	ndk_uobj_cache_exit();
 	ndk_adapter_exit();
 	ndk_netlink_exit();
 	destroy_workqueue(ndk_wq);

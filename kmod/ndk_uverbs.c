@@ -620,6 +620,272 @@ int ndk_uv_qp_flush(struct file *file, void *arg)
 	return ret;
 }
 
+/* ---- adapters, PDs, events, handles ------------------------------------- */
+
+/**
+ * ndk_uv_event_get() - NDK_IOCTL_EVENT_GET
+ * @file: the file
+ * @arg:  struct ndk_u_event_get
+ *
+ * A connection request becomes a connector handle here; when that fails
+ * the request is dropped (the peer sees a reject).
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (count set, possibly 0); %-EPERM; %-EINVAL; %-ENOMEM;
+ * %-EFAULT (the events taken are lost).
+ */
+int ndk_uv_event_get(struct file *file, void *arg)
+{
+	struct ndk_u_event_get *g = arg;
+	struct ndk_u_event *out;
+	struct ndk_uevent *e;
+	struct ndk_file *nf;
+	u32 n = 0;
+	int ret = 0;
+
+	if (g->flags || !g->count || g->count > NDK_U_EVENT_GET_MAX)
+		return -EINVAL;
+	out = kcalloc(g->count, sizeof(*out), GFP_KERNEL_ACCOUNT);
+	if (!out)
+		return -ENOMEM;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf)) {
+		kfree(out);
+		return PTR_ERR(nf);
+	}
+	while (n < g->count && (e = ndk_uevent_take(nf))) {
+		if (e->conn && !ndk_uverbs_accepted(nf, e)) {
+			kfree(e);
+			continue;
+		}
+		out[n++] = e->ev;
+		if (e->owned)
+			kfree(e);
+	}
+	mutex_unlock(&nf->lock);
+	if (n && copy_to_user(u64_to_user_ptr(g->events), out,
+			      n * sizeof(*out)))
+		ret = -EFAULT;
+	g->count = n;
+	kfree(out);
+	return ret;
+}
+
+/**
+ * ndk_uv_adapter_open() - NDK_IOCTL_ADAPTER_OPEN
+ * @file: the file
+ * @arg:  struct ndk_u_adapter_open; in: adapter_id; out: handle
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM (not the opener); %-ENOENT (no such adapter);
+ * %-ENODEV (it is being removed); %-ENOMEM; %-ENOBUFS (no handle left).
+ */
+int ndk_uv_adapter_open(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_open *a = arg;
+	struct ndk_adapter *adapter;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+	int ret;
+
+	if (a->flags || a->reserved)
+		return -EINVAL;
+
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_ADAPTER, NULL);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	status = ndk_open_adapter_id(a->adapter_id, ndk_file_adapter_removed,
+				     u, &adapter);
+	if (status) {
+		ret = status == STATUS_INVALID_PARAMETER ? -ENOENT :
+			ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	u->adapter = adapter;
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_adapter;
+	ndk_uevent_init(&u->removed, nf, NDK_U_EVENT_ADAPTER_REMOVED,
+			u->handle, 0);
+	a->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_adapter:
+	mutex_unlock(&nf->lock);
+	ndk_close_adapter(adapter);
+	ndk_uobj_free(u);
+	return ret;
+err_free_uobj:
+	ndk_uobj_free(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_adapter_info() - NDK_IOCTL_ADAPTER_INFO
+ * @file: the file
+ * @arg:  struct ndk_u_adapter_info; in: handle; out: the NDK_ADAPTER_INFO
+ *        fields
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT (no such handle); %-EINVAL (not an adapter).
+ */
+int ndk_uv_adapter_info(struct file *file, void *arg)
+{
+	struct ndk_u_adapter_info *q = arg;
+	struct ndk_adapter_info info;
+	u32 size = sizeof(info);
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+	s32 status;
+
+	if (q->flags || q->reserved0 || q->reserved1 ||
+	    q->max_user_registration_size)
+		return -EINVAL;
+
+	u = ndk_file_lock_uobj(file, q->handle, NDK_UOBJ_ADAPTER, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	status = ndk_query_adapter_info(u->adapter, &info, &size);
+	if (!status)
+		q->max_user_registration_size = ndk_umr_limit(u->adapter, &info);
+	mutex_unlock(&nf->lock);
+	if (status)
+		return ndk_errno_from_status(status);
+
+	q->info_version_major = info.version.major;
+	q->info_version_minor = info.version.minor;
+	q->vendor_id = info.vendor_id;
+	q->device_id = info.device_id;
+	q->reserved0 = 0;
+	q->max_registration_size = info.max_registration_size;
+	q->max_window_size = info.max_window_size;
+	q->frmr_page_count = info.frmr_page_count;
+	q->max_initiator_request_sge = info.max_initiator_request_sge;
+	q->max_receive_request_sge = info.max_receive_request_sge;
+	q->max_read_request_sge = info.max_read_request_sge;
+	q->max_transfer_length = info.max_transfer_length;
+	q->max_inline_data_size = info.max_inline_data_size;
+	q->max_inbound_read_limit = info.max_inbound_read_limit;
+	q->max_outbound_read_limit = info.max_outbound_read_limit;
+	q->max_receive_queue_depth = info.max_receive_queue_depth;
+	q->max_initiator_queue_depth = info.max_initiator_queue_depth;
+	q->max_srq_depth = info.max_srq_depth;
+	q->max_cq_depth = info.max_cq_depth;
+	q->large_request_threshold = info.large_request_threshold;
+	q->max_caller_data = info.max_caller_data;
+	q->max_callee_data = info.max_callee_data;
+	q->adapter_flags = info.adapter_flags;
+	q->rdma_technology = info.rdma_technology;
+	q->reserved1 = 0;
+	return 0;
+}
+
+/**
+ * ndk_uv_pd_create() - NDK_IOCTL_PD_CREATE
+ * @file: the file
+ * @arg:  struct ndk_u_pd_create; in: adapter_handle; out: handle
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (not an adapter); %-ENODEV;
+ * %-ENOMEM; %-ENOBUFS (no handle left).
+ */
+int ndk_uv_pd_create(struct file *file, void *arg)
+{
+	struct ndk_u_pd_create *p = arg;
+	struct ndk_uobj *parent, *u;
+	struct ndk_file *nf;
+	struct ndk_pd *pd;
+	s32 status;
+	int ret;
+
+	if (p->flags || p->reserved)
+		return -EINVAL;
+
+	parent = ndk_file_lock_uobj(file, p->adapter_handle, NDK_UOBJ_ADAPTER,
+				    &nf);
+	if (IS_ERR(parent))
+		return PTR_ERR(parent);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_PD, parent);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	u->mems = RB_ROOT;
+	xa_init(&u->keys);
+	status = ndk_create_pd(parent->adapter, NULL, NULL, &pd);
+	if (status) {
+		ret = ndk_errno_from_status(status);
+		goto err_free_uobj;
+	}
+	u->pd = pd;
+	ret = ndk_uobj_publish(nf, u);
+	if (ret)
+		goto err_close_pd;
+	p->handle = u->handle;
+	mutex_unlock(&nf->lock);
+	return 0;
+
+err_close_pd:
+	ndk_close_pd(pd, NULL, NULL);
+err_free_uobj:
+	ndk_uobj_free(u);
+out_unlock:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/**
+ * ndk_uv_handle_close() - NDK_IOCTL_HANDLE_CLOSE
+ * @file: the file
+ * @arg:  struct ndk_u_handle_close: any handle of the file
+ *
+ * A registration is released whatever its reference count.  An adapter
+ * is closed without the lock: its removal callback may be waiting for it.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; %-EPERM; %-ENOENT; %-EBUSY (objects created from it are
+ * open, or windows or fast-registered MRs use its memory).
+ */
+int ndk_uv_handle_close(struct file *file, void *arg)
+{
+	struct ndk_u_handle_close *c = arg;
+	struct ndk_file *nf;
+	struct ndk_uobj *u;
+
+	if (c->flags)
+		return -EINVAL;
+	nf = ndk_file_lock(file);
+	if (IS_ERR(nf))
+		return PTR_ERR(nf);
+	u = c->handle ? xa_load(&nf->handles, c->handle) : NULL;
+	if (!u) {
+		mutex_unlock(&nf->lock);
+		return -ENOENT;
+	}
+	if (u->children || (ndk_uobj_is_mem(u) && ndk_umr_deregister(u))) {
+		mutex_unlock(&nf->lock);
+		return -EBUSY;
+	}
+	if (u->type != NDK_UOBJ_ADAPTER) {
+		ndk_uobj_destroy(nf, u);
+		mutex_unlock(&nf->lock);
+		return 0;
+	}
+	ndk_uobj_adapter_detach(nf, u);
+	mutex_unlock(&nf->lock);
+	ndk_uobj_adapter_close(u);
+	return 0;
+}
+
 /* ---- MR, MW, tokens --------------------------------------------------------- */
 
 /**
@@ -760,7 +1026,7 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	u->mem.umem = um;
 	u->mem.cache = cache;
 	cache->handle = u->handle;
-	ret = ndk_mem_key_add(u);
+	ret = ndk_umr_key_add(u);
 	if (ret) {
 		memset(&u->mem.umem, 0, sizeof(u->mem.umem));
 		u->mem.cache = NULL;
@@ -807,7 +1073,7 @@ int ndk_uv_mr_deregister(struct file *file, void *arg)
 	if (!ndk_umem_held(&u->mem.umem))
 		ret = -EBADRQC;
 	else
-		ret = ndk_errno_from_status(ndk_mem_release(u));
+		ret = ndk_errno_from_status(ndk_umr_deregister(u));
 	mutex_unlock(&nf->lock);
 	return ret;
 }
@@ -842,8 +1108,8 @@ int ndk_uv_mr_init_fr(struct file *file, void *arg)
 						 i->flags, NULL, NULL);
 	ret = ndk_errno_from_status(status);
 	if (!ret) {
-		ndk_mem_key_del(u);
-		ret = ndk_mem_key_add(u);
+		ndk_umr_key_del(u);
+		ret = ndk_umr_key_add(u);
 	}
 	mutex_unlock(&nf->lock);
 	return ret;

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndk-linux: the handle table of an open /dev/ndk file.
+ *
+ * Each entry (struct ndk_uobj, in a cache of its own, charged to the
+ * caller) wraps one object of the kernel API and gets its handle when
+ * published (ndk_uobj_publish()).  One const descriptor per handle type
+ * (ndk_uobj_descs[]) says what an entry's parent is, how netlink names
+ * it, where it goes in the release order and how it is opened and
+ * destroyed, so no other code switches on the type.  An entry counts the
+ * entries created from it; the release takes children before parents.
+ *
+ * Locking: every function here runs with ndk_file.lock held, but the
+ * cache's init/exit, ndk_uobj_alloc() and ndk_uobj_free().
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/debugfs.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "ndk_file.h"
+#include "ndk_mr.h"
+
+/* Live entries of every file: debugfs ndk/user_objects. */
+static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
+
+/* Every handle table entry: exact-size objects, charged to the caller. */
+static struct kmem_cache *ndk_uobj_cache;
+
+/**
+ * ndk_uobj_cache_init() - create the handle table entries' slab cache
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_uobj_cache_init(void)
+{
+	ndk_uobj_cache = KMEM_CACHE(ndk_uobj, SLAB_ACCOUNT);
+	return ndk_uobj_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * ndk_uobj_cache_exit() - destroy it (every file closed)
+ *
+ * Context: module exit.
+ */
+void ndk_uobj_cache_exit(void)
+{
+	kmem_cache_destroy(ndk_uobj_cache);
+}
+
+/**
+ * ndk_uobj_free() - free an entry of ndk_uobj_alloc()
+ * @u: the entry, unpublished or removed from the table, or NULL
+ *
+ * Context: any.
+ */
+void ndk_uobj_free(struct ndk_uobj *u)
+{
+	if (u)
+		kmem_cache_free(ndk_uobj_cache, u);
+}
+
+/**
+ * ndk_uobj_alloc() - a new entry, not yet in the table
+ * @nf:     the file
+ * @type:   enum ndk_uobj_type
+ * @parent: the entry it is created from, or NULL
+ *
+ * Context: process context, may sleep.
+ * Return: the entry (ndk_uobj_free() it if it is never published) or
+ * NULL.
+ */
+struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
+				struct ndk_uobj *parent)
+{
+	struct ndk_uobj *u = kmem_cache_zalloc(ndk_uobj_cache,
+					       GFP_KERNEL_ACCOUNT);
+
+	if (!u)
+		return NULL;
+	u->type = type;
+	u->parent = parent;
+	u->nf = nf;
+	return u;
+}
+
+/**
+ * ndk_uobj_publish() - give an entry its handle
+ * @nf: the file, locked
+ * @u:  the entry, its object created
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: 0; %-ENOMEM; %-ENOBUFS (no handle left).  On failure the caller
+ * releases the object.
+ */
+int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&nf->handles, &u->handle, u, xa_limit_32b,
+			      &nf->next, GFP_KERNEL_ACCOUNT);
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOBUFS : ret;
+	if (u->parent)
+		u->parent->children++;
+	atomic_inc(&ndk_uobj_count);
+	return 0;
+}
+
+/**
+ * ndk_uobj_find() - look a handle up
+ * @nf:     the file, locked
+ * @handle: the handle
+ * @type:   the type it must have
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the entry; ERR_PTR(-ENOENT) if none, ERR_PTR(-EINVAL) if of
+ * another type, ERR_PTR(-ENODEV) for an adapter whose device went away.
+ */
+struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
+{
+	struct ndk_uobj *u;
+
+	lockdep_assert_held(&nf->lock);
+	u = handle ? xa_load(&nf->handles, handle) : NULL;
+	if (!u)
+		return ERR_PTR(-ENOENT);
+	if (u->type != type)
+		return ERR_PTR(-EINVAL);
+	if (type == NDK_UOBJ_ADAPTER && !u->adapter)
+		return ERR_PTR(-ENODEV);
+	return u;
+}
+
+/**
+ * ndk_uobj_gone() - the errno for an entry that went while unlocked
+ * @nf:      the file, locked
+ * @adapter: the handle of the adapter the entry descended from
+ * @err:     what ndk_uobj_find() said of the entry
+ *
+ * A command that drops the lock (to pin user memory) looks its entry up
+ * again; when the device was removed meanwhile the entry is gone but the
+ * adapter's handle stays, failing with -ENODEV.
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: %-ENODEV when the adapter's device went away, else @err.
+ */
+int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err)
+{
+	if (err == -ENOENT &&
+	    PTR_ERR(ndk_uobj_find(nf, adapter, NDK_UOBJ_ADAPTER)) == -ENODEV)
+		return -ENODEV;
+	return err;
+}
+
+/**
+ * ndk_uobj_root() - the adapter entry an entry descends from
+ * @u: the entry
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the adapter's entry.
+ */
+struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u)
+{
+	while (u->parent)
+		u = u->parent;
+	return u;
+}
+
+/* A QP's drain gives up after 10 s: its requests are resolved by then. */
+#define NDK_MEM_WINDOWS_TIMEOUT	(60 * HZ)
+
+/* MR and MEM entries: release the registration, then the MR. */
+static void ndk_uobj_mr_destroy(struct ndk_uobj *u)
+{
+	/*
+	 * Windows and fast-register MRs closed while a request on them was
+	 * outstanding leave the memory from their teardown, once the QPs
+	 * (released before: their rank) resolved it.
+	 */
+	if (ndk_umr_deregister(u) &&
+	    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
+		ndk_umr_deregister(u);
+	WARN_ON(ndk_umem_held(&u->mem.umem));
+	/* The notifier goes with the entry, whatever happened above. */
+	ndk_ucache_untrack(u->mem.cache);
+	u->mem.cache = NULL;
+	ndk_close_mr(u->mem.mr, NULL, NULL);
+}
+
+static void ndk_uobj_mem_destroy(struct ndk_uobj *u)
+{
+	rb_erase(&u->mem.node, &u->parent->mems);
+	ndk_uobj_mr_destroy(u);
+}
+
+static void ndk_uobj_pd_destroy(struct ndk_uobj *u)
+{
+	WARN_ON(!xa_empty(&u->keys));
+	xa_destroy(&u->keys);
+	ndk_close_pd(u->pd, NULL, NULL);
+}
+
+/*
+ * One descriptor per handle type.  Release order: connection requests not
+ * taken (ndk_uevent_drop_requests()), then connectors (they reference QPs
+ * and listeners), listeners, QPs, windows, fast-register MRs (they use
+ * other registrations' pages), registrations, CQs, PDs.
+ */
+const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
+	[NDK_UOBJ_ADAPTER] = { .parent = NDK_UOBJ_ADAPTER,
+			       .nl_type = NDK_NL_OBJ_ADAPTER,
+			       .rank = 8, .rank_held = 8 },
+	[NDK_UOBJ_CONNECTOR] = { .parent = NDK_UOBJ_ADAPTER,
+				 .nl_type = NDK_NL_OBJ_CONNECTOR,
+				 .rank = 0, .rank_held = 0,
+				 .open = ndk_uv_connector_open,
+				 .published = ndk_uv_connector_published,
+				 .destroy = ndk_uv_connector_destroy },
+	[NDK_UOBJ_LISTENER] = { .parent = NDK_UOBJ_ADAPTER,
+				.nl_type = NDK_NL_OBJ_LISTENER,
+				.rank = 1, .rank_held = 1,
+				.open = ndk_uv_listener_open,
+				.destroy = ndk_uv_listener_destroy },
+	[NDK_UOBJ_QP] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_QP,
+			  .rank = 2, .rank_held = 2,
+			  .destroy = ndk_uv_qp_destroy },
+	[NDK_UOBJ_MW] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MW,
+			  .rank = 3, .rank_held = 3, .open = ndk_uv_mw_open,
+			  .destroy = ndk_uv_mw_destroy },
+	[NDK_UOBJ_MR] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MR,
+			  .rank = 4, .rank_held = 5, .open = ndk_uv_mr_open,
+			  .destroy = ndk_uobj_mr_destroy },
+	[NDK_UOBJ_MEM] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MEM,
+			   .rank = 5, .rank_held = 5,
+			   .destroy = ndk_uobj_mem_destroy },
+	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
+			  .rank = 6, .rank_held = 6, .open = ndk_uv_cq_open,
+			  .published = ndk_uv_cq_published,
+			  .destroy = ndk_uv_cq_destroy },
+	[NDK_UOBJ_PD] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_PD,
+			  .rank = 7, .rank_held = 7,
+			  .destroy = ndk_uobj_pd_destroy },
+};
+
+#define NDK_UOBJ_RANKS 8
+
+/*
+ * Remove @u, not an adapter (ndk_uobj_adapter_detach()), from the table
+ * and release its object.  It has no children; a registration has no
+ * users left but the teardowns of closed windows (ndk_umr_deregister()
+ * succeeded, or it waits for those at the file's release).
+ */
+void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
+{
+	lockdep_assert_held(&nf->lock);
+	WARN_ON(u->children);
+	xa_erase(&nf->handles, u->handle);
+	ndk_uobj_descs[u->type].destroy(u);
+	if (u->parent)
+		u->parent->children--;
+	atomic_dec(&ndk_uobj_count);
+	ndk_uobj_free(u);
+}
+
+/* @u's place in the release order (ndk_uobj_descs[]). */
+static int ndk_uobj_rank(struct ndk_uobj *u)
+{
+	const struct ndk_uobj_desc *d = &ndk_uobj_descs[u->type];
+
+	return ndk_uobj_holds_pages(u) ? d->rank_held : d->rank;
+}
+
+/* Release every object below @adapter (all adapters if NULL), ranked. */
+void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter)
+{
+	struct ndk_uobj *u;
+	unsigned long index;
+	int rank;
+
+	ndk_uevent_drop_requests(nf, adapter);
+	for (rank = 0; rank < NDK_UOBJ_RANKS; rank++)
+		xa_for_each(&nf->handles, index, u)
+			if (ndk_uobj_rank(u) == rank &&
+			    (!adapter || ndk_uobj_root(u) == adapter))
+				ndk_uobj_destroy(nf, u);
+}
+
+/*
+ * Take adapter entry @u out of the table; ndk_uobj_adapter_close() ends
+ * it without ndk_file.lock, since a removal callback may wait for the lock.
+ */
+void ndk_uobj_adapter_detach(struct ndk_file *nf, struct ndk_uobj *u)
+{
+	lockdep_assert_held(&nf->lock);
+	xa_erase(&nf->handles, u->handle);
+	ndk_uevent_unqueue(&u->removed);
+}
+
+/* Close a detached adapter entry's adapter, if its device left any. */
+void ndk_uobj_adapter_close(struct ndk_uobj *u)
+{
+	if (u->adapter)
+		ndk_close_adapter(u->adapter);
+	atomic_dec(&ndk_uobj_count);
+	ndk_uobj_free(u);
+}
+
+/**
+ * ndk_uobj_debugfs_init() - debugfs ndk/user_objects: live entries
+ * @dir: the module's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_uobj_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_atomic_t("user_objects", 0444, dir, &ndk_uobj_count);
+}
