@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ndk-linux: CQs, QPs, MRs, MWs, connectors and listeners through /dev/ndk.
+ * ndk-linux: the /dev/ndk command handlers: adapters, PDs, CQs, QPs, MRs,
+ * MWs, connectors, listeners, events and handles.
  *
  * Each command checks its struct (flags, reserved fields, fields its
  * operation does not use must be zero), looks its handles up in the
- * file's table (ndk_file.c) and calls the kernel API, so user and kernel
+ * file's table (ndk_uobj.c) and calls the kernel API, so user and kernel
  * consumers share one implementation.  What only user space needs:
  *
  *  - Contexts are __u64 values carried through the kernel API's void *
@@ -19,7 +20,7 @@
  *  - Fast-register and bind name memory by a registration and a range of
  *    it; the registration cannot be deregistered while either is live
  *    (ndk_fast_register_mr(), ndk_bind()).
- *  - Asynchronous outcomes become events on the file's queue (ndk_file.c):
+ *  - Asynchronous outcomes become events on the file's queue (ndk_uevent.c):
  *    CQ notifications, connector request completions, the peer's
  *    disconnect and incoming connections.  A connection request's
  *    connector becomes a handle when user space takes the event.
