@@ -120,9 +120,12 @@ err_free_ring:
 	return NULL;
 }
 
-/* The ring of the CQ or QP entry @handle, referenced, or NULL. */
+/*
+ * The ring of entry @handle, referenced, or NULL: @types, BIT() of
+ * NDK_UOBJ_CQ, NDK_UOBJ_QP or both, says what the entry may be.
+ */
 static struct ndk_uring *ndk_uring_get(struct ndk_file *nf, u32 handle,
-				       u8 type)
+				       unsigned int types)
 {
 	struct ndk_uring *r = NULL;
 	struct ndk_uobj *u;
@@ -130,8 +133,8 @@ static struct ndk_uring *ndk_uring_get(struct ndk_file *nf, u32 handle,
 	/* An entry leaves the table (xa_erase()) before its ring goes. */
 	xa_lock(&nf->handles);
 	u = handle ? xa_load(&nf->handles, handle) : NULL;
-	if (u && u->type == type)
-		r = type == NDK_UOBJ_CQ ? u->cq.ring : u->qp.ring;
+	if (u && (types & BIT(u->type)))
+		r = u->type == NDK_UOBJ_CQ ? u->cq.ring : u->qp.ring;
 	if (r)
 		kref_get(&r->ref);
 	xa_unlock(&nf->handles);
@@ -175,9 +178,8 @@ int ndk_uring_mmap(struct ndk_file *nf, struct vm_area_struct *vma)
 
 	if (pgoff & ((1UL << shift) - 1) || pgoff >> shift > U32_MAX)
 		return -EINVAL;
-	r = ndk_uring_get(nf, pgoff >> shift, NDK_UOBJ_CQ);
-	if (!r)
-		r = ndk_uring_get(nf, pgoff >> shift, NDK_UOBJ_QP);
+	r = ndk_uring_get(nf, pgoff >> shift,
+			  BIT(NDK_UOBJ_CQ) | BIT(NDK_UOBJ_QP));
 	if (!r)
 		return -EINVAL;
 	ret = -EINVAL;
@@ -327,7 +329,7 @@ int ndk_uv_qp_doorbell(struct file *file, void *arg)
 		return -EPERM;
 	if (d->flags || d->error || d->reserved || !d->count)
 		return -EINVAL;
-	r = ndk_uring_get(nf, d->handle, NDK_UOBJ_QP);
+	r = ndk_uring_get(nf, d->handle, BIT(NDK_UOBJ_QP));
 	if (!r)
 		return -ENOENT;
 	if (d->count > r->entries) {
