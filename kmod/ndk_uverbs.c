@@ -553,7 +553,8 @@ int ndk_uv_qp_submit(struct file *file, struct ndk_u_qp_post *p, int err)
 		ret = ndk_uv_post_data_check(p) ?: ndk_uv_post_copy(p, &in);
 	qp = ndk_file_lock_uobj(file, p->qp_handle, NDK_UOBJ_QP, &nf);
 	if (IS_ERR(qp)) {
-		ret = PTR_ERR(qp);
+		/* The request's own error first, as before the lookup. */
+		ret = ret ?: PTR_ERR(qp);
 		goto out_free;
 	}
 	if (ret)
