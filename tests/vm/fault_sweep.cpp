@@ -14,7 +14,7 @@
 // The device-add path (`rdma link add`: rxe, ib_core and every ib_client,
 // ndk.ko's adapter creation last, as the last client registered) is swept
 // the same way through a netlink NEWLINK request of our own: every
-// NDK_DEVADD_STRIDE-th site (default 128; the path has about 15 000, most
+// NDK_DEVADD_STRIDE-th site (default 256; the path has about 15 000, most
 // of them sysfs, and their number varies by hundreds from run to run).
 // After each injected failure either no rxe0 exists, or it exists with or
 // without an NDK adapter, and once it is deleted no NDK adapter, user
@@ -404,7 +404,7 @@ int DevAddOnce(int n, DevAddStats& st) {
 // The device-add sweep; rxe0 must not exist on entry and exists on return.
 bool SweepDeviceAdd() {
     const char* env = std::getenv("NDK_DEVADD_STRIDE");
-    int stride = env ? std::max(1, std::atoi(env)) : 128;
+    int stride = env ? std::max(1, std::atoi(env)) : 256;
     DevAddStats st;
     for (int n = 1; n <= kDevAddMaxSites; n += stride) {
         int r = DevAddOnce(n, st);
