@@ -88,7 +88,7 @@ static int __init ndk_init(void)
 
 	ret = ndk_ucache_cache_init();
 	if (ret)
-		goto err_file_cache_exit;
+		goto err_uobj_cache_exit;
 
 	ret = misc_register(&ndk_miscdev);
 	if (ret)
@@ -105,7 +105,7 @@ static int __init ndk_init(void)
 
 err_ucache_cache_exit:
 	ndk_ucache_cache_exit();
-err_file_cache_exit:
+err_uobj_cache_exit:
 	ndk_uobj_cache_exit();
 err_adapter_exit:
 	ndk_adapter_exit();
