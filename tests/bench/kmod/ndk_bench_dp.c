@@ -458,45 +458,43 @@ static int nb_raw_read(struct nb_raw *r)
 	return ret ?: nb_raw_wait(r, 1);
 }
 
-/* One timed batch of writes of both variants, raw first if @raw_first. */
-static int nb_d1_write_batch(struct nb_env *env, struct nb_fix *f,
-			     struct nb_dp_buf *src, struct nb_dp_buf *dst,
-			     struct nb_raw *raw, u32 len, u32 round, u32 ops,
-			     bool raw_first)
+/* One operation of D1 on one variant: a batch of @ops writes, or a read. */
+static int nb_d1_run(struct nb_env *env, struct nb_fix *f,
+		     struct nb_dp_buf *src, struct nb_dp_buf *dst,
+		     struct nb_raw *raw, bool is_raw, bool read, u32 len,
+		     u32 ops)
 {
-	bool is_raw;
-	int k, ret = 0;
-	u64 t0;
-
-	for (k = 0; !ret && k < 2; k++) {
-		is_raw = (k == 0) == raw_first;
-		t0 = ktime_get_ns();
-		ret = is_raw ? nb_raw_writes(raw, len, ops, env->depth / 2) :
-			       nb_dp_writes(f, src, dst, len, ops,
-					    env->depth / 2);
-		if (!ret)
-			nb_sample("D1-write", is_raw ? "raw" : "ndk-k", len,
-				  round, ktime_get_ns() - t0, ops);
-	}
-	return ret;
+	if (read)
+		return is_raw ? nb_raw_read(raw) : nb_dp_read(f, src, dst);
+	return is_raw ? nb_raw_writes(raw, len, ops, env->depth / 2) :
+			nb_dp_writes(f, src, dst, len, ops, env->depth / 2);
 }
 
-/* One timed read of both variants, raw first if @raw_first. */
-static int nb_d1_read_pair(struct nb_fix *f, struct nb_dp_buf *src,
-			   struct nb_dp_buf *dst, struct nb_raw *raw,
-			   u32 round, bool raw_first)
+/*
+ * One timed batch of both variants, raw first if @raw_first: @ops writes
+ * of @len bytes, or (@read) one NB_READ_BYTES read.
+ */
+static int nb_d1_pair(struct nb_env *env, struct nb_fix *f,
+		      struct nb_dp_buf *src, struct nb_dp_buf *dst,
+		      struct nb_raw *raw, bool read, u32 len, u32 round,
+		      u32 ops, bool raw_first)
 {
 	bool is_raw;
 	int k, ret = 0;
 	u64 t0;
 
+	if (read) {
+		len = NB_READ_BYTES;
+		ops = 1;
+	}
 	for (k = 0; !ret && k < 2; k++) {
 		is_raw = (k == 0) == raw_first;
 		t0 = ktime_get_ns();
-		ret = is_raw ? nb_raw_read(raw) : nb_dp_read(f, src, dst);
+		ret = nb_d1_run(env, f, src, dst, raw, is_raw, read, len, ops);
 		if (!ret)
-			nb_sample("D1-read", is_raw ? "raw" : "ndk-k",
-				  NB_READ_BYTES, round, ktime_get_ns() - t0, 1);
+			nb_sample(read ? "D1-read" : "D1-write",
+				  is_raw ? "raw" : "ndk-k", len, round,
+				  ktime_get_ns() - t0, ops);
 	}
 	return ret;
 }
@@ -545,9 +543,9 @@ int nb_d1(struct nb_env *env)
 					    env->depth / 2);
 		for (r = 0; !ret && r < env->rounds; r++)
 			for (b = 0; !ret && b < NB_DP_BATCHES; b++)
-				ret = nb_d1_write_batch(env, &f, &src, &dst,
-							&raw, env->params[p],
-							r, ops, (r + b) & 1);
+				ret = nb_d1_pair(env, &f, &src, &dst, &raw,
+						 false, env->params[p], r, ops,
+						 (r + b) & 1);
 	}
 	/*
 	 * Reads into src's buffer (local write), from dst (remote read); raw:
@@ -556,8 +554,8 @@ int nb_d1(struct nb_env *env)
 	 */
 	for (r = 0; !ret && r < env->rounds; r++)
 		for (i = 0; !ret && i < env->iters; i++)
-			ret = nb_d1_read_pair(&f, &src, &dst, &raw, r,
-					      (r + i) & 1);
+			ret = nb_d1_pair(env, &f, &src, &dst, &raw, true, 0,
+					 r, 1, (r + i) & 1);
 	nb_raw_close(&f, &raw);
 	nb_dp_free(&src);
 	nb_dp_free(&dst);
