@@ -3,7 +3,9 @@
 // to its memory cgroup and what ADAPTER_INFO advertises is what a file
 // may really get.
 //
-// As nobody, in a cgroup v2 memory cgroup with memory.max 256M:
+// As nobody, in a cgroup v2 memory cgroup with memory.max 64M (room for
+// the maximal CQ and QP, about 3.5 MiB, and quick to fill on the debug
+// kernel):
 //  - ADAPTER_INFO advertises at most the per-file limits of
 //    Documentation/uapi.md ("Resource limits"); one above them is EINVAL;
 //  - one QP_CREATE and one CQ_CREATE at the advertised maxima succeed,
@@ -22,7 +24,7 @@
 
 namespace {
 
-constexpr long kMax = 256L << 20;
+constexpr long kMax = 64L << 20;
 constexpr std::uint32_t kDepthCap = 4096, kCqCap = 16384, kSgeCap = 32;
 std::string g_cg;
 int g_reclaim_fd = -1;  // the cgroup's memory.reclaim, opened as root
