@@ -472,7 +472,7 @@ static int nb_d1_run(struct nb_env *env, struct nb_fix *f,
 
 /*
  * One timed batch of both variants, raw first if @raw_first: @ops writes
- * of @len bytes, or (@read) one NB_READ_BYTES read.
+ * of @len bytes, or (@read) one read of NB_READ_BYTES, @len and @ops 1.
  */
 static int nb_d1_pair(struct nb_env *env, struct nb_fix *f,
 		      struct nb_dp_buf *src, struct nb_dp_buf *dst,
@@ -483,10 +483,6 @@ static int nb_d1_pair(struct nb_env *env, struct nb_fix *f,
 	int k, ret = 0;
 	u64 t0;
 
-	if (read) {
-		len = NB_READ_BYTES;
-		ops = 1;
-	}
 	for (k = 0; !ret && k < 2; k++) {
 		is_raw = (k == 0) == raw_first;
 		t0 = ktime_get_ns();
@@ -554,8 +550,8 @@ int nb_d1(struct nb_env *env)
 	 */
 	for (r = 0; !ret && r < env->rounds; r++)
 		for (i = 0; !ret && i < env->iters; i++)
-			ret = nb_d1_pair(env, &f, &src, &dst, &raw, true, 0,
-					 r, 1, (r + i) & 1);
+			ret = nb_d1_pair(env, &f, &src, &dst, &raw, true,
+					 NB_READ_BYTES, r, 1, (r + i) & 1);
 	nb_raw_close(&f, &raw);
 	nb_dp_free(&src);
 	nb_dp_free(&dst);
