@@ -180,8 +180,10 @@ struct ndk_uevent {
  *            ordered by (mem.umem.address, mem.umem.length, mem.flags),
  *            equal keys oldest first; an entry leaves it (destroy)
  *            right after its pages are released, under the file's lock
- * @keys:     NDK_UOBJ_PD: its MEM and MR entries with a local token, by
- *            key index (token >> 8): SGEs may only name these
+ * @keys:     NDK_UOBJ_PD: its MEM and MR entries with a local token
+ *            (struct ndk_uobj.mem.key_node), ordered by the key index
+ *            (token >> 8) they were filed under, one entry per index:
+ *            SGEs may only name these
  * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
  * @mem.mr:   its MR
  * @mem.umem: its pinned pages (none: an MR not registered, or fast-register)
@@ -189,7 +191,9 @@ struct ndk_uevent {
  * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
  * @mem.node: MEM: in the PD's @mems
- * @mem.key:  the key index it is filed under in the PD's @keys, or -1
+ * @mem.key_node: in the PD's @keys, or cleared (RB_CLEAR_NODE()) when
+ *            not filed
+ * @mem.key:  while filed, the key index it is filed under
  * @cq:       NDK_UOBJ_CQ: the CQ, its notification event, its completion
  *            ring or NULL
  * @qp:       NDK_UOBJ_QP: the QP, the CQ entries it counts in, its
@@ -213,7 +217,7 @@ struct ndk_uobj {
 		struct {
 			struct ndk_pd *pd;
 			struct rb_root mems;
-			struct xarray keys;
+			struct rb_root keys;
 		};
 		struct {
 			struct ndk_mr *mr;
@@ -222,7 +226,8 @@ struct ndk_uobj {
 			u32 flags;
 			u32 refs;
 			struct rb_node node;
-			long key;
+			struct rb_node key_node;
+			u32 key;
 		} mem;
 		struct {
 			struct ndk_cq *cq;
@@ -393,6 +398,7 @@ u64 ndk_umr_limit(struct ndk_adapter *adapter,
 		  const struct ndk_adapter_info *info);
 int ndk_umr_key_add(struct ndk_uobj *u);
 void ndk_umr_key_del(struct ndk_uobj *u);
+struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token);
 s32 ndk_umr_deregister(struct ndk_uobj *u);
 int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
 		  struct ndk_umr_req *req);

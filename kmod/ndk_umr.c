@@ -35,19 +35,28 @@
  * ndk_umr_key_add() - file a registration under its key index in its PD
  * @u: an MEM or MR entry whose MR has a local token
  *
+ * The index is an rbtree of the entries themselves: filing allocates
+ * nothing, where an XArray indexed by the driver's sparse, climbing key
+ * indices allocated and freed a path of nodes per registration.
+ *
  * Context: process context, ndk_file.lock held.
- * Return: 0 or %-ENOMEM.
+ * Return: 0, or %-EIO when the PD has an entry of that key index already.
  */
 int ndk_umr_key_add(struct ndk_uobj *u)
 {
-	struct ndk_uobj *pd = u->parent;
-	unsigned long key = ndk_get_local_token_from_mr(u->mem.mr) >> 8;
-	int ret;
+	struct rb_node **link = &u->parent->keys.rb_node, *parent = NULL;
+	u32 key = ndk_get_local_token_from_mr(u->mem.mr) >> 8, other;
 
-	ret = xa_insert(&pd->keys, key, u, GFP_KERNEL_ACCOUNT);
-	if (ret)
-		return ret == -EBUSY ? -EIO : ret;
+	while (*link) {
+		parent = *link;
+		other = rb_entry(parent, struct ndk_uobj, mem.key_node)->mem.key;
+		if (key == other)
+			return -EIO;
+		link = key < other ? &parent->rb_left : &parent->rb_right;
+	}
 	u->mem.key = key;
+	rb_link_node(&u->mem.key_node, parent, link);
+	rb_insert_color(&u->mem.key_node, &u->parent->keys);
 	return 0;
 }
 
@@ -59,9 +68,34 @@ int ndk_umr_key_add(struct ndk_uobj *u)
  */
 void ndk_umr_key_del(struct ndk_uobj *u)
 {
-	if (u->mem.key >= 0)
-		xa_erase(&u->parent->keys, u->mem.key);
-	u->mem.key = -1;
+	if (RB_EMPTY_NODE(&u->mem.key_node))
+		return;
+	rb_erase(&u->mem.key_node, &u->parent->keys);
+	RB_CLEAR_NODE(&u->mem.key_node);
+}
+
+/**
+ * ndk_umr_key_find() - the registration a local token names in a PD
+ * @pd:    the PD's entry
+ * @token: a local token
+ *
+ * Context: process context, ndk_file.lock held.
+ * Return: the MEM or MR entry whose MR has @token now, or NULL.
+ */
+struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token)
+{
+	struct rb_node *n = pd->keys.rb_node;
+	struct ndk_uobj *u;
+	u32 key = token >> 8;
+
+	while (n) {
+		u = rb_entry(n, struct ndk_uobj, mem.key_node);
+		if (key == u->mem.key)
+			return ndk_get_local_token_from_mr(u->mem.mr) == token ?
+			       u : NULL;
+		n = key < u->mem.key ? n->rb_left : n->rb_right;
+	}
+	return NULL;
 }
 
 /**
@@ -539,7 +573,7 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 	}
 	fresh->mem.flags = m->flags;
 	fresh->mem.refs = 1;
-	fresh->mem.key = -1;
+	RB_CLEAR_NODE(&fresh->mem.key_node);
 	ret = ndk_umr_acquire(nf, &req, mr, &fresh->mem.umem, &fresh->mem.cache);
 	if (ret)
 		goto err_free_uobj;

@@ -198,8 +198,7 @@ static void ndk_uobj_mem_destroy(struct ndk_uobj *u)
 
 static void ndk_uobj_pd_destroy(struct ndk_uobj *u)
 {
-	WARN_ON(!xa_empty(&u->keys));
-	xa_destroy(&u->keys);
+	WARN_ON(!RB_EMPTY_ROOT(&u->keys));
 	ndk_close_pd(u->pd, NULL, NULL);
 }
 

@@ -366,9 +366,8 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 	u32 i;
 
 	for (i = 0; i < p->nsge; i++) {
-		m = xa_load(&qp->parent->keys, usge[i].token >> 8);
-		if (!m || ndk_get_local_token_from_mr(m->mem.mr) !=
-			  usge[i].token)
+		m = ndk_umr_key_find(qp->parent, usge[i].token);
+		if (!m)
 			return -EACCES;
 		if (check_add_overflow(usge[i].address, (u64)usge[i].length,
 				       &end))
@@ -822,7 +821,7 @@ int ndk_uv_pd_create(struct file *file, void *arg)
 		goto out_unlock;
 	}
 	u->mems = RB_ROOT;
-	xa_init(&u->keys);
+	u->keys = RB_ROOT;
 	status = ndk_create_pd(parent->adapter, NULL, NULL, &pd);
 	if (status) {
 		ret = ndk_errno_from_status(status);
@@ -1723,7 +1722,7 @@ s32 ndk_uv_mr_open(struct ndk_uobj *u, void *arg)
 {
 	const struct ndk_u_mr_create *c = arg;
 
-	u->mem.key = -1;
+	RB_CLEAR_NODE(&u->mem.key_node);
 	return ndk_create_mr(u->parent->pd,
 			     c->flags & NDK_U_MR_CREATE_F_FAST_REGISTER,
 			     NULL, NULL, &u->mem.mr);
