@@ -339,11 +339,15 @@ void scenario(bool kill_midway) {
         T_CHECK(t_handle_close(g_fd, cmw) == 0);
     }
 
-    // SGE checks: another PD's token, a token nobody has, bytes outside.
+    // SGE checks: another PD's token, a token nobody has, a stale key byte,
+    // bytes outside.
     ndk_u_sge bad{reinterpret_cast<std::uintptr_t>(sbuf), 64, mr.local_token};
     auto p = rdma(cqp, NDK_U_OP_WRITE, &bad, b.address, wtoken, 3);
     T_EXPECT_ERRNO(post(&p), EACCES);
     bad = {reinterpret_cast<std::uintptr_t>(cbuf), 64, 0};
+    T_EXPECT_ERRNO(post(&p), EACCES);
+    // The registration's key index with another key byte (a stale token).
+    bad = {reinterpret_cast<std::uintptr_t>(cbuf), 64, cm.local_token ^ 1};
     T_EXPECT_ERRNO(post(&p), EACCES);
     bad = {reinterpret_cast<std::uintptr_t>(cbuf) + kLen - 8, 64, cm.local_token};
     T_EXPECT_ERRNO(post(&p), EFAULT);
