@@ -108,11 +108,17 @@ struct ndk_uobj_desc {
 #define NDK_UOBJ_TYPES	(NDK_UOBJ_LISTENER + 1)
 extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
 
+/* Closed handles a file keeps reserved (ndk_uobj_unpublish()). */
+#define NDK_UOBJ_RETIRED	64
+
 /**
  * struct ndk_file - private data of an open /dev/ndk
  * @lock:     serialises commands and the release
  * @handles:  struct ndk_uobj by handle
  * @next:     cursor of the cyclic handle allocation
+ * @retired:  the last NDK_UOBJ_RETIRED closed handles, still reserved in
+ *            @handles (ndk_uobj_unpublish()); 0 for none
+ * @retired_pos: the oldest slot of @retired, the next to reuse
  * @mm:       the opener's mm (mmgrab()): the only one allowed objects
  * @ev_lock:  protects @events and every struct ndk_uevent.queued; taken
  *            in any context (CQ notifications run in softirq context)
@@ -129,6 +135,8 @@ struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
 	struct xarray handles;
 	u32 next;
+	u32 retired[NDK_UOBJ_RETIRED];
+	u32 retired_pos;
 	struct mm_struct *mm;
 	spinlock_t ev_lock; /* protects events */
 	struct list_head events;
