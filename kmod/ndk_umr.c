@@ -31,6 +31,21 @@
 #include "ndk_file.h"
 #include "ndk_mr.h"
 
+/* Order of the PD's key index: by the key index an entry was filed under. */
+static int ndk_umr_key_cmp(const void *key, const struct rb_node *n)
+{
+	u32 k = *(const u32 *)key;
+	u32 other = rb_entry(n, struct ndk_uobj, mem.key_node)->mem.key;
+
+	return k < other ? -1 : k > other;
+}
+
+static int ndk_umr_key_node_cmp(struct rb_node *a, const struct rb_node *b)
+{
+	return ndk_umr_key_cmp(&rb_entry(a, struct ndk_uobj,
+					 mem.key_node)->mem.key, b);
+}
+
 /**
  * ndk_umr_key_add() - file a registration under its key index in its PD
  * @u: an MEM or MR entry whose MR has a local token
@@ -44,19 +59,10 @@
  */
 int ndk_umr_key_add(struct ndk_uobj *u)
 {
-	struct rb_node **link = &u->parent->keys.rb_node, *parent = NULL;
-	u32 key = ndk_get_local_token_from_mr(u->mem.mr) >> 8, other;
-
-	while (*link) {
-		parent = *link;
-		other = rb_entry(parent, struct ndk_uobj, mem.key_node)->mem.key;
-		if (key == other)
-			return -EIO;
-		link = key < other ? &parent->rb_left : &parent->rb_right;
-	}
-	u->mem.key = key;
-	rb_link_node(&u->mem.key_node, parent, link);
-	rb_insert_color(&u->mem.key_node, &u->parent->keys);
+	u->mem.key = ndk_get_local_token_from_mr(u->mem.mr) >> 8;
+	if (rb_find_add(&u->mem.key_node, &u->parent->keys,
+			ndk_umr_key_node_cmp))
+		return -EIO;
 	return 0;
 }
 
@@ -84,18 +90,14 @@ void ndk_umr_key_del(struct ndk_uobj *u)
  */
 struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token)
 {
-	struct rb_node *n = pd->keys.rb_node;
-	struct ndk_uobj *u;
 	u32 key = token >> 8;
+	struct rb_node *n = rb_find(&key, &pd->keys, ndk_umr_key_cmp);
+	struct ndk_uobj *u;
 
-	while (n) {
-		u = rb_entry(n, struct ndk_uobj, mem.key_node);
-		if (key == u->mem.key)
-			return ndk_get_local_token_from_mr(u->mem.mr) == token ?
-			       u : NULL;
-		n = key < u->mem.key ? n->rb_left : n->rb_right;
-	}
-	return NULL;
+	if (!n)
+		return NULL;
+	u = rb_entry(n, struct ndk_uobj, mem.key_node);
+	return ndk_get_local_token_from_mr(u->mem.mr) == token ? u : NULL;
 }
 
 /**
