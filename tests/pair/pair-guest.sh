@@ -46,8 +46,10 @@ kmsg "setup begin"
 # shellcheck source=tests/testbed/guest-lib.sh
 . "$NDK_SRC/tests/testbed/guest-lib.sh"
 step() {
-	local name=$1 rc
-	ndk_judge "$@"
+	local name=$1 tmo=$2 rc
+	shift 2
+	# bash runs the exported functions (setup, serve, ...) for timeout.
+	ndk_judge "$name" "$tmo" bash -c '"$@"' "$name" "$@"
 	rc=$?
 	if ((rc == 0)); then
 		say "PASS $name (${ndk_judge_secs} s)"

@@ -115,14 +115,18 @@ fi
 
 # --- the tests ---
 [[ -r "$NDK_LIST" ]] || say "test list $NDK_LIST not readable"
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 tmo_scale=${NDK_VM_TIMEOUT_SCALE:-1}
 while IFS=$'\t' read -r name tmo cmd; do
 	[[ -z "$name" || "$name" == \#* ]] && continue
 	if [[ -n "${NDK_VM_ONLY:-}" && ! "$name" =~ $NDK_VM_ONLY ]]; then
 		continue
 	fi
 	log="$R/$name.log"
-	tmo=$(awk -v t="$tmo" -v s="${NDK_VM_TIMEOUT_SCALE:-1}" 'BEGIN { printf "%d", t * s }')
+	if [[ $tmo_scale =~ ^[0-9]+$ ]]; then
+		tmo=$((tmo * tmo_scale))
+	else
+		tmo=$(awk -v t="$tmo" -v s="$tmo_scale" 'BEGIN { printf "%d", t * s }')
+	fi
 	ndk_judge "$name" "$tmo" bash -c "$cmd"
 	rc=$?
 	secs=$ndk_judge_secs
