@@ -418,8 +418,10 @@ static u32 ndk_umr_mr_flags(u32 mem_flags)
 
 /* Order of WSP registrations in a PD's @mems: (address, length, flags). */
 static int ndk_umr_cmp(u64 address, u64 length, u32 flags,
-		       const struct ndk_uobj *u)
+		       const struct rb_node *n)
 {
+	const struct ndk_uobj *u = rb_entry(n, struct ndk_uobj, mem.node);
+
 	if (address != u->mem.umem.address)
 		return address < u->mem.umem.address ? -1 : 1;
 	if (length != u->mem.umem.length)
@@ -427,6 +429,23 @@ static int ndk_umr_cmp(u64 address, u64 length, u32 flags,
 	if (flags != u->mem.flags)
 		return flags < u->mem.flags ? -1 : 1;
 	return 0;
+}
+
+/* A MEM_REGISTER command's range against an entry (rb_for_each()). */
+static int ndk_umr_find_cmp(const void *key, const struct rb_node *n)
+{
+	const struct ndk_u_mem_register *m = key;
+
+	return ndk_umr_cmp(m->address, m->length, m->flags, n);
+}
+
+/* rb_add() order: an entry goes after the entries of the same range. */
+static bool ndk_umr_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct ndk_uobj *u = rb_entry(a, struct ndk_uobj, mem.node);
+
+	return ndk_umr_cmp(u->mem.umem.address, u->mem.umem.length,
+			   u->mem.flags, b) < 0;
 }
 
 /*
@@ -437,48 +456,16 @@ static int ndk_umr_cmp(u64 address, u64 length, u32 flags,
 static struct ndk_uobj *ndk_umr_find(struct ndk_uobj *pd,
 				     const struct ndk_u_mem_register *m)
 {
-	struct rb_node *n = pd->mems.rb_node, *first = NULL;
+	struct rb_node *n;
 	struct ndk_uobj *u;
-	int c;
 
-	while (n) {
+	rb_for_each(n, m, &pd->mems, ndk_umr_find_cmp) {
 		u = rb_entry(n, struct ndk_uobj, mem.node);
-		c = ndk_umr_cmp(m->address, m->length, m->flags, u);
-		if (c <= 0) {
-			if (!c)
-				first = n;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	for (n = first; n; n = rb_next(n)) {
-		u = rb_entry(n, struct ndk_uobj, mem.node);
-		if (ndk_umr_cmp(m->address, m->length, m->flags, u))
-			break;
 		/* Never a registration of pages the range no longer maps. */
 		if (ndk_ucache_current(u->mem.cache))
 			return u;
 	}
 	return NULL;
-}
-
-/* File @u in @pd's @mems, after the registrations of the same key. */
-static void ndk_umr_insert(struct ndk_uobj *pd, struct ndk_uobj *u)
-{
-	struct rb_node **link = &pd->mems.rb_node, *parent = NULL;
-
-	while (*link) {
-		parent = *link;
-		if (ndk_umr_cmp(u->mem.umem.address, u->mem.umem.length,
-				u->mem.flags,
-				rb_entry(parent, struct ndk_uobj, mem.node)) < 0)
-			link = &parent->rb_left;
-		else
-			link = &parent->rb_right;
-	}
-	rb_link_node(&u->mem.node, parent, link);
-	rb_insert_color(&u->mem.node, &pd->mems);
 }
 
 /* One more reference on registration @u; its answer in @m. */
@@ -615,7 +602,7 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 	ret = ndk_uobj_publish(nf, fresh);
 	if (ret)
 		goto err_key_del;
-	ndk_umr_insert(pd, fresh);
+	rb_add(&fresh->mem.node, &pd->mems, ndk_umr_less);
 	WRITE_ONCE(fresh->mem.cache->handle, fresh->handle);
 	ndk_umr_result(fresh, m);
 	mutex_unlock(&nf->lock);
