@@ -241,7 +241,25 @@ void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink);
  * ndk_qp.c: a consumer that refuses an initiator request before the core
  * sees it (the user path's own checks) still hands the DEFER chain over.
  */
-s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status);
+s32 ndk_qp_refuse_chain(struct ndk_qp *qp, s32 status);
+
+/**
+ * ndk_qp_refuse() - an initiator request fails inline
+ * @qp:     the QP
+ * @status: the request's inline status, or STATUS_SUCCESS
+ *
+ * NDK: an inline failure first hands the deferred requests over to the
+ * device (ndk_qp_refuse_chain()), so a failure posts the DEFER chain.  A
+ * success, the common case, returns here without a call.
+ *
+ * Context: any; the consumer serializes the QP's initiator requests.
+ * Return: @status.
+ */
+static inline s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status)
+{
+	return status == STATUS_SUCCESS ? status :
+					  ndk_qp_refuse_chain(qp, status);
+}
 
 /* ndk_obj.c */
 void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,

@@ -384,22 +384,19 @@ static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
 }
 
 /**
- * ndk_qp_refuse() - an initiator request fails inline
+ * ndk_qp_refuse_chain() - post the DEFER chain of a request that failed
  * @qp:     the QP
- * @status: the request's inline status, or STATUS_SUCCESS
+ * @status: the request's inline status, not STATUS_SUCCESS
  *
- * NDK: an inline failure first hands the deferred requests over to the
- * device, so a failure posts the DEFER chain.
+ * The slow half of ndk_qp_refuse().
  *
  * Context: any; the consumer serializes the QP's initiator requests.
  * Return: @status.
  */
-s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status)
+s32 ndk_qp_refuse_chain(struct ndk_qp *qp, s32 status)
 {
 	unsigned long flags;
 
-	if (status == STATUS_SUCCESS)
-		return status;
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (!qp->flushed)
 		ndk_sq_post_chain(qp, false);
