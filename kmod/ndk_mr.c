@@ -33,11 +33,6 @@
 #include "ndk_stats.h"
 #include "ndk_trace.h"
 
-#define NDK_MR_FLAGS_VALID (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
-			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
-			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
-			    NDK_MR_FLAG_RDMA_READ_SINK)
-
 /**
  * struct ndk_mr_req - one register, deregister or initialise request
  * @work:       runs the request asynchronously
@@ -162,41 +157,6 @@ static void ndk_mr_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		trace_ndk_reg_wr_error(mr, wc->status, wc->vendor_err);
 	ndk_reg_wr_done(mr->pd->reg, wc->status);
 	complete(&mr->done);
-}
-
-/**
- * ndk_mr_access() - NDK_MR_FLAG_* to IB access flags
- * @ibdev: the device (RDMA_READ_SINK depends on its transport)
- * @flags: NDK_MR_FLAG_* bits
- *
- * Context: any.
- * Return: the IB access flags, or -EINVAL for values NDK does not have.
- */
-int ndk_mr_access(struct ib_device *ibdev, u32 flags)
-{
-	int access = 0;
-
-	if (flags & ~NDK_MR_FLAGS_VALID)
-		return -EINVAL;
-	/* 0x4 alone is no NDK value: remote write is 0x5, with local write. */
-	if ((flags & NDK_MR_REMOTE_WRITE_BIT) &&
-	    !(flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
-		return -EINVAL;
-	if (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
-		access |= IB_ACCESS_LOCAL_WRITE;
-	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ)
-		access |= IB_ACCESS_REMOTE_READ;
-	if (flags & NDK_MR_REMOTE_WRITE_BIT)
-		access |= IB_ACCESS_REMOTE_WRITE;
-	if (flags & NDK_MR_FLAG_RDMA_READ_SINK) {
-		/* Read responses are written locally; on iWARP they arrive as
-		 * tagged writes and need remote write rights too.
-		 */
-		access |= IB_ACCESS_LOCAL_WRITE;
-		if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
-			access |= IB_ACCESS_REMOTE_WRITE;
-	}
-	return access;
 }
 
 /**

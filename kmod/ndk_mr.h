@@ -235,7 +235,6 @@ s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 extern struct kmem_cache *ndk_reg_mr_cache;
 int ndk_mr_cache_init(void);
 void ndk_mr_cache_exit(void);
-int ndk_mr_access(struct ib_device *ibdev, u32 flags);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);
 bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout);
@@ -256,6 +255,48 @@ void ndk_mr_user_release(struct ndk_mr *mr);
 
 /* The IB access rights that let the device write the pages. */
 #define NDK_IB_WRITE_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)
+
+#define NDK_MR_FLAGS_VALID (NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
+			    NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+			    NDK_MR_FLAG_ALLOW_REMOTE_WRITE | \
+			    NDK_MR_FLAG_RDMA_READ_SINK)
+
+/**
+ * ndk_mr_access() - NDK_MR_FLAG_* to IB access flags
+ * @ibdev: the device (RDMA_READ_SINK depends on its transport)
+ * @flags: NDK_MR_FLAG_* bits
+ *
+ * Inline: fast-register and bind translate their flags per request.
+ *
+ * Context: any.
+ * Return: the IB access flags, or -EINVAL for values NDK does not have.
+ */
+static inline int ndk_mr_access(struct ib_device *ibdev, u32 flags)
+{
+	int access = 0;
+
+	if (flags & ~NDK_MR_FLAGS_VALID)
+		return -EINVAL;
+	/* 0x4 alone is no NDK value: remote write is 0x5, with local write. */
+	if ((flags & NDK_MR_REMOTE_WRITE_BIT) &&
+	    !(flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		return -EINVAL;
+	if (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+		access |= IB_ACCESS_LOCAL_WRITE;
+	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ)
+		access |= IB_ACCESS_REMOTE_READ;
+	if (flags & NDK_MR_REMOTE_WRITE_BIT)
+		access |= IB_ACCESS_REMOTE_WRITE;
+	if (flags & NDK_MR_FLAG_RDMA_READ_SINK) {
+		/* Read responses are written locally; on iWARP they arrive as
+		 * tagged writes and need remote write rights too.
+		 */
+		access |= IB_ACCESS_LOCAL_WRITE;
+		if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
+			access |= IB_ACCESS_REMOTE_WRITE;
+	}
+	return access;
+}
 
 /**
  * ndk_mr_access_writes() - may the device write pages under this access?
