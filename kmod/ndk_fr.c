@@ -239,11 +239,21 @@ void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey)
 		ndk_mr_window_gone(parent);
 }
 
-/* FREE -> VALID for a fast-register or bind; @parent: a window's MR. */
-static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent)
+/*
+ * FREE -> VALID for a fast-register or bind of the ib_mr in @slot (NULL:
+ * the MR was never initialised, the caller refuses); @parent: a window's
+ * MR.  In the same lock section the ib_mr gets its next key, which the
+ * getters, the invalidation and a peer's invalidation read from @fr: the
+ * key changes only while VALID, where the initialisation cannot change
+ * the ib_mr any more (ndk_fr_attach()).  A request that is not posted
+ * after all leaves the key spent (ndk_fr_abort()), which is harmless.
+ */
+static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent,
+			struct ib_mr *const *slot)
 {
 	s32 status = STATUS_SUCCESS;
 	unsigned long flags;
+	struct ib_mr *ibmr;
 
 	spin_lock_irqsave(&fr->lock, flags);
 	if (fr->state == NDK_FR_VALID) {
@@ -254,6 +264,12 @@ static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent)
 		fr->state = NDK_FR_VALID;
 		fr->reg_failed = false;
 		fr->parent = parent;
+		ibmr = *slot;
+		if (ibmr) {
+			ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
+			fr->key = ibmr->rkey;
+			fr->lkey = ibmr->lkey;
+		}
 	}
 	spin_unlock_irqrestore(&fr->lock, flags);
 	return status;
@@ -342,14 +358,13 @@ static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p)
 
 /*
  * Load the pages of @p into @ibmr as the region [@iova, @iova + @length),
- * which starts @p->fbo bytes into the first page, and give it a new key.
- * The caller moved @fr to VALID.
+ * which starts @p->fbo bytes into the first page.  The caller moved @fr
+ * to VALID and gave @ibmr its new key (ndk_fr_begin()).
  */
 static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
 		      const struct ndk_fr_pages *p, u64 iova, u64 length)
 {
 	u32 used = DIV_ROUND_UP((u64)p->fbo + length, PAGE_SIZE);
-	unsigned long flags;
 	u64 left = length;
 	u32 i, off, len;
 
@@ -375,11 +390,6 @@ static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
 	/* The region's address space is the consumer's (an index). */
 	ibmr->iova = iova;
 	ibmr->length = length;
-	ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
-	spin_lock_irqsave(&fr->lock, flags);
-	fr->key = ibmr->rkey;
-	fr->lkey = ibmr->lkey;
-	spin_unlock_irqrestore(&fr->lock, flags);
 	return 0;
 }
 
@@ -443,7 +453,7 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 	if (req.access < 0 || !mr->fast_register || mr->pd != qp->pd)
 		status = STATUS_INVALID_PARAMETER;
 	else
-		status = ndk_fr_begin(fr, parent);
+		status = ndk_fr_begin(fr, parent, &mr->ibmr);
 	if (status) {
 		if (parent)
 			ndk_mr_window_gone(parent);
@@ -675,7 +685,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
 	}
-	status = ndk_fr_begin(&mw->fr, mr);
+	status = ndk_fr_begin(&mw->fr, mr, &mw->ibmr);
 	if (status) {
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
