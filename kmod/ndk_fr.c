@@ -194,6 +194,9 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
 
 	if (status != STATUS_SUCCESS)
 		ndk_stat_error(status);
+	/* A fast-register or bind that worked leaves the state as posted. */
+	if (status == STATUS_SUCCESS && type != NDK_OPERATION_TYPE_INVALIDATE)
+		goto out_put;
 	spin_lock_irqsave(&fr->lock, flags);
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
 		if (fr->state == NDK_FR_INVALIDATING) {
@@ -210,6 +213,7 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
 	spin_unlock_irqrestore(&fr->lock, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);
+out_put:
 	ndk_obj_put(fr->owner);
 }
 
