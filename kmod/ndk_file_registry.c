@@ -68,6 +68,7 @@ void ndk_files_del(struct ndk_file *nf)
  * ndk_files_empty() - is no file open any more?
  *
  * Context: process context.
+ * Return: true when no /dev/ndk file is registered.
  */
 bool ndk_files_empty(void)
 {
