@@ -27,7 +27,8 @@ ndk_judge() {
 	us=$((${EPOCHREALTIME/./} - ${start/./}))
 	printf -v ndk_judge_secs '%d.%d' $((us / 1000000)) $((us / 100000 % 10))
 	((rc == 124 || rc == 137)) && echo "testbed: timed out after $tmo s" >> "$log"
-	if ! dmesg | awk -v from="ndk-testbed: begin $name" -v to="ndk-testbed: end $name" 		-f "$NDK_SRC/tests/testbed/check-dmesg.awk" > "$report"; then
+	if ! dmesg | awk -v from="ndk-testbed: begin $name" -v to="ndk-testbed: end $name" \
+		-f "$NDK_SRC/tests/testbed/check-dmesg.awk" > "$report"; then
 		{ echo "testbed: kernel reported a problem during this test:"; cat "$report"; } >> "$log"
 		rc=1
 	fi
