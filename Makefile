@@ -50,10 +50,10 @@ deps:
 # The consumers of ndk.ko (tests/kmod, samples/) must be re-linked when its
 # symbol CRCs change; kbuild 6.1 does not notice a changed
 # KBUILD_EXTRA_SYMBOLS by itself: drop their Module.symvers when stale.
-ndk_relink = for d in tests/kmod tests/bench/kmod samples/ndk_sample; do [ $$d/Module.symvers -nt kmod/Module.symvers ] || rm -f $$d/Module.symvers; done
+ndk_relink = for d in tests/kmod tests/bench/kmod samples/ndk_sample samples/ndkblk; do [ $$d/Module.symvers -nt kmod/Module.symvers ] || rm -f $$d/Module.symvers; done
 
 kmod: deps
-	$(call phase,kernel modules (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(ndk_relink) && $(MAKE) -C tests/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C samples/ndk_sample W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C tests/bench/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
+	$(call phase,kernel modules (kbuild W=1),$(MAKE) -C kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(ndk_relink) && $(MAKE) -C tests/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C samples/ndk_sample W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C samples/ndkblk W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)) && $(MAKE) -C tests/bench/kmod W=1 NDK_WERROR=y $(if $(KDIR),KDIR=$(KDIR)))
 
 lib: deps
 	$(call phase,user space (cmake),cmake -S . -B $(BUILD) -DNDK_VM_INJECT=$(NDK_VM_INJECT) > /dev/null && cmake --build $(BUILD) -j $(JOBS))
@@ -140,6 +140,7 @@ clean:
 	-$(MAKE) -C kmod clean
 	-$(MAKE) -C tests/kmod clean
 	-$(MAKE) -C samples/ndk_sample clean
+	-$(MAKE) -C samples/ndkblk clean
 	-$(MAKE) -C tests/bench/kmod clean
 	rm -rf $(BUILD)
 

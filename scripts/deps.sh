@@ -29,6 +29,9 @@ packages=(
 	python3
 	# make install registers ndk.ko with DKMS; install.dkms builds with it
 	dkms
+	# ndkblk: its fio verify matrix and filesystem test, the nvme-rdma
+	# comparison (nvme-cli)
+	fio e2fsprogs nvme-cli
 )
 
 missing=()

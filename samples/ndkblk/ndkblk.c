@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndkblk.ko: a blk-mq disk served by ndkblk_target.ko over NDK.
+ *
+ * Built like any out-of-tree NDK consumer, against <ndk/ndkpi.h> and
+ * ndk.ko's Module.symvers only.  One hardware queue, one connection:
+ * tag t of the tag set owns slot t (a fast-register MR, its logical
+ * address mapping, a request buffer and an answer buffer).
+ *
+ * Per I/O, SMB Direct's pattern (Documentation/ndkblk.md):
+ *  1. describe the request's pages as an MDL (the queue's virt boundary
+ *     makes them one virtually contiguous range) and map them
+ *     (ndk_build_lam());
+ *  2. fast-register them with the right the target needs (remote write
+ *     for a read, remote read for a write), silent and deferred;
+ *  3. send the request with the token, address and length: one doorbell
+ *     for both;
+ *  4. the target moves the data and answers with send-and-invalidate; the
+ *     receive's result names the invalidated token, and the I/O completes;
+ *     if the peer did not invalidate it (an error answer), a local
+ *     invalidate runs first.
+ * Completions are handled in the CQ's notification callback.  A failed
+ * request, a disconnect or a timeout kills the connection: the QP is
+ * flushed, every I/O in flight completes with an error, later ones fail.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/blk-mq.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <ndk/ndkpi.h>
+
+#include "ndkblk_proto.h"
+
+static char *adapter = "rxe0";
+module_param(adapter, charp, 0444);
+MODULE_PARM_DESC(adapter, "NDK adapter to connect through");
+static char *target;
+module_param(target, charp, 0444);
+MODULE_PARM_DESC(target, "IPv4 address of the target");
+static ushort port = NDKBLK_PORT;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "the target's port");
+static uint io_timeout = 30;
+module_param(io_timeout, uint, 0444);
+MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
+
+#define NBK_DEPTH	NDKBLK_DEPTH
+#define NBK_INV		1UL	/* request context bit: a local invalidate */
+
+/**
+ * struct nbk_slot - what tag t owns
+ * @mr:       fast-register MR, initialised for max_pages
+ * @mdl:      the I/O's MDL, room for max_pages
+ * @lam:      its mapping, room for max_pages
+ * @rq:       the request in flight, or NULL
+ * @token:    @mr's remote token of the registration in flight
+ * @err:      the I/O's outcome
+ *
+ * @lam holds a mapping exactly while @rq is set.
+ */
+struct nbk_slot {
+	struct ndk_mr *mr;
+	struct ndk_mdl *mdl;
+	struct ndk_logical_address_mapping *lam;
+	struct request *rq;
+	u32 token;
+	blk_status_t err;
+};
+
+/**
+ * struct nbk_ctrl - the registered control buffers
+ * @req: the request of each tag
+ * @rsp: one receive buffer per tag
+ */
+struct nbk_ctrl {
+	struct ndkblk_req req[NBK_DEPTH];
+	struct ndkblk_rsp rsp[NBK_DEPTH];
+};
+
+static struct nbk {
+	struct ndk_adapter *adapter;
+	struct ndk_adapter_info info;
+	struct ndk_pd *pd;
+	struct ndk_cq *cq;
+	struct ndk_qp *qp;
+	struct ndk_connector *conn;
+	struct nbk_ctrl *ctrl;
+	struct ndk_mr *ctrl_mr;
+	u32 ctrl_token;
+	u32 max_pages;
+	u32 lam_size;
+	u64 sectors;
+	struct nbk_slot slot[NBK_DEPTH];
+	spinlock_t post_lock;	/* serializes the QP's posts */
+	bool dead;		/* under post_lock */
+	struct blk_mq_tag_set tags;
+	struct gendisk *disk;
+	struct work_struct teardown_work;
+	struct mutex teardown_lock;	/* serializes nbk_teardown() */
+	atomic64_t ios, peer_invalidated, local_invalidated;
+} nbk;
+
+/* Kill the connection: flush the QP; each I/O in flight fails. */
+static void nbk_kill(const char *why)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&nbk.post_lock, flags);
+	was = nbk.dead;
+	nbk.dead = true;
+	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	if (!was) {
+		pr_warn("ndkblk: connection lost (%s); I/O fails\n", why);
+		ndk_flush(nbk.qp);
+	}
+}
+
+static void nbk_disconnected(void *context)
+{
+	nbk_kill("disconnected");
+}
+
+static void nbk_removal(void *context)
+{
+	nbk_kill("adapter removed");
+	/* The removal waits for our objects: close them now. */
+	schedule_work(&nbk.teardown_work);
+}
+
+static s32 nbk_post_receive(u32 i)
+{
+	struct ndk_sge sge = {
+		.virtual_address = &nbk.ctrl->rsp[i],
+		.length = sizeof(nbk.ctrl->rsp[i]),
+		.memory_region_token = nbk.ctrl_token,
+	};
+	unsigned long flags;
+	s32 st;
+
+	spin_lock_irqsave(&nbk.post_lock, flags);
+	st = nbk.dead ? STATUS_CONNECTION_INVALID :
+	     ndk_receive(nbk.qp, (void *)(uintptr_t)i, &sge, 1);
+	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	return st;
+}
+
+/*
+ * The slot's I/O is over: unmap its pages and complete the request.  The
+ * first caller wins: a flush can report an I/O twice (its fast-register
+ * and its send), on two CPUs.
+ */
+static void nbk_finish(struct nbk_slot *s, blk_status_t err)
+{
+	struct request *rq = xchg(&s->rq, NULL);
+
+	if (!rq)
+		return;
+	ndk_release_lam(nbk.adapter, s->lam);
+	s->err = err;
+	blk_mq_complete_request(rq);
+}
+
+/* An answer: the target invalidated the token, or we do it here. */
+static void nbk_answer(const struct ndk_result_ex *r)
+{
+	u32 i = (uintptr_t)r->request_context;
+	struct ndkblk_rsp rsp = nbk.ctrl->rsp[i];
+	u32 t = le16_to_cpu(rsp.tag);
+	struct nbk_slot *s;
+	unsigned long flags;
+	blk_status_t err;
+	s32 st;
+
+	if (nbk_post_receive(i) && !READ_ONCE(nbk.dead))
+		nbk_kill("receive not reposted");
+	if (le32_to_cpu(rsp.magic) != NDKBLK_MAGIC || t >= NBK_DEPTH ||
+	    !nbk.slot[t].rq) {
+		nbk_kill("malformed answer");
+		return;
+	}
+	s = &nbk.slot[t];
+	err = rsp.status ? BLK_STS_IOERR : BLK_STS_OK;
+	if (r->type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE &&
+	    r->type_specific_completion_output == s->token) {
+		atomic64_inc(&nbk.peer_invalidated);
+		nbk_finish(s, err);
+		return;
+	}
+	s->err = err;
+	spin_lock_irqsave(&nbk.post_lock, flags);
+	st = nbk.dead ? STATUS_CONNECTION_INVALID :
+	     ndk_invalidate(nbk.qp, (void *)((uintptr_t)s | NBK_INV),
+			    (struct ndk_object_header *)s->mr, 0);
+	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	if (st)
+		nbk_kill("local invalidate");
+}
+
+static void nbk_result(const struct ndk_result_ex *r)
+{
+	uintptr_t ctx = (uintptr_t)r->request_context;
+	struct nbk_slot *s = (struct nbk_slot *)(ctx & ~NBK_INV);
+
+	if (r->type & NDK_OPERATION_TYPE_RECEIVE) {
+		if (!r->status && ctx < NBK_DEPTH)
+			nbk_answer(r);
+		else if (r->status != STATUS_CANCELLED)
+			nbk_kill("receive failed");
+		return;
+	}
+	/* Initiator requests: only failures and local invalidates come. */
+	if (r->status == STATUS_SUCCESS &&
+	    r->type == NDK_OPERATION_TYPE_INVALIDATE && (ctx & NBK_INV)) {
+		atomic64_inc(&nbk.local_invalidated);
+		nbk_finish(s, s->err);
+		return;
+	}
+	if (r->status != STATUS_CANCELLED)
+		pr_warn_ratelimited("ndkblk: request type %u: %#x\n", r->type,
+				    r->status);
+	nbk_kill("request failed");
+	if (ctx)
+		nbk_finish(s, BLK_STS_IOERR);
+}
+
+static void nbk_poll(void)
+{
+	struct ndk_result_ex res[16];
+	u32 n, i;
+
+	do {
+		n = ndk_get_cq_results_ex(nbk.cq, res, ARRAY_SIZE(res));
+		for (i = 0; i < n; i++)
+			nbk_result(&res[i]);
+	} while (n);
+}
+
+static void nbk_cq_notify(void *context, s32 status)
+{
+	nbk_poll();
+	ndk_arm_cq(nbk.cq, NDK_CQ_NOTIFY_ANY);
+	nbk_poll();
+}
+
+/*
+ * Describe the request's pages as one MDL and map them.  The queue's
+ * virt boundary makes them one virtually contiguous range: every segment
+ * but the first starts a page, every one but the last ends one.
+ */
+static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
+{
+	struct ndk_mdl *mdl = s->mdl;
+	u32 n = 0, end = PAGE_SIZE, lam_size = nbk.lam_size;
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		if (n == nbk.max_pages || end != PAGE_SIZE ||
+		    (n && bv.bv_offset))
+			return -EINVAL;
+		if (!n)
+			mdl->byte_offset = bv.bv_offset;
+		end = bv.bv_offset + bv.bv_len;
+		mdl->pages[n++] = bv.bv_page;
+	}
+	mdl->byte_count = blk_rq_bytes(rq);
+	mdl->page_count = n;
+	if (!n || ndk_build_lam(nbk.adapter, mdl, mdl->byte_count, NULL, NULL,
+				s->lam, &lam_size, fbo))
+		return -EINVAL;
+	return 0;
+}
+
+static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
+				 const struct blk_mq_queue_data *bd)
+{
+	struct request *rq = bd->rq;
+	struct nbk_slot *s = &nbk.slot[rq->tag];
+	struct ndkblk_req *req = &nbk.ctrl->req[rq->tag];
+	bool write = rq_data_dir(rq) == WRITE;
+	struct ndk_sge sge = {
+		.virtual_address = req,
+		.length = sizeof(*req),
+		.memory_region_token = nbk.ctrl_token,
+	};
+	unsigned long flags;
+	u64 base;
+	u32 fbo;
+	s32 st;
+
+	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
+		return BLK_STS_NOTSUPP;
+	blk_mq_start_request(rq);
+	if (READ_ONCE(nbk.dead) || nbk_map(s, rq, &fbo))
+		return BLK_STS_IOERR;
+	/* The registration's address: the slot's own index space. */
+	base = ((u64)(rq->tag + 1) << 32) + fbo;
+	s->rq = rq;
+	spin_lock_irqsave(&nbk.post_lock, flags);
+	st = nbk.dead ? STATUS_CONNECTION_INVALID :
+	     ndk_fast_register(nbk.qp, s, s->mr, s->lam->adapter_page_count,
+			       s->lam->adapter_page_array, fbo,
+			       s->mdl->byte_count, (void *)(uintptr_t)base,
+			       (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
+					NDK_OP_FLAG_ALLOW_REMOTE_WRITE) |
+			       NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+	if (!st) {
+		s->token = ndk_get_remote_token_from_mr(s->mr);
+		req->magic = cpu_to_le32(NDKBLK_MAGIC);
+		req->opcode = cpu_to_le16(write ? NDKBLK_OP_WRITE :
+					  NDKBLK_OP_READ);
+		req->tag = cpu_to_le16(rq->tag);
+		req->sector = cpu_to_le64(blk_rq_pos(rq));
+		req->length = cpu_to_le32(s->mdl->byte_count);
+		req->token = cpu_to_le32(s->token);
+		req->address = cpu_to_le64(base);
+		st = ndk_send(nbk.qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
+	}
+	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	if (!st) {
+		atomic64_inc(&nbk.ios);
+		return BLK_STS_OK;
+	}
+	/*
+	 * A refused send posts the deferred fast-register (silently): no
+	 * result names this I/O any more.  Its pages are never announced to
+	 * the target, and the connection dies here.
+	 */
+	nbk_kill("post refused");
+	if (!xchg(&s->rq, NULL))
+		return BLK_STS_OK;	/* the flush completed it already */
+	ndk_release_lam(nbk.adapter, s->lam);
+	return BLK_STS_IOERR;
+}
+
+static void nbk_complete(struct request *rq)
+{
+	blk_mq_end_request(rq, nbk.slot[rq->tag].err);
+}
+
+static enum blk_eh_timer_return nbk_timeout(struct request *rq)
+{
+	nbk_kill("I/O timed out");
+	return BLK_EH_RESET_TIMER;	/* the flush completes it */
+}
+
+static const struct blk_mq_ops nbk_mq_ops = {
+	.queue_rq = nbk_queue_rq,
+	.complete = nbk_complete,
+	.timeout = nbk_timeout,
+};
+
+static const struct block_device_operations nbk_fops = {
+	.owner = THIS_MODULE,
+};
+
+/*
+ * Close every NDK object, once: at a device removal (from a work item) or
+ * at rmmod.  nbk.dead is set first, so no post runs or follows; the disk
+ * stays and fails its I/O.
+ */
+static void nbk_teardown(void)
+{
+	u32 i;
+
+	mutex_lock(&nbk.teardown_lock);
+	spin_lock_irq(&nbk.post_lock);
+	nbk.dead = true;
+	spin_unlock_irq(&nbk.post_lock);
+	if (nbk.conn) {
+		ndk_disconnect(nbk.conn, NULL, NULL);
+		ndk_close_connector(nbk.conn, NULL, NULL);
+	}
+	nbk.conn = NULL;
+	if (nbk.qp)
+		ndk_close_qp(nbk.qp, NULL, NULL);
+	nbk.qp = NULL;
+	/* The flush's results: every I/O still in flight fails. */
+	if (nbk.cq) {
+		nbk_poll();
+		ndk_close_cq(nbk.cq, NULL, NULL);
+	}
+	nbk.cq = NULL;
+	for (i = 0; i < NBK_DEPTH; i++) {
+		struct nbk_slot *s = &nbk.slot[i];
+
+		nbk_finish(s, BLK_STS_IOERR);
+		if (s->mr)
+			ndk_close_mr(s->mr, NULL, NULL);
+		s->mr = NULL;
+	}
+	if (nbk.ctrl_mr)
+		ndk_close_mr(nbk.ctrl_mr, NULL, NULL);
+	nbk.ctrl_mr = NULL;
+	if (nbk.pd)
+		ndk_close_pd(nbk.pd, NULL, NULL);
+	nbk.pd = NULL;
+	if (nbk.adapter)
+		ndk_close_adapter(nbk.adapter);
+	nbk.adapter = NULL;
+	mutex_unlock(&nbk.teardown_lock);
+}
+
+static void nbk_teardown_work(struct work_struct *work)
+{
+	nbk_teardown();
+}
+
+static void nbk_free(void)
+{
+	u32 i;
+
+	for (i = 0; i < NBK_DEPTH; i++) {
+		kfree(nbk.slot[i].lam);
+		if (nbk.slot[i].mdl)
+			ndk_mdl_free_chain(nbk.slot[i].mdl);
+	}
+	kfree(nbk.ctrl);
+}
+
+static int nbk_open_objects(void)
+{
+	u32 size = sizeof(nbk.info);
+	struct ndk_mdl *mdl;
+	u32 i;
+	s32 st;
+
+	if (ndk_open_adapter(adapter, nbk_removal, NULL, &nbk.adapter)) {
+		nbk.adapter = NULL;
+		return -ENODEV;
+	}
+	nbk.max_pages = (NDKBLK_MAX_IO >> PAGE_SHIFT) + 1;
+	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size) ||
+	    nbk.info.frmr_page_count < nbk.max_pages)
+		return -EOPNOTSUPP;
+	if (ndk_create_pd(nbk.adapter, NULL, NULL, &nbk.pd)) {
+		nbk.pd = NULL;
+		return -EIO;
+	}
+	if (ndk_create_cq(nbk.adapter, 4 * NBK_DEPTH + 16, nbk_cq_notify,
+			  NULL, NULL, NULL, NULL, &nbk.cq)) {
+		nbk.cq = NULL;
+		return -EIO;
+	}
+	if (ndk_create_qp(nbk.pd, nbk.cq, nbk.cq, NULL, NBK_DEPTH,
+			  3 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &nbk.qp)) {
+		nbk.qp = NULL;
+		return -EIO;
+	}
+	nbk.ctrl = kzalloc(sizeof(*nbk.ctrl), GFP_KERNEL);
+	if (!nbk.ctrl)
+		return -ENOMEM;
+	if (ndk_create_mr(nbk.pd, false, NULL, NULL, &nbk.ctrl_mr)) {
+		nbk.ctrl_mr = NULL;
+		return -EIO;
+	}
+	mdl = ndk_mdl_from_buffer(nbk.ctrl, sizeof(*nbk.ctrl), GFP_KERNEL);
+	if (!mdl)
+		return -ENOMEM;
+	st = ndk_register_mr(nbk.ctrl_mr, mdl, sizeof(*nbk.ctrl),
+			     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
+	ndk_mdl_free_chain(mdl);
+	if (st)
+		return -EIO;
+	nbk.ctrl_token = ndk_get_local_token_from_mr(nbk.ctrl_mr);
+	nbk.lam_size = struct_size(nbk.slot[0].lam, adapter_page_array,
+				   nbk.max_pages);
+	for (i = 0; i < NBK_DEPTH; i++) {
+		struct nbk_slot *s = &nbk.slot[i];
+
+		s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
+		s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
+				       GFP_KERNEL);
+		if (!s->lam || !s->mdl)
+			return -ENOMEM;
+		if (ndk_create_mr(nbk.pd, true, NULL, NULL, &s->mr)) {
+			s->mr = NULL;
+			return -EIO;
+		}
+		if (ndk_initialize_fast_register_mr(s->mr, nbk.max_pages, true,
+						    NULL, NULL))
+			return -EIO;
+	}
+	for (i = 0; i < NBK_DEPTH; i++)
+		if (nbk_post_receive(i))
+			return -EIO;
+	return 0;
+}
+
+static int nbk_connect(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+	/* The callee's private data comes padded to the transport's size. */
+	u8 pdata[256] __aligned(8) = {};
+	struct ndkblk_hello *hello = (struct ndkblk_hello *)pdata;
+	u32 in, out, len = sizeof(pdata);
+	s32 st;
+
+	if (!target || !in4_pton(target, -1, (u8 *)&sin.sin_addr.s_addr, -1,
+				 NULL)) {
+		pr_err("ndkblk: target=<IPv4 address> is required\n");
+		return -EINVAL;
+	}
+	if (ndk_create_connector(nbk.adapter, NULL, NULL, &nbk.conn)) {
+		nbk.conn = NULL;
+		return -EIO;
+	}
+	st = ndk_connect(nbk.conn, nbk.qp, NULL, 0, (struct sockaddr *)&sin,
+			 sizeof(sin), min(nbk.info.max_inbound_read_limit, 16u),
+			 0, NULL, 0, NULL, NULL);
+	if (!st)
+		st = ndk_get_connection_data(nbk.conn, &in, &out, pdata, &len);
+	if (!st)
+		st = ndk_complete_connect(nbk.conn, nbk_disconnected, NULL,
+					  NULL, NULL);
+	if (st) {
+		pr_err("ndkblk: cannot connect to %s:%u: status %#x\n", target,
+		       port, st);
+		return -ECONNREFUSED;
+	}
+	if (len < sizeof(*hello) || le32_to_cpu(hello->magic) != NDKBLK_MAGIC ||
+	    le32_to_cpu(hello->depth) < NBK_DEPTH ||
+	    le32_to_cpu(hello->max_io) < NDKBLK_MAX_IO ||
+	    !le64_to_cpu(hello->sectors)) {
+		pr_err("ndkblk: %s:%u is not an ndkblk target\n", target, port);
+		return -EPROTO;
+	}
+	nbk.sectors = le64_to_cpu(hello->sectors);
+	return 0;
+}
+
+static int nbk_add_disk(void)
+{
+	struct request_queue *q;
+	int ret;
+
+	nbk.tags.ops = &nbk_mq_ops;
+	nbk.tags.nr_hw_queues = 1;
+	nbk.tags.queue_depth = NBK_DEPTH;
+	nbk.tags.numa_node = NUMA_NO_NODE;
+	nbk.tags.flags = BLK_MQ_F_SHOULD_MERGE;
+	ret = blk_mq_alloc_tag_set(&nbk.tags);
+	if (ret)
+		return ret;
+	nbk.disk = blk_mq_alloc_disk(&nbk.tags, NULL);
+	if (IS_ERR(nbk.disk)) {
+		ret = PTR_ERR(nbk.disk);
+		nbk.disk = NULL;
+		goto err_free_tags;
+	}
+	q = nbk.disk->queue;
+	blk_queue_virt_boundary(q, PAGE_SIZE - 1);
+	blk_queue_max_hw_sectors(q, NDKBLK_MAX_IO >> SECTOR_SHIFT);
+	blk_queue_max_segments(q, nbk.max_pages);
+	blk_queue_rq_timeout(q, io_timeout * HZ);
+	nbk.disk->fops = &nbk_fops;
+	nbk.disk->flags |= GENHD_FL_NO_PART;
+	snprintf(nbk.disk->disk_name, DISK_NAME_LEN, "ndkblk0");
+	set_capacity(nbk.disk, nbk.sectors);
+	ret = add_disk(nbk.disk);
+	if (ret)
+		goto err_put_disk;
+	return 0;
+
+err_put_disk:
+	put_disk(nbk.disk);
+	nbk.disk = NULL;
+err_free_tags:
+	blk_mq_free_tag_set(&nbk.tags);
+	return ret;
+}
+
+static int __init nbk_init(void)
+{
+	int ret;
+
+	spin_lock_init(&nbk.post_lock);
+	mutex_init(&nbk.teardown_lock);
+	INIT_WORK(&nbk.teardown_work, nbk_teardown_work);
+	ret = nbk_open_objects();
+	if (!ret)
+		ret = nbk_connect();
+	if (ret)
+		goto err_teardown;
+	nbk_cq_notify(NULL, STATUS_SUCCESS);	/* arm the CQ */
+	ret = nbk_add_disk();
+	if (ret)
+		goto err_teardown;
+	pr_info("ndkblk: %s: %llu sectors from %s:%u through %s\n",
+		nbk.disk->disk_name, nbk.sectors, target, port, adapter);
+	return 0;
+
+err_teardown:
+	nbk_teardown();
+	cancel_work_sync(&nbk.teardown_work);
+	nbk_free();
+	return ret;
+}
+
+static void __exit nbk_exit(void)
+{
+	del_gendisk(nbk.disk);
+	put_disk(nbk.disk);
+	blk_mq_free_tag_set(&nbk.tags);
+	cancel_work_sync(&nbk.teardown_work);
+	nbk_teardown();
+	nbk_free();
+	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld\n",
+		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),
+		atomic64_read(&nbk.local_invalidated));
+}
+
+module_init(nbk_init);
+module_exit(nbk_exit);
+MODULE_DESCRIPTION("ndkblk: a block device over NDK (SMB Direct's I/O pattern)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ndkblk: the wire format between the initiator (ndkblk.ko) and the
+ * target (ndkblk_target.ko).
+ *
+ * SMB Direct's pattern: the initiator fast-registers an I/O's pages and
+ * sends a request carrying the token, the address and the length; the
+ * target moves the data with RDMA read (a write to the disk) or RDMA write
+ * (a read from the disk) and answers with send-and-invalidate of that
+ * token, so the initiator's registration is invalidated by the peer.
+ * Every field is little endian.  Documentation/ndkblk.md.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#ifndef NDKBLK_PROTO_H
+#define NDKBLK_PROTO_H
+
+#include <linux/types.h>
+
+#define NDKBLK_MAGIC		0x4b424e44	/* "DNBK" */
+#define NDKBLK_PORT		7474
+/* Requests in flight per connection: the target's tags. */
+#define NDKBLK_DEPTH		32
+/* Bytes per request: the target's bounce buffer per tag. */
+#define NDKBLK_MAX_IO		(128u << 10)
+
+enum ndkblk_opcode {
+	NDKBLK_OP_READ = 1,	/* target RDMA-writes the data */
+	NDKBLK_OP_WRITE = 2,	/* target RDMA-reads the data */
+};
+
+/**
+ * struct ndkblk_req - a request, initiator to target (one send)
+ * @magic:   NDKBLK_MAGIC
+ * @opcode:  enum ndkblk_opcode
+ * @tag:     0 .. NDKBLK_DEPTH - 1, unique among requests in flight
+ * @sector:  first 512-byte sector
+ * @length:  bytes, a multiple of 512, at most NDKBLK_MAX_IO
+ * @token:   the remote token of the initiator's fast-registered pages
+ * @address: their address in that registration
+ */
+struct ndkblk_req {
+	__le32 magic;
+	__le16 opcode;
+	__le16 tag;
+	__le64 sector;
+	__le32 length;
+	__le32 token;
+	__le64 address;
+};
+
+/**
+ * struct ndkblk_rsp - the answer, target to initiator (send-and-invalidate)
+ * @magic:  NDKBLK_MAGIC
+ * @tag:    the request's tag
+ * @status: 0, or a positive errno
+ */
+struct ndkblk_rsp {
+	__le32 magic;
+	__le16 tag;
+	__le16 status;
+};
+
+/**
+ * struct ndkblk_hello - private data of the connection, target to initiator
+ * @magic:   NDKBLK_MAGIC
+ * @depth:   requests in flight the target takes
+ * @max_io:  bytes per request it takes
+ * @sectors: the namespace's size in 512-byte sectors
+ */
+struct ndkblk_hello {
+	__le32 magic;
+	__le32 depth;
+	__le32 max_io;
+	__le32 reserved;
+	__le64 sectors;
+};
+
+#endif /* NDKBLK_PROTO_H */

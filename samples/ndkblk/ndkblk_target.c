@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ndkblk_target.ko: the target side of ndkblk, a RAM-backed namespace
+ * served over one NDK connection at a time.
+ *
+ * Built like any out-of-tree NDK consumer, against <ndk/ndkpi.h> and
+ * ndk.ko's Module.symvers only.  At load it opens the adapter, allocates
+ * the namespace, registers one bounce buffer per tag and the control
+ * buffers (requests received, answers sent), creates a QP with a receive
+ * posted for every tag and listens on addr:port.
+ *
+ * Per request (struct ndkblk_req in a receive):
+ *  - READ:  copy the namespace into the tag's bounce buffer, RDMA-write it
+ *           to the initiator's token (silent, deferred) and answer with
+ *           send-and-invalidate of that token (one doorbell for both);
+ *  - WRITE: RDMA-read the initiator's pages into the bounce buffer; on the
+ *           read's completion copy it into the namespace and answer with
+ *           send-and-invalidate.
+ * A request that fails validation is answered with a plain send (its
+ * token is not trusted) and an errno; the initiator then invalidates
+ * locally.
+ *
+ * Every CQ result is handled by one work item on an ordered workqueue,
+ * which also resets the connection (disconnect, failed accept): it closes
+ * the connector and the QP and makes a fresh QP for the next initiator.
+ * Results of a closed QP are told apart by their qp_context (a connection
+ * generation) and dropped.
+ *
+ * Copyright (c) 2026 The ndk-linux authors
+ */
+#include <linux/blk_types.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <ndk/ndkpi.h>
+
+#include "ndkblk_proto.h"
+
+static char *adapter = "rxe0";
+module_param(adapter, charp, 0444);
+MODULE_PARM_DESC(adapter, "NDK adapter to serve on");
+static char *addr;
+module_param(addr, charp, 0444);
+MODULE_PARM_DESC(addr, "IPv4 address to listen on (the adapter's)");
+static ushort port = NDKBLK_PORT;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "port to listen on");
+static uint size_mb = 64;
+module_param(size_mb, uint, 0444);
+MODULE_PARM_DESC(size_mb, "namespace size in MiB (RAM)");
+
+enum nbt_state { NBT_IDLE, NBT_ACCEPTING, NBT_CONNECTED, NBT_RESETTING };
+
+/**
+ * struct nbt_tag - one request in flight
+ * @buf:   bounce buffer, NDKBLK_MAX_IO bytes
+ * @mr:    its registration
+ * @token: its local token
+ * @req:   the request, copied out of its receive buffer
+ * @busy:  an RDMA read for it is outstanding
+ */
+struct nbt_tag {
+	void *buf;
+	struct ndk_mr *mr;
+	u32 token;
+	struct ndkblk_req req;
+	bool busy;
+};
+
+/**
+ * struct nbt_ctrl - the registered control buffers
+ * @req: one receive buffer per tag
+ * @rsp: one answer per tag
+ */
+struct nbt_ctrl {
+	struct ndkblk_req req[NDKBLK_DEPTH];
+	struct ndkblk_rsp rsp[NDKBLK_DEPTH];
+};
+
+static struct nbt {
+	struct ndk_adapter *adapter;
+	struct ndk_adapter_info info;
+	struct ndk_pd *pd;
+	struct ndk_cq *cq;
+	struct ndk_qp *qp;
+	struct ndk_listener *listener;
+	struct nbt_ctrl *ctrl;
+	struct ndk_mr *ctrl_mr;
+	u32 ctrl_token;
+	struct nbt_tag tag[NDKBLK_DEPTH];
+	void *store;
+	u64 bytes;
+	u32 read_limit;
+	unsigned long gen;
+	struct workqueue_struct *wq;
+	struct work_struct cq_work;
+	struct work_struct reset_work;
+	struct work_struct removal_work;
+	struct mutex stop_lock;	/* serializes nbt_stop() */
+	spinlock_t lock;	/* protects state, conn and exiting */
+	enum nbt_state state;
+	struct ndk_connector *conn;
+	bool exiting;
+} nbt;
+
+static void nbt_nop_close(void *context)
+{
+}
+
+static void nbt_cq_notify(void *context, s32 status)
+{
+	queue_work(nbt.wq, &nbt.cq_work);
+}
+
+static void nbt_reset(void)
+{
+	queue_work(nbt.wq, &nbt.reset_work);
+}
+
+static void nbt_disconnected(void *context)
+{
+	nbt_reset();
+}
+
+static void nbt_accept_done(void *context, s32 status)
+{
+	bool ok;
+
+	spin_lock(&nbt.lock);
+	ok = !status && nbt.state == NBT_ACCEPTING;
+	if (ok)
+		nbt.state = NBT_CONNECTED;
+	spin_unlock(&nbt.lock);
+	if (ok)
+		pr_info("ndkblk_target: initiator connected\n");
+	else
+		nbt_reset();
+}
+
+/* ConnectEvent: accept one initiator at a time, refuse the others. */
+static void nbt_connect_event(void *context, struct ndk_connector *c)
+{
+	struct ndkblk_hello hello = {
+		.magic = cpu_to_le32(NDKBLK_MAGIC),
+		.depth = cpu_to_le32(NDKBLK_DEPTH),
+		.max_io = cpu_to_le32(NDKBLK_MAX_IO),
+		.sectors = cpu_to_le64(nbt.bytes >> SECTOR_SHIFT),
+	};
+	bool take;
+	s32 s;
+
+	spin_lock(&nbt.lock);
+	take = nbt.state == NBT_IDLE && !nbt.exiting;
+	if (take) {
+		nbt.state = NBT_ACCEPTING;
+		nbt.conn = c;
+	}
+	spin_unlock(&nbt.lock);
+	if (!take) {
+		ndk_reject(c, NULL, 0);
+		ndk_close_connector(c, nbt_nop_close, NULL);
+		return;
+	}
+	s = ndk_accept(c, nbt.qp, 0, nbt.read_limit, &hello, sizeof(hello),
+		       nbt_disconnected, NULL, nbt_accept_done, NULL);
+	if (s != STATUS_PENDING)
+		nbt_accept_done(NULL, s);
+}
+
+static s32 nbt_post_receive(u32 i)
+{
+	struct ndk_sge sge = {
+		.virtual_address = &nbt.ctrl->req[i],
+		.length = sizeof(nbt.ctrl->req[i]),
+		.memory_region_token = nbt.ctrl_token,
+	};
+
+	return ndk_receive(nbt.qp, (void *)(uintptr_t)i, &sge, 1);
+}
+
+/* Answer @t; a request whose token was used gets it invalidated. */
+static void nbt_answer(u32 t, int err, bool invalidate)
+{
+	struct ndkblk_rsp *rsp = &nbt.ctrl->rsp[t];
+	struct ndk_sge sge = {
+		.virtual_address = rsp,
+		.length = sizeof(*rsp),
+		.memory_region_token = nbt.ctrl_token,
+	};
+	u32 flags = NDK_OP_FLAG_SILENT_SUCCESS;
+	s32 s;
+
+	rsp->magic = cpu_to_le32(NDKBLK_MAGIC);
+	rsp->tag = cpu_to_le16(t);
+	rsp->status = cpu_to_le16(err);
+	if (invalidate)
+		s = ndk_send_and_invalidate(nbt.qp, NULL, &sge, 1, flags,
+					    le32_to_cpu(nbt.tag[t].req.token));
+	else
+		s = ndk_send(nbt.qp, NULL, &sge, 1, flags);
+	if (s)
+		pr_warn_ratelimited("ndkblk_target: answer: status %#x\n", s);
+}
+
+static void *nbt_at(const struct ndkblk_req *req)
+{
+	return nbt.store + (le64_to_cpu(req->sector) << SECTOR_SHIFT);
+}
+
+/* A receive: validate the request, then move its data. */
+static void nbt_request(u32 i)
+{
+	struct ndkblk_req req = nbt.ctrl->req[i];
+	u32 len = le32_to_cpu(req.length);
+	u64 sector = le64_to_cpu(req.sector);
+	u32 t = le16_to_cpu(req.tag);
+	struct nbt_tag *tag;
+	struct ndk_sge sge;
+	u32 op = le16_to_cpu(req.opcode);
+	s32 s;
+
+	if (nbt_post_receive(i))
+		pr_warn_ratelimited("ndkblk_target: receive not reposted\n");
+	if (le32_to_cpu(req.magic) != NDKBLK_MAGIC || t >= NDKBLK_DEPTH ||
+	    nbt.tag[t].busy) {
+		pr_warn_ratelimited("ndkblk_target: malformed request\n");
+		return;
+	}
+	tag = &nbt.tag[t];
+	tag->req = req;
+	if (!len || len > NDKBLK_MAX_IO || len % SECTOR_SIZE ||
+	    sector > nbt.bytes >> SECTOR_SHIFT ||
+	    len > nbt.bytes - (sector << SECTOR_SHIFT) ||
+	    (op != NDKBLK_OP_READ && op != NDKBLK_OP_WRITE)) {
+		nbt_answer(t, EINVAL, false);
+		return;
+	}
+	sge.virtual_address = tag->buf;
+	sge.length = len;
+	sge.memory_region_token = tag->token;
+	if (op == NDKBLK_OP_READ) {
+		memcpy(tag->buf, nbt_at(&req), len);
+		s = ndk_write(nbt.qp, NULL, &sge, 1, le64_to_cpu(req.address),
+			      le32_to_cpu(req.token),
+			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+		if (s)
+			nbt_answer(t, EIO, false);
+		else
+			nbt_answer(t, 0, true);
+		return;
+	}
+	tag->busy = true;
+	s = ndk_read(nbt.qp, (void *)(uintptr_t)t, &sge, 1,
+		     le64_to_cpu(req.address), le32_to_cpu(req.token), 0);
+	if (s) {
+		tag->busy = false;
+		nbt_answer(t, EIO, false);
+	}
+}
+
+/* The RDMA read of a WRITE request completed. */
+static void nbt_read_done(u32 t, s32 status)
+{
+	struct nbt_tag *tag = &nbt.tag[t];
+
+	tag->busy = false;
+	if (status) {
+		/* The QP is in error: nothing can be answered any more. */
+		pr_warn_ratelimited("ndkblk_target: RDMA read: %#x\n", status);
+		return;
+	}
+	memcpy(nbt_at(&tag->req), tag->buf, le32_to_cpu(tag->req.length));
+	nbt_answer(t, 0, true);
+}
+
+static void nbt_result(const struct ndk_result_ex *r)
+{
+	uintptr_t ctx = (uintptr_t)r->request_context;
+
+	if (r->qp_context != (void *)nbt.gen)
+		return;	/* a closed QP's flush */
+	if (r->type & NDK_OPERATION_TYPE_RECEIVE) {
+		if (!r->status && ctx < NDKBLK_DEPTH)
+			nbt_request(ctx);
+	} else if (r->type == NDK_OPERATION_TYPE_READ &&
+		   ctx < NDKBLK_DEPTH) {
+		nbt_read_done(ctx, r->status);
+	} else if (r->status && r->status != STATUS_CANCELLED) {
+		pr_warn_ratelimited("ndkblk_target: request type %u: %#x\n",
+				    r->type, r->status);
+	}
+}
+
+static void nbt_cq_work(struct work_struct *work)
+{
+	struct ndk_result_ex res[16];
+	bool armed = false;
+	u32 n, i;
+
+	if (!nbt.cq)
+		return;	/* closed by nbt_reset_work() */
+	for (;;) {
+		n = ndk_get_cq_results_ex(nbt.cq, res, ARRAY_SIZE(res));
+		for (i = 0; i < n; i++)
+			nbt_result(&res[i]);
+		if (n)
+			continue;
+		if (armed)
+			break;
+		ndk_arm_cq(nbt.cq, NDK_CQ_NOTIFY_ANY);
+		armed = true;
+	}
+}
+
+/* A QP for the next initiator, a receive posted for every tag. */
+static int nbt_qp_open(void)
+{
+	u32 i;
+
+	if (ndk_create_qp(nbt.pd, nbt.cq, nbt.cq, (void *)nbt.gen,
+			  NDKBLK_DEPTH, 2 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL,
+			  NULL, &nbt.qp)) {
+		nbt.qp = NULL;
+		return -EIO;
+	}
+	for (i = 0; i < NDKBLK_DEPTH; i++)
+		if (nbt_post_receive(i))
+			return -EIO;
+	for (i = 0; i < NDKBLK_DEPTH; i++)
+		nbt.tag[i].busy = false;
+	return 0;
+}
+
+static void nbt_qp_close(void)
+{
+	struct ndk_connector *c;
+
+	spin_lock(&nbt.lock);
+	c = nbt.conn;
+	nbt.conn = NULL;
+	nbt.state = NBT_RESETTING;
+	spin_unlock(&nbt.lock);
+	if (c) {
+		ndk_disconnect(c, NULL, NULL);
+		ndk_close_connector(c, NULL, NULL);
+	}
+	if (nbt.qp)
+		ndk_close_qp(nbt.qp, NULL, NULL);
+	nbt.qp = NULL;
+	/* The flush's results carry the old generation: dropped. */
+	nbt.gen++;
+	nbt_cq_work(NULL);
+}
+
+/*
+ * On the ordered workqueue, like every use of the QP and the CQ: close the
+ * connection; then make a QP for the next initiator, or, when the target
+ * stops, close the CQ.
+ */
+static void nbt_reset_work(struct work_struct *work)
+{
+	nbt_qp_close();
+	if (READ_ONCE(nbt.exiting)) {
+		if (nbt.cq)
+			ndk_close_cq(nbt.cq, NULL, NULL);
+		nbt.cq = NULL;
+		return;
+	}
+	if (nbt_qp_open()) {
+		pr_err("ndkblk_target: cannot make a QP for the next initiator\n");
+		return;
+	}
+	spin_lock(&nbt.lock);
+	nbt.state = NBT_IDLE;
+	spin_unlock(&nbt.lock);
+	pr_info("ndkblk_target: ready for the next initiator\n");
+}
+
+/* Close every NDK object, once: at a device removal or at rmmod. */
+static void nbt_stop(void)
+{
+	u32 i;
+
+	mutex_lock(&nbt.stop_lock);
+	spin_lock(&nbt.lock);
+	nbt.exiting = true;
+	spin_unlock(&nbt.lock);
+	if (nbt.wq) {
+		queue_work(nbt.wq, &nbt.reset_work);
+		flush_workqueue(nbt.wq);
+	}
+	/* Its close waits for the connectors it handed over. */
+	if (nbt.listener)
+		ndk_close_listener(nbt.listener, NULL, NULL);
+	nbt.listener = NULL;
+	for (i = 0; i < NDKBLK_DEPTH; i++) {
+		if (nbt.tag[i].mr)
+			ndk_close_mr(nbt.tag[i].mr, NULL, NULL);
+		nbt.tag[i].mr = NULL;
+	}
+	if (nbt.ctrl_mr)
+		ndk_close_mr(nbt.ctrl_mr, NULL, NULL);
+	nbt.ctrl_mr = NULL;
+	if (nbt.cq)	/* only when the workqueue never existed */
+		ndk_close_cq(nbt.cq, NULL, NULL);
+	nbt.cq = NULL;
+	if (nbt.pd)
+		ndk_close_pd(nbt.pd, NULL, NULL);
+	nbt.pd = NULL;
+	if (nbt.adapter)
+		ndk_close_adapter(nbt.adapter);
+	nbt.adapter = NULL;
+	mutex_unlock(&nbt.stop_lock);
+}
+
+static void nbt_removal_work(struct work_struct *work)
+{
+	nbt_stop();
+}
+
+/* The adapter goes away: its removal waits for our objects' closes. */
+static void nbt_removal(void *context)
+{
+	pr_warn("ndkblk_target: adapter %s removed; the target stops\n",
+		adapter);
+	schedule_work(&nbt.removal_work);
+}
+
+static int nbt_register(struct ndk_mr **mr, void *buf, u32 len, u32 flags,
+			u32 *token)
+{
+	struct ndk_mdl *mdl;
+	s32 s;
+
+	if (ndk_create_mr(nbt.pd, false, NULL, NULL, mr)) {
+		*mr = NULL;
+		return -EIO;
+	}
+	mdl = ndk_mdl_from_buffer(buf, len, GFP_KERNEL);
+	if (!mdl)
+		return -ENOMEM;
+	s = ndk_register_mr(*mr, mdl, len, flags, NULL, NULL);
+	ndk_mdl_free_chain(mdl);
+	if (s)
+		return -EIO;
+	*token = ndk_get_local_token_from_mr(*mr);
+	return 0;
+}
+
+static void nbt_free(void)
+{
+	u32 i;
+
+	cancel_work_sync(&nbt.removal_work);
+	nbt_stop();
+	if (nbt.wq)
+		destroy_workqueue(nbt.wq);
+	for (i = 0; i < NDKBLK_DEPTH; i++)
+		kfree(nbt.tag[i].buf);
+	kfree(nbt.ctrl);
+	vfree(nbt.store);
+}
+
+static int nbt_listen(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+
+	if (!addr || !in4_pton(addr, -1, (u8 *)&sin.sin_addr.s_addr, -1,
+			       NULL)) {
+		pr_err("ndkblk_target: addr=<IPv4 of %s> is required\n",
+		       adapter);
+		return -EINVAL;
+	}
+	if (ndk_create_listener(nbt.adapter, nbt_connect_event, NULL, NULL,
+				NULL, &nbt.listener)) {
+		nbt.listener = NULL;
+		return -EIO;
+	}
+	if (ndk_listen(nbt.listener, (struct sockaddr *)&sin, sizeof(sin),
+		       NULL, NULL))
+		return -EADDRINUSE;
+	return 0;
+}
+
+static int __init nbt_init(void)
+{
+	u32 size = sizeof(nbt.info);
+	u32 rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
+	int ret = -EIO;
+	u32 i;
+
+	spin_lock_init(&nbt.lock);
+	mutex_init(&nbt.stop_lock);
+	INIT_WORK(&nbt.cq_work, nbt_cq_work);
+	INIT_WORK(&nbt.reset_work, nbt_reset_work);
+	INIT_WORK(&nbt.removal_work, nbt_removal_work);
+	nbt.bytes = (u64)size_mb << 20;
+	if (!nbt.bytes)
+		return -EINVAL;
+	nbt.store = vzalloc(nbt.bytes);
+	if (!nbt.store)
+		return -ENOMEM;
+	if (ndk_open_adapter(adapter, nbt_removal, NULL, &nbt.adapter)) {
+		nbt.adapter = NULL;
+		ret = -ENODEV;
+		goto err_close;
+	}
+	if (ndk_query_adapter_info(nbt.adapter, &nbt.info, &size) ||
+	    ndk_create_pd(nbt.adapter, NULL, NULL, &nbt.pd)) {
+		nbt.pd = NULL;
+		goto err_close;
+	}
+	nbt.read_limit = min(nbt.info.max_outbound_read_limit, 16u);
+	if (ndk_create_cq(nbt.adapter, 4 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
+			  NULL, NULL, NULL, &nbt.cq)) {
+		nbt.cq = NULL;
+		goto err_close;
+	}
+	ret = -ENOMEM;
+	nbt.ctrl = kzalloc(sizeof(*nbt.ctrl), GFP_KERNEL);
+	if (!nbt.ctrl)
+		goto err_close;
+	ret = nbt_register(&nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl), rw,
+			   &nbt.ctrl_token);
+	for (i = 0; !ret && i < NDKBLK_DEPTH; i++) {
+		nbt.tag[i].buf = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+		ret = nbt.tag[i].buf ? nbt_register(&nbt.tag[i].mr,
+						    nbt.tag[i].buf,
+						    NDKBLK_MAX_IO, rw,
+						    &nbt.tag[i].token) :
+				       -ENOMEM;
+	}
+	if (ret)
+		goto err_close;
+	ret = -ENOMEM;
+	nbt.wq = alloc_ordered_workqueue("ndkblk_target", 0);
+	if (!nbt.wq)
+		goto err_close;
+	ret = nbt_qp_open();
+	if (!ret)
+		ret = nbt_listen();
+	if (ret)
+		goto err_close;
+	queue_work(nbt.wq, &nbt.cq_work);	/* arm the CQ */
+	pr_info("ndkblk_target: serving %u MiB on %s, %s:%u\n", size_mb,
+		adapter, addr, port);
+	return 0;
+
+err_close:
+	nbt_free();
+	return ret;
+}
+
+static void __exit nbt_exit(void)
+{
+	nbt_free();
+}
+
+module_init(nbt_init);
+module_exit(nbt_exit);
+MODULE_DESCRIPTION("ndkblk target: a RAM namespace served over NDK");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Description: ndkblk (samples/ndkblk) carries a storage workload over NDK
+# on rxe0, initiator and target in one guest over the loopback connection:
+#  1. fio --verify=crc32c at every I/O size from 512 B to 4 MiB (the block
+#     layer splits what exceeds one registration, 128 KiB), sequential and
+#     random, queue depth 1 and 16;
+#  2. mixed random reads and writes of mixed sizes at depth 16, verified;
+#  3. a filesystem: mkfs.ext4, files written, unmounted, the initiator
+#     unloaded and loaded again (a new connection), remounted, checksums;
+#  4. rmmod of both modules.
+#   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
+#  Every I/O's registration must have been invalidated by the target
+#  (send-and-invalidate), none locally.  Data sizes scale with
+#  NDK_STRESS_SCALE (the debug tier's 0.2: 2 MiB per fio job).
+set -u
+ini=$1 tgt=$2
+mb=$(awk -v s="${NDK_STRESS_SCALE:-1}" 'BEGIN { m = int(8 * s); print (m < 1 ? 1 : m) }')
+addr=10.99.0.1
+dev=/dev/ndkblk0
+work=$(mktemp -d)
+fail() {
+	echo "FAIL: $*"
+	dmesg | grep -E 'ndkblk' | tail -20
+	umount "$work/mnt" 2> /dev/null
+	rmmod ndkblk 2> /dev/null
+	rmmod ndkblk_target 2> /dev/null
+	exit 1
+}
+
+attach() {
+	ndmesg=$(dmesg | wc -l)
+	insmod "$ini" target=$addr || fail "insmod ndkblk target=$addr failed"
+	for _ in $(seq 50); do [[ -b $dev ]] && return; sleep 0.1; done
+	fail "$dev did not appear"
+}
+
+insmod "$tgt" addr=$addr size_mb=64 || fail "insmod ndkblk_target failed"
+attach
+[[ $(blockdev --getsize64 $dev) == $((64 << 20)) ]] ||
+	fail "$dev has $(blockdev --getsize64 $dev) bytes, not 64 MiB"
+
+# fio JOB-OPTIONS...: one verified job; its errors fail the test.
+run_fio() {
+	local out
+	out=$(fio --name=ndkblk --filename=$dev --direct=1 --verify=crc32c \
+		--do_verify=1 --verify_fatal=1 --output-format=terse "$@" 2>&1) ||
+		fail "fio $*: $out"
+	echo "fio $*: ok"
+}
+
+# 1. Every size, 512 B to 4 MiB; the offset keeps sizes from sharing data.
+off=0
+for bs in 512 1024 4096 8192 61440 65536 131072 135168 1048576 4194304; do
+	size=$((bs > mb << 20 ? bs : mb << 20))
+	run_fio --rw=write --bs=$bs --size=$size --offset=$((off << 20)) --ioengine=psync
+	run_fio --rw=randwrite --bs=$bs --size=$size --offset=$((off << 20)) \
+		--ioengine=libaio --iodepth=16 --randseed=$RANDOM
+	off=$(((off + 8) % 56))
+done
+# 2. Mixed sizes, reads and writes, at depth 16.
+run_fio --rw=randrw --bsrange=512-1m --size=$((4 * mb))m --ioengine=libaio --iodepth=16 \
+	--numjobs=2 --offset_increment=32m --randseed=$RANDOM
+
+# 3. A filesystem across a reconnection.
+mkdir -p "$work/mnt"
+mkfs.ext4 -q -F $dev || fail "mkfs.ext4 failed"
+mount $dev "$work/mnt" || fail "mount failed"
+for i in 1 2 3; do
+	head -c $((i * 3 << 20)) /dev/urandom > "$work/mnt/f$i" || fail "write f$i"
+done
+(cd "$work/mnt" && sha256sum f1 f2 f3) > "$work/sums"
+umount "$work/mnt" || fail "umount failed"
+rmmod ndkblk || fail "rmmod ndkblk failed"
+attach
+mount $dev "$work/mnt" || fail "remount after reconnecting failed"
+(cd "$work/mnt" && sha256sum -c --quiet "$work/sums") || fail "checksums differ after remount"
+umount "$work/mnt" || fail "umount failed"
+
+# 4. Unload.  Every I/O's registration was invalidated by the target.
+rmmod ndkblk || fail "rmmod ndkblk failed"
+stats=$(dmesg | tail -n +"$((ndmesg + 1))" | grep -E 'ndkblk: [0-9]+ I/Os;') ||
+	fail "no I/O statistics at rmmod"
+echo "$stats"
+[[ $stats =~ ndkblk:\ ([0-9]+)\ I/Os\;\ registrations\ invalidated\ by\ the\ target\ ([0-9]+),\ locally\ ([0-9]+) ]] ||
+	fail "unexpected statistics: $stats"
+((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == BASH_REMATCH[1] && BASH_REMATCH[3] == 0)) ||
+	fail "not every registration was invalidated by the target: $stats"
+rmmod ndkblk_target || fail "rmmod ndkblk_target failed"
+rm -rf "$work"
+echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across a reconnection: ok"
