@@ -98,13 +98,16 @@ static struct nbk {
 	bool dead;		/* under post_lock */
 	struct blk_mq_tag_set tags;
 	struct gendisk *disk;
-	struct work_struct teardown_work;
-	struct mutex teardown_lock;	/* serializes nbk_teardown() */
+	struct delayed_work reconnect;
+	bool stopping;
 	atomic64_t ios, peer_invalidated, local_invalidated;
 } nbk;
 
-/* Kill the connection: flush the QP; each I/O in flight fails. */
-static void nbk_kill(const char *why)
+/*
+ * Kill the connection: flush the QP (each I/O in flight fails) and let
+ * the reconnect work replace it after @delay jiffies.
+ */
+static void nbk_kill_after(const char *why, unsigned long delay)
 {
 	unsigned long flags;
 	bool was;
@@ -112,11 +115,21 @@ static void nbk_kill(const char *why)
 	spin_lock_irqsave(&nbk.post_lock, flags);
 	was = nbk.dead;
 	nbk.dead = true;
+	if (!was)
+		ndk_flush(nbk.qp);
 	spin_unlock_irqrestore(&nbk.post_lock, flags);
 	if (!was) {
-		pr_warn("ndkblk: connection lost (%s); I/O fails\n", why);
-		ndk_flush(nbk.qp);
+		pr_warn("ndkblk: connection lost (%s); I/O fails until it is back\n",
+			why);
+		if (!READ_ONCE(nbk.stopping))
+			mod_delayed_work(system_long_wq, &nbk.reconnect,
+					 delay);
 	}
+}
+
+static void nbk_kill(const char *why)
+{
+	nbk_kill_after(why, HZ);
 }
 
 static void nbk_disconnected(void *context)
@@ -124,26 +137,30 @@ static void nbk_disconnected(void *context)
 	nbk_kill("disconnected");
 }
 
+/* The removal waits for our objects: the reconnect work closes them now. */
 static void nbk_removal(void *context)
 {
-	nbk_kill("adapter removed");
-	/* The removal waits for our objects: close them now. */
-	schedule_work(&nbk.teardown_work);
+	nbk_kill_after("adapter removed", 0);
 }
 
-static s32 nbk_post_receive(u32 i)
+static s32 nbk_receive(u32 i)
 {
 	struct ndk_sge sge = {
 		.virtual_address = &nbk.ctrl->rsp[i],
 		.length = sizeof(nbk.ctrl->rsp[i]),
 		.memory_region_token = nbk.ctrl_token,
 	};
+
+	return ndk_receive(nbk.qp, (void *)(uintptr_t)i, &sge, 1);
+}
+
+static s32 nbk_post_receive(u32 i)
+{
 	unsigned long flags;
 	s32 st;
 
 	spin_lock_irqsave(&nbk.post_lock, flags);
-	st = nbk.dead ? STATUS_CONNECTION_INVALID :
-	     ndk_receive(nbk.qp, (void *)(uintptr_t)i, &sge, 1);
+	st = nbk.dead ? STATUS_CONNECTION_INVALID : nbk_receive(i);
 	spin_unlock_irqrestore(&nbk.post_lock, flags);
 	return st;
 }
@@ -288,6 +305,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		.memory_region_token = nbk.ctrl_token,
 	};
 	unsigned long flags;
+	blk_status_t ret;
 	u64 base;
 	u32 fbo;
 	s32 st;
@@ -295,14 +313,16 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return BLK_STS_NOTSUPP;
 	blk_mq_start_request(rq);
-	if (READ_ONCE(nbk.dead) || nbk_map(s, rq, &fbo))
+	/* The adapter and the QP live while nbk.dead is clear. */
+	spin_lock_irqsave(&nbk.post_lock, flags);
+	if (nbk.dead || nbk_map(s, rq, &fbo)) {
+		spin_unlock_irqrestore(&nbk.post_lock, flags);
 		return BLK_STS_IOERR;
+	}
 	/* The registration's address: the slot's own index space. */
 	base = ((u64)(rq->tag + 1) << 32) + fbo;
 	s->rq = rq;
-	spin_lock_irqsave(&nbk.post_lock, flags);
-	st = nbk.dead ? STATUS_CONNECTION_INVALID :
-	     ndk_fast_register(nbk.qp, s, s->mr, s->lam->adapter_page_count,
+	st = ndk_fast_register(nbk.qp, s, s->mr, s->lam->adapter_page_count,
 			       s->lam->adapter_page_array, fbo,
 			       s->mdl->byte_count, (void *)(uintptr_t)base,
 			       (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
@@ -320,8 +340,8 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		req->address = cpu_to_le64(base);
 		st = ndk_send(nbk.qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
 	}
-	spin_unlock_irqrestore(&nbk.post_lock, flags);
 	if (!st) {
+		spin_unlock_irqrestore(&nbk.post_lock, flags);
 		atomic64_inc(&nbk.ios);
 		return BLK_STS_OK;
 	}
@@ -330,11 +350,14 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * result names this I/O any more.  Its pages are never announced to
 	 * the target, and the connection dies here.
 	 */
+	ret = BLK_STS_OK;	/* unless it is still ours: a flush finished it */
+	if (xchg(&s->rq, NULL)) {
+		ndk_release_lam(nbk.adapter, s->lam);
+		ret = BLK_STS_IOERR;
+	}
+	spin_unlock_irqrestore(&nbk.post_lock, flags);
 	nbk_kill("post refused");
-	if (!xchg(&s->rq, NULL))
-		return BLK_STS_OK;	/* the flush completed it already */
-	ndk_release_lam(nbk.adapter, s->lam);
-	return BLK_STS_IOERR;
+	return ret;
 }
 
 static void nbk_complete(struct request *rq)
@@ -342,10 +365,19 @@ static void nbk_complete(struct request *rq)
 	blk_mq_end_request(rq, nbk.slot[rq->tag].err);
 }
 
+/*
+ * The first timeout kills the connection, whose flush or teardown
+ * completes the I/O; a second one (the flush's result never came and no
+ * teardown runs, as at rmmod) completes it here.
+ */
 static enum blk_eh_timer_return nbk_timeout(struct request *rq)
 {
-	nbk_kill("I/O timed out");
-	return BLK_EH_RESET_TIMER;	/* the flush completes it */
+	if (!READ_ONCE(nbk.dead)) {
+		nbk_kill("I/O timed out");
+		return BLK_EH_RESET_TIMER;
+	}
+	nbk_finish(&nbk.slot[rq->tag], BLK_STS_IOERR);
+	return BLK_EH_DONE;
 }
 
 static const struct blk_mq_ops nbk_mq_ops = {
@@ -359,15 +391,15 @@ static const struct block_device_operations nbk_fops = {
 };
 
 /*
- * Close every NDK object, once: at a device removal (from a work item) or
- * at rmmod.  nbk.dead is set first, so no post runs or follows; the disk
- * stays and fails its I/O.
+ * Close every NDK object of the connection, the adapter last; every I/O
+ * still in flight fails.  Runs in the reconnect work or at rmmod, never
+ * both (rmmod cancels the work first).  nbk.dead is set first, so no post
+ * runs or follows; the disk stays.
  */
 static void nbk_teardown(void)
 {
 	u32 i;
 
-	mutex_lock(&nbk.teardown_lock);
 	spin_lock_irq(&nbk.post_lock);
 	nbk.dead = true;
 	spin_unlock_irq(&nbk.post_lock);
@@ -402,12 +434,6 @@ static void nbk_teardown(void)
 	if (nbk.adapter)
 		ndk_close_adapter(nbk.adapter);
 	nbk.adapter = NULL;
-	mutex_unlock(&nbk.teardown_lock);
-}
-
-static void nbk_teardown_work(struct work_struct *work)
-{
-	nbk_teardown();
 }
 
 static void nbk_free(void)
@@ -422,6 +448,29 @@ static void nbk_free(void)
 	kfree(nbk.ctrl);
 }
 
+/* The buffers every connection uses: the slots' MDLs and mappings. */
+static int nbk_alloc(void)
+{
+	u32 i;
+
+	nbk.max_pages = (NDKBLK_MAX_IO >> PAGE_SHIFT) + 1;
+	nbk.lam_size = struct_size(nbk.slot[0].lam, adapter_page_array,
+				   nbk.max_pages);
+	nbk.ctrl = kzalloc(sizeof(*nbk.ctrl), GFP_KERNEL);
+	if (!nbk.ctrl)
+		return -ENOMEM;
+	for (i = 0; i < NBK_DEPTH; i++) {
+		struct nbk_slot *s = &nbk.slot[i];
+
+		s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
+		s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
+				       GFP_KERNEL);
+		if (!s->lam || !s->mdl)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int nbk_open_objects(void)
 {
 	u32 size = sizeof(nbk.info);
@@ -433,7 +482,6 @@ static int nbk_open_objects(void)
 		nbk.adapter = NULL;
 		return -ENODEV;
 	}
-	nbk.max_pages = (NDKBLK_MAX_IO >> PAGE_SHIFT) + 1;
 	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size) ||
 	    nbk.info.frmr_page_count < nbk.max_pages)
 		return -EOPNOTSUPP;
@@ -451,9 +499,6 @@ static int nbk_open_objects(void)
 		nbk.qp = NULL;
 		return -EIO;
 	}
-	nbk.ctrl = kzalloc(sizeof(*nbk.ctrl), GFP_KERNEL);
-	if (!nbk.ctrl)
-		return -ENOMEM;
 	if (ndk_create_mr(nbk.pd, false, NULL, NULL, &nbk.ctrl_mr)) {
 		nbk.ctrl_mr = NULL;
 		return -EIO;
@@ -467,16 +512,9 @@ static int nbk_open_objects(void)
 	if (st)
 		return -EIO;
 	nbk.ctrl_token = ndk_get_local_token_from_mr(nbk.ctrl_mr);
-	nbk.lam_size = struct_size(nbk.slot[0].lam, adapter_page_array,
-				   nbk.max_pages);
 	for (i = 0; i < NBK_DEPTH; i++) {
 		struct nbk_slot *s = &nbk.slot[i];
 
-		s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
-		s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
-				       GFP_KERNEL);
-		if (!s->lam || !s->mdl)
-			return -ENOMEM;
 		if (ndk_create_mr(nbk.pd, true, NULL, NULL, &s->mr)) {
 			s->mr = NULL;
 			return -EIO;
@@ -486,7 +524,7 @@ static int nbk_open_objects(void)
 			return -EIO;
 	}
 	for (i = 0; i < NBK_DEPTH; i++)
-		if (nbk_post_receive(i))
+		if (nbk_receive(i))
 			return -EIO;
 	return 0;
 }
@@ -503,11 +541,8 @@ static int nbk_connect(void)
 	u32 in, out, len = sizeof(pdata);
 	s32 st;
 
-	if (!target || !in4_pton(target, -1, (u8 *)&sin.sin_addr.s_addr, -1,
-				 NULL)) {
-		pr_err("ndkblk: target=<IPv4 address> is required\n");
+	if (!in4_pton(target, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL))
 		return -EINVAL;
-	}
 	if (ndk_create_connector(nbk.adapter, NULL, NULL, &nbk.conn)) {
 		nbk.conn = NULL;
 		return -EIO;
@@ -520,20 +555,58 @@ static int nbk_connect(void)
 	if (!st)
 		st = ndk_complete_connect(nbk.conn, nbk_disconnected, NULL,
 					  NULL, NULL);
-	if (st) {
-		pr_err("ndkblk: cannot connect to %s:%u: status %#x\n", target,
-		       port, st);
+	if (st)
 		return -ECONNREFUSED;
-	}
 	if (len < sizeof(*hello) || le32_to_cpu(hello->magic) != NDKBLK_MAGIC ||
 	    le32_to_cpu(hello->depth) < NBK_DEPTH ||
 	    le32_to_cpu(hello->max_io) < NDKBLK_MAX_IO ||
-	    !le64_to_cpu(hello->sectors)) {
-		pr_err("ndkblk: %s:%u is not an ndkblk target\n", target, port);
+	    !le64_to_cpu(hello->sectors))
 		return -EPROTO;
-	}
 	nbk.sectors = le64_to_cpu(hello->sectors);
 	return 0;
+}
+
+/* One attempt: every object, the connection; then posts may run. */
+static int nbk_up(void)
+{
+	int ret;
+
+	ret = nbk_open_objects();
+	if (!ret)
+		ret = nbk_connect();
+	if (ret) {
+		nbk_teardown();
+		return ret;
+	}
+	nbk_cq_notify(NULL, STATUS_SUCCESS);	/* arm the CQ */
+	spin_lock_irq(&nbk.post_lock);
+	nbk.dead = false;
+	spin_unlock_irq(&nbk.post_lock);
+	return 0;
+}
+
+static void nbk_reconnect_work(struct work_struct *work)
+{
+	static unsigned int attempts;
+	int ret;
+
+	nbk_teardown();
+	if (READ_ONCE(nbk.stopping))
+		return;
+	ret = nbk_up();
+	if (!ret) {
+		if (nbk.disk && get_capacity(nbk.disk) != nbk.sectors)
+			set_capacity_and_notify(nbk.disk, nbk.sectors);
+		pr_info("ndkblk: reconnected to %s:%u after %u attempts\n",
+			target, port, attempts + 1);
+		attempts = 0;
+		return;
+	}
+	if (!attempts++)
+		pr_info("ndkblk: cannot reconnect to %s:%u (%d); retrying every second\n",
+			target, port, ret);
+	if (!READ_ONCE(nbk.stopping))
+		queue_delayed_work(system_long_wq, &nbk.reconnect, HZ);
 }
 
 static int nbk_add_disk(void)
@@ -582,14 +655,21 @@ static int __init nbk_init(void)
 	int ret;
 
 	spin_lock_init(&nbk.post_lock);
-	mutex_init(&nbk.teardown_lock);
-	INIT_WORK(&nbk.teardown_work, nbk_teardown_work);
-	ret = nbk_open_objects();
-	if (!ret)
-		ret = nbk_connect();
+	INIT_DELAYED_WORK(&nbk.reconnect, nbk_reconnect_work);
+	nbk.dead = true;
+	if (!target) {
+		pr_err("ndkblk: target=<IPv4 address> is required\n");
+		return -EINVAL;
+	}
+	ret = nbk_alloc();
 	if (ret)
-		goto err_teardown;
-	nbk_cq_notify(NULL, STATUS_SUCCESS);	/* arm the CQ */
+		goto err_free;
+	ret = nbk_up();
+	if (ret) {
+		pr_err("ndkblk: cannot connect to %s:%u through %s: %d\n",
+		       target, port, adapter, ret);
+		goto err_free;
+	}
 	ret = nbk_add_disk();
 	if (ret)
 		goto err_teardown;
@@ -598,19 +678,22 @@ static int __init nbk_init(void)
 	return 0;
 
 err_teardown:
+	WRITE_ONCE(nbk.stopping, true);
+	cancel_delayed_work_sync(&nbk.reconnect);
 	nbk_teardown();
-	cancel_work_sync(&nbk.teardown_work);
+err_free:
 	nbk_free();
 	return ret;
 }
 
 static void __exit nbk_exit(void)
 {
+	WRITE_ONCE(nbk.stopping, true);
 	del_gendisk(nbk.disk);
+	cancel_delayed_work_sync(&nbk.reconnect);
+	nbk_teardown();
 	put_disk(nbk.disk);
 	blk_mq_free_tag_set(&nbk.tags);
-	cancel_work_sync(&nbk.teardown_work);
-	nbk_teardown();
 	nbk_free();
 	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld\n",
 		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),

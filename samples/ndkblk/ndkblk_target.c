@@ -26,6 +26,11 @@
  * Results of a closed QP are told apart by their qp_context (a connection
  * generation) and dropped.
  *
+ * When the adapter is removed the target closes every NDK object (the
+ * removal waits for that) and tries every second to open the adapter
+ * again by name and serve anew; the namespace and the buffers stay, so
+ * the data outlives the adapter.
+ *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/blk_types.h>
@@ -99,6 +104,8 @@ static struct nbt {
 	struct work_struct cq_work;
 	struct work_struct reset_work;
 	struct work_struct removal_work;
+	struct delayed_work restart;
+	bool unloading;
 	struct mutex stop_lock;	/* serializes nbt_stop() */
 	spinlock_t lock;	/* protects state, conn and exiting */
 	enum nbt_state state;
@@ -379,12 +386,14 @@ static void nbt_reset_work(struct work_struct *work)
 	pr_info("ndkblk_target: ready for the next initiator\n");
 }
 
-/* Close every NDK object, once: at a device removal or at rmmod. */
-static void nbt_stop(void)
+/*
+ * Close every NDK object: at a device removal, at rmmod, or when a start
+ * fails half way.  Called with stop_lock held, like nbt_start().
+ */
+static void __nbt_stop(void)
 {
 	u32 i;
 
-	mutex_lock(&nbt.stop_lock);
 	spin_lock(&nbt.lock);
 	nbt.exiting = true;
 	spin_unlock(&nbt.lock);
@@ -413,18 +422,50 @@ static void nbt_stop(void)
 	if (nbt.adapter)
 		ndk_close_adapter(nbt.adapter);
 	nbt.adapter = NULL;
+}
+
+static void nbt_stop(void)
+{
+	mutex_lock(&nbt.stop_lock);
+	__nbt_stop();
 	mutex_unlock(&nbt.stop_lock);
 }
+
+static int nbt_start(void);
 
 static void nbt_removal_work(struct work_struct *work)
 {
 	nbt_stop();
+	if (!READ_ONCE(nbt.unloading))
+		queue_delayed_work(system_long_wq, &nbt.restart, HZ);
+}
+
+static void nbt_restart_work(struct work_struct *work)
+{
+	static unsigned int attempts;
+
+	int ret;
+
+	if (READ_ONCE(nbt.unloading))
+		return;
+	mutex_lock(&nbt.stop_lock);
+	ret = nbt_start();
+	mutex_unlock(&nbt.stop_lock);
+	if (!ret) {
+		pr_info("ndkblk_target: serving again after %u attempts\n",
+			attempts + 1);
+		attempts = 0;
+		return;
+	}
+	attempts++;
+	if (!READ_ONCE(nbt.unloading))
+		queue_delayed_work(system_long_wq, &nbt.restart, HZ);
 }
 
 /* The adapter goes away: its removal waits for our objects' closes. */
 static void nbt_removal(void *context)
 {
-	pr_warn("ndkblk_target: adapter %s removed; the target stops\n",
+	pr_warn("ndkblk_target: adapter %s removed; serving again when it is back\n",
 		adapter);
 	schedule_work(&nbt.removal_work);
 }
@@ -454,7 +495,9 @@ static void nbt_free(void)
 {
 	u32 i;
 
+	WRITE_ONCE(nbt.unloading, true);
 	cancel_work_sync(&nbt.removal_work);
+	cancel_delayed_work_sync(&nbt.restart);
 	nbt_stop();
 	if (nbt.wq)
 		destroy_workqueue(nbt.wq);
@@ -488,11 +531,56 @@ static int nbt_listen(void)
 	return 0;
 }
 
-static int __init nbt_init(void)
+/* Open the adapter and serve: every NDK object, then the listener. */
+static int nbt_start(void)
 {
 	u32 size = sizeof(nbt.info);
 	u32 rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
 	int ret = -EIO;
+	u32 i;
+
+	if (ndk_open_adapter(adapter, nbt_removal, NULL, &nbt.adapter)) {
+		nbt.adapter = NULL;
+		return -ENODEV;
+	}
+	if (ndk_query_adapter_info(nbt.adapter, &nbt.info, &size) ||
+	    ndk_create_pd(nbt.adapter, NULL, NULL, &nbt.pd)) {
+		nbt.pd = NULL;
+		goto err_stop;
+	}
+	nbt.read_limit = min(nbt.info.max_outbound_read_limit, 16u);
+	if (ndk_create_cq(nbt.adapter, 4 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
+			  NULL, NULL, NULL, &nbt.cq)) {
+		nbt.cq = NULL;
+		goto err_stop;
+	}
+	ret = nbt_register(&nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl), rw,
+			   &nbt.ctrl_token);
+	for (i = 0; !ret && i < NDKBLK_DEPTH; i++)
+		ret = nbt_register(&nbt.tag[i].mr, nbt.tag[i].buf,
+				   NDKBLK_MAX_IO, rw, &nbt.tag[i].token);
+	if (ret)
+		goto err_stop;
+	spin_lock(&nbt.lock);
+	nbt.exiting = false;
+	nbt.state = NBT_IDLE;
+	spin_unlock(&nbt.lock);
+	ret = nbt_qp_open();
+	if (!ret)
+		ret = nbt_listen();
+	if (ret)
+		goto err_stop;
+	queue_work(nbt.wq, &nbt.cq_work);	/* arm the CQ */
+	return 0;
+
+err_stop:
+	__nbt_stop();
+	return ret;
+}
+
+static int __init nbt_init(void)
+{
+	int ret = -ENOMEM;
 	u32 i;
 
 	spin_lock_init(&nbt.lock);
@@ -500,59 +588,30 @@ static int __init nbt_init(void)
 	INIT_WORK(&nbt.cq_work, nbt_cq_work);
 	INIT_WORK(&nbt.reset_work, nbt_reset_work);
 	INIT_WORK(&nbt.removal_work, nbt_removal_work);
+	INIT_DELAYED_WORK(&nbt.restart, nbt_restart_work);
 	nbt.bytes = (u64)size_mb << 20;
 	if (!nbt.bytes)
 		return -EINVAL;
 	nbt.store = vzalloc(nbt.bytes);
-	if (!nbt.store)
-		return -ENOMEM;
-	if (ndk_open_adapter(adapter, nbt_removal, NULL, &nbt.adapter)) {
-		nbt.adapter = NULL;
-		ret = -ENODEV;
-		goto err_close;
-	}
-	if (ndk_query_adapter_info(nbt.adapter, &nbt.info, &size) ||
-	    ndk_create_pd(nbt.adapter, NULL, NULL, &nbt.pd)) {
-		nbt.pd = NULL;
-		goto err_close;
-	}
-	nbt.read_limit = min(nbt.info.max_outbound_read_limit, 16u);
-	if (ndk_create_cq(nbt.adapter, 4 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
-			  NULL, NULL, NULL, &nbt.cq)) {
-		nbt.cq = NULL;
-		goto err_close;
-	}
-	ret = -ENOMEM;
 	nbt.ctrl = kzalloc(sizeof(*nbt.ctrl), GFP_KERNEL);
-	if (!nbt.ctrl)
-		goto err_close;
-	ret = nbt_register(&nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl), rw,
-			   &nbt.ctrl_token);
-	for (i = 0; !ret && i < NDKBLK_DEPTH; i++) {
-		nbt.tag[i].buf = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
-		ret = nbt.tag[i].buf ? nbt_register(&nbt.tag[i].mr,
-						    nbt.tag[i].buf,
-						    NDKBLK_MAX_IO, rw,
-						    &nbt.tag[i].token) :
-				       -ENOMEM;
-	}
-	if (ret)
-		goto err_close;
-	ret = -ENOMEM;
 	nbt.wq = alloc_ordered_workqueue("ndkblk_target", 0);
-	if (!nbt.wq)
-		goto err_close;
-	ret = nbt_qp_open();
-	if (!ret)
-		ret = nbt_listen();
+	if (!nbt.store || !nbt.ctrl || !nbt.wq)
+		goto err_free;
+	for (i = 0; i < NDKBLK_DEPTH; i++) {
+		nbt.tag[i].buf = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+		if (!nbt.tag[i].buf)
+			goto err_free;
+	}
+	mutex_lock(&nbt.stop_lock);
+	ret = nbt_start();
+	mutex_unlock(&nbt.stop_lock);
 	if (ret)
-		goto err_close;
-	queue_work(nbt.wq, &nbt.cq_work);	/* arm the CQ */
+		goto err_free;
 	pr_info("ndkblk_target: serving %u MiB on %s, %s:%u\n", size_mb,
 		adapter, addr, port);
 	return 0;
 
-err_close:
+err_free:
 	nbt_free();
 	return ret;
 }
