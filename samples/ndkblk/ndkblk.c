@@ -14,14 +14,23 @@
  *  2. fast-register them with the right the target needs (remote write
  *     for a read, remote read for a write), silent and deferred;
  *  3. send the request with the token, address and length: one doorbell
- *     for both;
+ *     for both (a write of up to inline_max bytes skips 1 and 2: its data
+ *     is copied into the request message, and the answer is a plain
+ *     send);
  *  4. the target moves the data and answers with send-and-invalidate; the
  *     receive's result names the invalidated token, and the I/O completes;
  *     if the peer did not invalidate it (an error answer), a local
  *     invalidate runs first.
- * Completions are handled in the CQ's notification callback.  A failed
- * request, a disconnect or a timeout kills the connection: the QP is
- * flushed, every I/O in flight completes with an error, later ones fail.
+ * Completions are handled in the CQ's notification callback.
+ *
+ * Lifecycle: a failed request, a disconnect, a timeout or the adapter's
+ * removal kills the connection: the QP is flushed, every I/O in flight
+ * completes with an error, and I/O fails at once until a connection is
+ * up again.  A work item then closes every NDK object (the adapter too,
+ * so that a removal can proceed) and tries to connect again every
+ * second, reopening the adapter by name; the disk stays.  Objects of a
+ * connection are replaced only while nbk.dead is set under post_lock,
+ * and every post checks it in the same lock section.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -43,6 +52,9 @@ MODULE_PARM_DESC(target, "IPv4 address of the target");
 static ushort port = NDKBLK_PORT;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "the target's port");
+static uint inline_max = NDKBLK_INLINE_MAX;
+module_param(inline_max, uint, 0444);
+MODULE_PARM_DESC(inline_max, "largest write sent inside its request (0: none)");
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
@@ -58,8 +70,10 @@ MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
  * @rq:       the request in flight, or NULL
  * @token:    @mr's remote token of the registration in flight
  * @err:      the I/O's outcome
+ * @inline_io: the I/O is a small write whose data went in its request:
+ *            nothing is registered or mapped
  *
- * @lam holds a mapping exactly while @rq is set.
+ * @lam holds a mapping exactly while @rq is set, unless @inline_io.
  */
 struct nbk_slot {
 	struct ndk_mr *mr;
@@ -68,15 +82,16 @@ struct nbk_slot {
 	struct request *rq;
 	u32 token;
 	blk_status_t err;
+	bool inline_io;
 };
 
 /**
  * struct nbk_ctrl - the registered control buffers
- * @req: the request of each tag
+ * @msg: the request message of each tag
  * @rsp: one receive buffer per tag
  */
 struct nbk_ctrl {
-	struct ndkblk_req req[NBK_DEPTH];
+	struct ndkblk_msg msg[NBK_DEPTH];
 	struct ndkblk_rsp rsp[NBK_DEPTH];
 };
 
@@ -100,7 +115,8 @@ static struct nbk {
 	struct gendisk *disk;
 	struct delayed_work reconnect;
 	bool stopping;
-	atomic64_t ios, peer_invalidated, local_invalidated;
+	u32 inline_max;
+	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated;
 } nbk;
 
 /*
@@ -176,7 +192,8 @@ static void nbk_finish(struct nbk_slot *s, blk_status_t err)
 
 	if (!rq)
 		return;
-	ndk_release_lam(nbk.adapter, s->lam);
+	if (!s->inline_io)
+		ndk_release_lam(nbk.adapter, s->lam);
 	s->err = err;
 	blk_mq_complete_request(rq);
 }
@@ -201,6 +218,10 @@ static void nbk_answer(const struct ndk_result_ex *r)
 	}
 	s = &nbk.slot[t];
 	err = rsp.status ? BLK_STS_IOERR : BLK_STS_OK;
+	if (s->inline_io) {	/* nothing was registered */
+		nbk_finish(s, err);
+		return;
+	}
 	if (r->type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE &&
 	    r->type_specific_completion_output == s->token) {
 		atomic64_inc(&nbk.peer_invalidated);
@@ -292,57 +313,83 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 	return 0;
 }
 
+/* A small write's data goes into its request message. */
+static void nbk_copy_in(u8 *dst, struct request *rq)
+{
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		memcpy_from_bvec(dst, &bv);
+		dst += bv.bv_len;
+	}
+}
+
 static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				 const struct blk_mq_queue_data *bd)
 {
 	struct request *rq = bd->rq;
 	struct nbk_slot *s = &nbk.slot[rq->tag];
-	struct ndkblk_req *req = &nbk.ctrl->req[rq->tag];
+	struct ndkblk_msg *msg = &nbk.ctrl->msg[rq->tag];
+	struct ndkblk_req *req = &msg->req;
 	bool write = rq_data_dir(rq) == WRITE;
+	u32 len = blk_rq_bytes(rq);
 	struct ndk_sge sge = {
-		.virtual_address = req,
+		.virtual_address = msg,
 		.length = sizeof(*req),
 		.memory_region_token = nbk.ctrl_token,
 	};
 	unsigned long flags;
 	blk_status_t ret;
-	u64 base;
-	u32 fbo;
-	s32 st;
+	u64 base = 0;
+	u32 fbo, op;
+	s32 st = 0;
 
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return BLK_STS_NOTSUPP;
 	blk_mq_start_request(rq);
+	s->inline_io = write && len <= nbk.inline_max;
+	if (s->inline_io) {
+		nbk_copy_in(msg->data, rq);
+		sge.length += len;
+	}
+	op = s->inline_io ? NDKBLK_OP_WRITE_INLINE :
+	     write ? NDKBLK_OP_WRITE : NDKBLK_OP_READ;
 	/* The adapter and the QP live while nbk.dead is clear. */
 	spin_lock_irqsave(&nbk.post_lock, flags);
-	if (nbk.dead || nbk_map(s, rq, &fbo)) {
+	if (nbk.dead || (!s->inline_io && nbk_map(s, rq, &fbo))) {
 		spin_unlock_irqrestore(&nbk.post_lock, flags);
 		return BLK_STS_IOERR;
 	}
-	/* The registration's address: the slot's own index space. */
-	base = ((u64)(rq->tag + 1) << 32) + fbo;
 	s->rq = rq;
-	st = ndk_fast_register(nbk.qp, s, s->mr, s->lam->adapter_page_count,
-			       s->lam->adapter_page_array, fbo,
-			       s->mdl->byte_count, (void *)(uintptr_t)base,
-			       (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
-					NDK_OP_FLAG_ALLOW_REMOTE_WRITE) |
-			       NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+	s->token = 0;
+	if (!s->inline_io) {
+		/* The registration's address: the slot's own index space. */
+		base = ((u64)(rq->tag + 1) << 32) + fbo;
+		st = ndk_fast_register(nbk.qp, s, s->mr,
+				       s->lam->adapter_page_count,
+				       s->lam->adapter_page_array, fbo, len,
+				       (void *)(uintptr_t)base,
+				       (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
+						NDK_OP_FLAG_ALLOW_REMOTE_WRITE) |
+				       NDK_OP_FLAG_SILENT_SUCCESS |
+				       NDK_OP_FLAG_DEFER);
+		if (!st)
+			s->token = ndk_get_remote_token_from_mr(s->mr);
+	}
 	if (!st) {
-		s->token = ndk_get_remote_token_from_mr(s->mr);
 		req->magic = cpu_to_le32(NDKBLK_MAGIC);
-		req->opcode = cpu_to_le16(write ? NDKBLK_OP_WRITE :
-					  NDKBLK_OP_READ);
+		req->opcode = cpu_to_le16(op);
 		req->tag = cpu_to_le16(rq->tag);
 		req->sector = cpu_to_le64(blk_rq_pos(rq));
-		req->length = cpu_to_le32(s->mdl->byte_count);
+		req->length = cpu_to_le32(len);
 		req->token = cpu_to_le32(s->token);
 		req->address = cpu_to_le64(base);
 		st = ndk_send(nbk.qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
 	}
 	if (!st) {
 		spin_unlock_irqrestore(&nbk.post_lock, flags);
-		atomic64_inc(&nbk.ios);
+		atomic64_inc(s->inline_io ? &nbk.inline_ios : &nbk.ios);
 		return BLK_STS_OK;
 	}
 	/*
@@ -352,7 +399,8 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	ret = BLK_STS_OK;	/* unless it is still ours: a flush finished it */
 	if (xchg(&s->rq, NULL)) {
-		ndk_release_lam(nbk.adapter, s->lam);
+		if (!s->inline_io)
+			ndk_release_lam(nbk.adapter, s->lam);
 		ret = BLK_STS_IOERR;
 	}
 	spin_unlock_irqrestore(&nbk.post_lock, flags);
@@ -563,6 +611,8 @@ static int nbk_connect(void)
 	    !le64_to_cpu(hello->sectors))
 		return -EPROTO;
 	nbk.sectors = le64_to_cpu(hello->sectors);
+	nbk.inline_max = min3(inline_max, NDKBLK_INLINE_MAX,
+			      le32_to_cpu(hello->inline_max));
 	return 0;
 }
 
@@ -695,9 +745,10 @@ static void __exit nbk_exit(void)
 	put_disk(nbk.disk);
 	blk_mq_free_tag_set(&nbk.tags);
 	nbk_free();
-	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld\n",
+	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld; inline writes %lld\n",
 		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),
-		atomic64_read(&nbk.local_invalidated));
+		atomic64_read(&nbk.local_invalidated),
+		atomic64_read(&nbk.inline_ios));
 }
 
 module_init(nbk_init);

@@ -8,7 +8,10 @@
  * target moves the data with RDMA read (a write to the disk) or RDMA write
  * (a read from the disk) and answers with send-and-invalidate of that
  * token, so the initiator's registration is invalidated by the peer.
- * Every field is little endian.  Documentation/ndkblk.md.
+ * Writes up to NDKBLK_INLINE_MAX bytes travel inside the request message
+ * instead (as SMB Direct and NVMe/RDMA carry small writes), which saves
+ * the fast-register and the RDMA read's round trip.  Every field is
+ * little endian.  Documentation/ndkblk.md.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -23,10 +26,13 @@
 #define NDKBLK_DEPTH		32
 /* Bytes per request: the target's bounce buffer per tag. */
 #define NDKBLK_MAX_IO		(128u << 10)
+/* Bytes a write may carry in its request message instead of a token. */
+#define NDKBLK_INLINE_MAX	4096u
 
 enum ndkblk_opcode {
 	NDKBLK_OP_READ = 1,	/* target RDMA-writes the data */
 	NDKBLK_OP_WRITE = 2,	/* target RDMA-reads the data */
+	NDKBLK_OP_WRITE_INLINE = 3,	/* the data follows the request */
 };
 
 /**
@@ -37,7 +43,8 @@ enum ndkblk_opcode {
  * @sector:  first 512-byte sector
  * @length:  bytes, a multiple of 512, at most NDKBLK_MAX_IO
  * @token:   the remote token of the initiator's fast-registered pages
- * @address: their address in that registration
+ *           (0 for WRITE_INLINE)
+ * @address: their address in that registration (0 for WRITE_INLINE)
  */
 struct ndkblk_req {
 	__le32 magic;
@@ -50,7 +57,18 @@ struct ndkblk_req {
 };
 
 /**
- * struct ndkblk_rsp - the answer, target to initiator (send-and-invalidate)
+ * struct ndkblk_msg - a request message: a WRITE_INLINE's data follows
+ * @req:  the request
+ * @data: @req.length bytes for WRITE_INLINE, nothing otherwise
+ */
+struct ndkblk_msg {
+	struct ndkblk_req req;
+	u8 data[NDKBLK_INLINE_MAX];
+};
+
+/**
+ * struct ndkblk_rsp - the answer, target to initiator: send-and-invalidate
+ * of the request's token, a plain send for WRITE_INLINE and refusals
  * @magic:  NDKBLK_MAGIC
  * @tag:    the request's tag
  * @status: 0, or a positive errno
@@ -66,13 +84,14 @@ struct ndkblk_rsp {
  * @magic:   NDKBLK_MAGIC
  * @depth:   requests in flight the target takes
  * @max_io:  bytes per request it takes
+ * @inline_max: bytes a WRITE_INLINE may carry
  * @sectors: the namespace's size in 512-byte sectors
  */
 struct ndkblk_hello {
 	__le32 magic;
 	__le32 depth;
 	__le32 max_io;
-	__le32 reserved;
+	__le32 inline_max;
 	__le64 sectors;
 };
 

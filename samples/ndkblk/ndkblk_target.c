@@ -9,13 +9,15 @@
  * buffers (requests received, answers sent), creates a QP with a receive
  * posted for every tag and listens on addr:port.
  *
- * Per request (struct ndkblk_req in a receive):
+ * Per request (struct ndkblk_msg in a receive):
  *  - READ:  copy the namespace into the tag's bounce buffer, RDMA-write it
  *           to the initiator's token (silent, deferred) and answer with
  *           send-and-invalidate of that token (one doorbell for both);
  *  - WRITE: RDMA-read the initiator's pages into the bounce buffer; on the
  *           read's completion copy it into the namespace and answer with
- *           send-and-invalidate.
+ *           send-and-invalidate;
+ *  - WRITE_INLINE: copy the data that follows the request into the
+ *           namespace and answer with a plain send (no token).
  * A request that fails validation is answered with a plain send (its
  * token is not trusted) and an errno; the initiator then invalidates
  * locally.
@@ -77,11 +79,11 @@ struct nbt_tag {
 
 /**
  * struct nbt_ctrl - the registered control buffers
- * @req: one receive buffer per tag
+ * @msg: one receive buffer per tag
  * @rsp: one answer per tag
  */
 struct nbt_ctrl {
-	struct ndkblk_req req[NDKBLK_DEPTH];
+	struct ndkblk_msg msg[NDKBLK_DEPTH];
 	struct ndkblk_rsp rsp[NDKBLK_DEPTH];
 };
 
@@ -154,6 +156,7 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 		.magic = cpu_to_le32(NDKBLK_MAGIC),
 		.depth = cpu_to_le32(NDKBLK_DEPTH),
 		.max_io = cpu_to_le32(NDKBLK_MAX_IO),
+		.inline_max = cpu_to_le32(NDKBLK_INLINE_MAX),
 		.sectors = cpu_to_le64(nbt.bytes >> SECTOR_SHIFT),
 	};
 	bool take;
@@ -180,12 +183,18 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 static s32 nbt_post_receive(u32 i)
 {
 	struct ndk_sge sge = {
-		.virtual_address = &nbt.ctrl->req[i],
-		.length = sizeof(nbt.ctrl->req[i]),
+		.virtual_address = &nbt.ctrl->msg[i],
+		.length = sizeof(nbt.ctrl->msg[i]),
 		.memory_region_token = nbt.ctrl_token,
 	};
 
 	return ndk_receive(nbt.qp, (void *)(uintptr_t)i, &sge, 1);
+}
+
+static void nbt_repost(u32 i)
+{
+	if (nbt_post_receive(i))
+		pr_warn_ratelimited("ndkblk_target: receive not reposted\n");
 }
 
 /* Answer @t; a request whose token was used gets it invalidated. */
@@ -217,32 +226,43 @@ static void *nbt_at(const struct ndkblk_req *req)
 	return nbt.store + (le64_to_cpu(req->sector) << SECTOR_SHIFT);
 }
 
-/* A receive: validate the request, then move its data. */
-static void nbt_request(u32 i)
+/*
+ * A receive of @bytes in buffer @i: validate the request, take an inline
+ * write's data, repost the buffer, then move the data or answer.
+ */
+static void nbt_request(u32 i, u32 bytes)
 {
-	struct ndkblk_req req = nbt.ctrl->req[i];
+	struct ndkblk_msg *msg = &nbt.ctrl->msg[i];
+	struct ndkblk_req req = msg->req;
 	u32 len = le32_to_cpu(req.length);
 	u64 sector = le64_to_cpu(req.sector);
 	u32 t = le16_to_cpu(req.tag);
+	u32 op = le16_to_cpu(req.opcode);
+	bool inl = op == NDKBLK_OP_WRITE_INLINE;
 	struct nbt_tag *tag;
 	struct ndk_sge sge;
-	u32 op = le16_to_cpu(req.opcode);
+	int err = 0;
 	s32 s;
 
-	if (nbt_post_receive(i))
-		pr_warn_ratelimited("ndkblk_target: receive not reposted\n");
-	if (le32_to_cpu(req.magic) != NDKBLK_MAGIC || t >= NDKBLK_DEPTH ||
-	    nbt.tag[t].busy) {
+	if (bytes < sizeof(req) || le32_to_cpu(req.magic) != NDKBLK_MAGIC ||
+	    t >= NDKBLK_DEPTH || nbt.tag[t].busy) {
 		pr_warn_ratelimited("ndkblk_target: malformed request\n");
+		nbt_repost(i);
 		return;
 	}
 	tag = &nbt.tag[t];
 	tag->req = req;
-	if (!len || len > NDKBLK_MAX_IO || len % SECTOR_SIZE ||
-	    sector > nbt.bytes >> SECTOR_SHIFT ||
+	if (!len || len > (inl ? NDKBLK_INLINE_MAX : NDKBLK_MAX_IO) ||
+	    len % SECTOR_SIZE || sector > nbt.bytes >> SECTOR_SHIFT ||
 	    len > nbt.bytes - (sector << SECTOR_SHIFT) ||
-	    (op != NDKBLK_OP_READ && op != NDKBLK_OP_WRITE)) {
-		nbt_answer(t, EINVAL, false);
+	    (inl && bytes < sizeof(req) + len) ||
+	    (!inl && op != NDKBLK_OP_READ && op != NDKBLK_OP_WRITE))
+		err = EINVAL;
+	else if (inl)
+		memcpy(nbt_at(&req), msg->data, len);
+	nbt_repost(i);
+	if (err || inl) {
+		nbt_answer(t, err, false);
 		return;
 	}
 	sge.virtual_address = tag->buf;
@@ -291,7 +311,7 @@ static void nbt_result(const struct ndk_result_ex *r)
 		return;	/* a closed QP's flush */
 	if (r->type & NDK_OPERATION_TYPE_RECEIVE) {
 		if (!r->status && ctx < NDKBLK_DEPTH)
-			nbt_request(ctx);
+			nbt_request(ctx, r->bytes_transferred);
 	} else if (r->type == NDK_OPERATION_TYPE_READ &&
 		   ctx < NDKBLK_DEPTH) {
 		nbt_read_done(ctx, r->status);

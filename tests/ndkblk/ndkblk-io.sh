@@ -8,11 +8,13 @@
 #     random, queue depth 1 and 16;
 #  2. mixed random reads and writes of mixed sizes at depth 16, verified;
 #  3. a filesystem: mkfs.ext4, files written, unmounted, the initiator
-#     unloaded and loaded again (a new connection), remounted, checksums;
+#     unloaded and loaded again (a new connection) without inline writes
+#     (inline_max=0), remounted, checksums; small writes verified again;
 #  4. rmmod of both modules.
 #   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
 #  Every I/O's registration must have been invalidated by the target
-#  (send-and-invalidate), none locally.  Data sizes scale with
+#  (send-and-invalidate), none locally; writes of up to 4 KiB go inline
+#  in their request unless inline_max=0.  Data sizes scale with
 #  NDK_STRESS_SCALE (the debug tier's 0.2: 2 MiB per fio job).
 set -u
 ini=$1 tgt=$2
@@ -29,11 +31,32 @@ fail() {
 	exit 1
 }
 
+# attach [PARAMS]: load the initiator, wait for its disk.
 attach() {
 	ndmesg=$(dmesg | wc -l)
-	insmod "$ini" target=$addr || fail "insmod ndkblk target=$addr failed"
+	insmod "$ini" target=$addr "$@" || fail "insmod ndkblk target=$addr $* failed"
 	for _ in $(seq 50); do [[ -b $dev ]] && return; sleep 0.1; done
 	fail "$dev did not appear"
+}
+
+# detach INLINE: unload the initiator; every registered I/O's registration
+# was invalidated by the target, none locally; INLINE: whether writes went
+# inline (some / none).
+detach() {
+	local stats re
+	rmmod ndkblk || fail "rmmod ndkblk failed"
+	stats=$(dmesg | tail -n +"$((ndmesg + 1))" | grep -E 'ndkblk: [0-9]+ I/Os;') ||
+		fail "no I/O statistics at rmmod"
+	echo "$stats"
+	re='ndkblk: ([0-9]+) I/Os; registrations invalidated by the target ([0-9]+), locally ([0-9]+); inline writes ([0-9]+)'
+	[[ $stats =~ $re ]] || fail "unexpected statistics: $stats"
+	((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == BASH_REMATCH[1] && BASH_REMATCH[3] == 0)) ||
+		fail "not every registration was invalidated by the target: $stats"
+	if [[ $1 == some ]]; then
+		((BASH_REMATCH[4] > 0)) || fail "no write went inline: $stats"
+	else
+		((BASH_REMATCH[4] == 0)) || fail "writes went inline with inline_max=0: $stats"
+	fi
 }
 
 insmod "$tgt" addr=$addr size_mb=64 || fail "insmod ndkblk_target failed"
@@ -72,21 +95,19 @@ for i in 1 2 3; do
 done
 (cd "$work/mnt" && sha256sum f1 f2 f3) > "$work/sums"
 umount "$work/mnt" || fail "umount failed"
-rmmod ndkblk || fail "rmmod ndkblk failed"
-attach
+detach some
+# Without inline writes: small writes take the fast-register path too.
+attach inline_max=0
 mount $dev "$work/mnt" || fail "remount after reconnecting failed"
 (cd "$work/mnt" && sha256sum -c --quiet "$work/sums") || fail "checksums differ after remount"
 umount "$work/mnt" || fail "umount failed"
+for bs in 512 4096; do
+	run_fio --rw=randwrite --bs=$bs --size=$((mb << 20)) --offset=48m --ioengine=libaio \
+		--iodepth=16 --randseed=$RANDOM
+done
+detach none
 
-# 4. Unload.  Every I/O's registration was invalidated by the target.
-rmmod ndkblk || fail "rmmod ndkblk failed"
-stats=$(dmesg | tail -n +"$((ndmesg + 1))" | grep -E 'ndkblk: [0-9]+ I/Os;') ||
-	fail "no I/O statistics at rmmod"
-echo "$stats"
-[[ $stats =~ ndkblk:\ ([0-9]+)\ I/Os\;\ registrations\ invalidated\ by\ the\ target\ ([0-9]+),\ locally\ ([0-9]+) ]] ||
-	fail "unexpected statistics: $stats"
-((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] == BASH_REMATCH[1] && BASH_REMATCH[3] == 0)) ||
-	fail "not every registration was invalidated by the target: $stats"
+# 4. Unload.
 rmmod ndkblk_target || fail "rmmod ndkblk_target failed"
 rm -rf "$work"
-echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across a reconnection: ok"
+echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across a reconnection, small writes inline and registered: ok"
