@@ -288,6 +288,24 @@ class Report:
             self.row("M1", "slab bytes per live registration, ndk vs ibv_reg_mr", f"{p} B",
                      ("M1", "ndk", p), ("M1", "verbs", p), "cost", "<=", 1.0, "bytes")
         self.build_s1()
+        self.build_b1()
+
+    def build_b1(self):
+        """B1: ndkblk vs nvme-rdma per fio job: IOPS, p99 completion
+        latency, CPU time per I/O (all CPUs, both ends in one guest)."""
+        jobs = sorted({m[3:] for (m, v, p) in self.st if m.startswith("B1-")
+                       and not m.startswith(("B1-p99-", "B1-cpu-"))})
+        for job in jobs:
+            for p in self.params("B1-" + job, "ndkblk"):
+                self.row("B1", f"ndkblk vs nvme-rdma, fio {job}, IOPS", f"{p} B",
+                         ("B1-" + job, "ndkblk", p), ("B1-" + job, "nvme", p), "rate", ">=",
+                         0.9, "ns/IO")
+                self.row("B1", f"ndkblk vs nvme-rdma, fio {job}, p99 completion latency",
+                         f"{p} B", ("B1-p99-" + job, "ndkblk", p), ("B1-p99-" + job, "nvme", p),
+                         "cost", "<=", 1.1, "ns")
+                self.row("B1", f"ndkblk vs nvme-rdma, fio {job}, CPU time per I/O",
+                         f"{p} B", ("B1-cpu-" + job, "ndkblk", p), ("B1-cpu-" + job, "nvme", p),
+                         "cost", "info", 0, "ns")
 
     def build_u1(self):
         """U1: per size, ndk (MEM_REGISTER) vs verbs; fits of registration
@@ -369,7 +387,7 @@ class Report:
 def fmt(x, unit):
     if x is None:
         return "n/a"
-    if unit in ("ns", "ns/pair", "ns/op", "ns/msg"):
+    if unit in ("ns", "ns/pair", "ns/op", "ns/msg", "ns/IO"):
         if x >= 1e6:
             return f"{x / 1e6:.2f} ms"
         if x >= 1e3:

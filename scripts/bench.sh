@@ -8,7 +8,7 @@
 #
 #   bench.sh [--smoke] [--only f1,r1,...] [--out DIR] [--build DIR]
 #
-# --only: run those measures only (f1 r1 w1 d1 u1 c1 m1 s1, comma-
+# --only: run those measures only (f1 r1 w1 d1 u1 c1 m1 s1 b1, comma-
 # separated; c1 includes the host's hit path); the report then checks
 # only theirs.  make bench BENCH_ONLY=r1 passes it.
 #

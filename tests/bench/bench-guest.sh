@@ -10,7 +10,7 @@
 #   bench-guest.sh full|smoke OUT UBENCH [ONLY]
 #
 # ONLY: a comma-separated list of the measures to run (f1,r1,w1,d1,u1,
-# c1,m1,s1); all of them when absent or empty.
+# c1,m1,s1,b1); all of them when absent or empty.
 # Exit 0 when every measure ran, 1 otherwise (the failed ones are named).
 set -u
 mode=$1 out=$2 ubench=$3 only=${4:-}
@@ -170,6 +170,12 @@ for n in $S1_COUNTS; do
 done
 # U1's kernel pin floor used ndk_bench.ko.
 rmmod ndk_bench || failed+=("rmmod")
+# B1: ndkblk against nvme-rdma (fio), the storage consumer's measure.
+if want b1; then
+	step "b1 ndkblk vs nvme-rdma"
+	"$dir/../ndkblk/ndkblk-bench.sh" "$mode" "$out" "$dir/../../samples/ndkblk/ndkblk.ko" \
+		"$dir/../../samples/ndkblk/ndkblk_target.ko" || failed+=("b1")
+fi
 
 if ((${#failed[@]})); then
 	echo "bench: incomplete: ${failed[*]}"
