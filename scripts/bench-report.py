@@ -306,6 +306,12 @@ class Report:
                 self.row("B1", f"ndkblk vs nvme-rdma, fio {job}, CPU time per I/O",
                          f"{p} B", ("B1-cpu-" + job, "ndkblk", p), ("B1-cpu-" + job, "nvme", p),
                          "cost", "info", 0, "ns")
+            for v, text in (("ndkblk-fr", "without inline writes (every write fast-registered)"),
+                            ("ndkblk-mw", "in window mode (a window over a registered pool)")):
+                for p in self.params("B1-" + job, v):
+                    self.row("B1", f"ndkblk {text} vs nvme-rdma, fio {job}, IOPS", f"{p} B",
+                             ("B1-" + job, v, p), ("B1-" + job, "nvme", p), "rate", "info", 0,
+                             "ns/IO")
 
     def build_u1(self):
         """U1: per size, ndk (MEM_REGISTER) vs verbs; fits of registration
@@ -580,6 +586,8 @@ EXPECTED = [
     ("U1-reg", "mr"), ("U1-dereg", "mr"), ("U1-dereg", "ndk"), ("U1-dereg", "verbs"), ("C1", "hit"), ("C1", "miss"),
     ("C1", "nocache"), ("M1", "ndk"), ("M1", "verbs"), ("S1-reg", "ndk"),
     ("S1-reg", "verbs"), ("S1-lookup", "ndk"), ("S1-mem", "ndk"),
+    ("B1-randread-qd1", "ndkblk"), ("B1-randread-qd1", "nvme"), ("B1-write-qd4", "ndkblk"),
+    ("B1-write-qd4", "nvme"), ("B1-randwrite-qd1", "ndkblk-fr"), ("B1-read-qd16", "ndkblk-mw"),
 ]
 
 

@@ -52,6 +52,9 @@ MODULE_PARM_DESC(target, "IPv4 address of the target");
 static ushort port = NDKBLK_PORT;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "the target's port");
+static char *mode = "fr";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "fr: fast-register each I/O's pages; window: bind a window over a registered pool buffer");
 static uint inline_max = NDKBLK_INLINE_MAX;
 module_param(inline_max, uint, 0444);
 MODULE_PARM_DESC(inline_max, "largest write sent inside its request (0: none)");
@@ -63,6 +66,15 @@ MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
 #define NBK_INV		1UL	/* request context bit: a local invalidate */
 
 /**
+ * enum nbk_kind - how an I/O's data travels
+ * @NBK_FR:     its pages fast-registered, the target moves the data
+ * @NBK_WINDOW: copied through the slot's pool buffer, a window bound over
+ *              it, the target moves the data (mode=window)
+ * @NBK_INLINE: a small write: the data inside the request message
+ */
+enum nbk_kind { NBK_FR, NBK_WINDOW, NBK_INLINE };
+
+/**
  * struct nbk_slot - what tag t owns
  * @mr:       fast-register MR, initialised for max_pages
  * @mdl:      the I/O's MDL, room for max_pages
@@ -70,10 +82,12 @@ MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
  * @rq:       the request in flight, or NULL
  * @token:    @mr's remote token of the registration in flight
  * @err:      the I/O's outcome
- * @inline_io: the I/O is a small write whose data went in its request:
- *            nothing is registered or mapped
+ * @kind:     how the I/O's data travels (enum nbk_kind)
+ * @pool:     window mode: NDKBLK_MAX_IO bytes, registered in @pool_mr
+ * @pool_mr:  window mode: the pool's registration, local write
+ * @mw:       window mode: the window bound over @pool per I/O
  *
- * @lam holds a mapping exactly while @rq is set, unless @inline_io.
+ * @lam holds a mapping exactly while @rq is set and @kind is NBK_FR.
  */
 struct nbk_slot {
 	struct ndk_mr *mr;
@@ -82,7 +96,10 @@ struct nbk_slot {
 	struct request *rq;
 	u32 token;
 	blk_status_t err;
-	bool inline_io;
+	u8 kind;
+	void *pool;
+	struct ndk_mr *pool_mr;
+	struct ndk_mw *mw;
 };
 
 /**
@@ -116,6 +133,7 @@ static struct nbk {
 	struct delayed_work reconnect;
 	bool stopping;
 	u32 inline_max;
+	bool window;
 	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated;
 } nbk;
 
@@ -181,6 +199,32 @@ static s32 nbk_post_receive(u32 i)
 	return st;
 }
 
+/* A small write's data goes into its request message, or any write's
+ * into the slot's pool buffer (window mode).
+ */
+static void nbk_copy_in(u8 *dst, struct request *rq)
+{
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		memcpy_from_bvec(dst, &bv);
+		dst += bv.bv_len;
+	}
+}
+
+/* A read's data from the pool buffer into the request's pages. */
+static void nbk_copy_out(struct request *rq, const u8 *src)
+{
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		memcpy_to_bvec(&bv, src);
+		src += bv.bv_len;
+	}
+}
+
 /*
  * The slot's I/O is over: unmap its pages and complete the request.  The
  * first caller wins: a flush can report an I/O twice (its fast-register
@@ -192,8 +236,10 @@ static void nbk_finish(struct nbk_slot *s, blk_status_t err)
 
 	if (!rq)
 		return;
-	if (!s->inline_io)
+	if (s->kind == NBK_FR)
 		ndk_release_lam(nbk.adapter, s->lam);
+	else if (s->kind == NBK_WINDOW && !err && rq_data_dir(rq) == READ)
+		nbk_copy_out(rq, s->pool);
 	s->err = err;
 	blk_mq_complete_request(rq);
 }
@@ -218,7 +264,7 @@ static void nbk_answer(const struct ndk_result_ex *r)
 	}
 	s = &nbk.slot[t];
 	err = rsp.status ? BLK_STS_IOERR : BLK_STS_OK;
-	if (s->inline_io) {	/* nothing was registered */
+	if (s->kind == NBK_INLINE) {	/* nothing was registered */
 		nbk_finish(s, err);
 		return;
 	}
@@ -232,6 +278,8 @@ static void nbk_answer(const struct ndk_result_ex *r)
 	spin_lock_irqsave(&nbk.post_lock, flags);
 	st = nbk.dead ? STATUS_CONNECTION_INVALID :
 	     ndk_invalidate(nbk.qp, (void *)((uintptr_t)s | NBK_INV),
+			    s->kind == NBK_WINDOW ?
+			    (struct ndk_object_header *)s->mw :
 			    (struct ndk_object_header *)s->mr, 0);
 	spin_unlock_irqrestore(&nbk.post_lock, flags);
 	if (st)
@@ -313,18 +361,6 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 	return 0;
 }
 
-/* A small write's data goes into its request message. */
-static void nbk_copy_in(u8 *dst, struct request *rq)
-{
-	struct req_iterator iter;
-	struct bio_vec bv;
-
-	rq_for_each_segment(bv, rq, iter) {
-		memcpy_from_bvec(dst, &bv);
-		dst += bv.bv_len;
-	}
-}
-
 static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				 const struct blk_mq_queue_data *bd)
 {
@@ -348,22 +384,33 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return BLK_STS_NOTSUPP;
 	blk_mq_start_request(rq);
-	s->inline_io = write && len <= nbk.inline_max;
-	if (s->inline_io) {
+	s->kind = write && len <= nbk.inline_max ? NBK_INLINE :
+		  nbk.window ? NBK_WINDOW : NBK_FR;
+	if (s->kind == NBK_INLINE) {
 		nbk_copy_in(msg->data, rq);
 		sge.length += len;
+	} else if (s->kind == NBK_WINDOW && write) {
+		nbk_copy_in(s->pool, rq);
 	}
-	op = s->inline_io ? NDKBLK_OP_WRITE_INLINE :
+	op = s->kind == NBK_INLINE ? NDKBLK_OP_WRITE_INLINE :
 	     write ? NDKBLK_OP_WRITE : NDKBLK_OP_READ;
 	/* The adapter and the QP live while nbk.dead is clear. */
 	spin_lock_irqsave(&nbk.post_lock, flags);
-	if (nbk.dead || (!s->inline_io && nbk_map(s, rq, &fbo))) {
+	if (nbk.dead || (s->kind == NBK_FR && nbk_map(s, rq, &fbo))) {
 		spin_unlock_irqrestore(&nbk.post_lock, flags);
 		return BLK_STS_IOERR;
 	}
 	s->rq = rq;
 	s->token = 0;
-	if (!s->inline_io) {
+	if (s->kind == NBK_WINDOW) {
+		base = (uintptr_t)s->pool;
+		st = ndk_bind(nbk.qp, s, s->pool_mr, s->mw, s->pool, len,
+			      (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
+				       NDK_OP_FLAG_ALLOW_REMOTE_WRITE) |
+			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+		if (!st)
+			s->token = ndk_get_remote_token_from_mw(s->mw);
+	} else if (s->kind == NBK_FR) {
 		/* The registration's address: the slot's own index space. */
 		base = ((u64)(rq->tag + 1) << 32) + fbo;
 		st = ndk_fast_register(nbk.qp, s, s->mr,
@@ -389,7 +436,8 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	if (!st) {
 		spin_unlock_irqrestore(&nbk.post_lock, flags);
-		atomic64_inc(s->inline_io ? &nbk.inline_ios : &nbk.ios);
+		atomic64_inc(s->kind == NBK_INLINE ? &nbk.inline_ios :
+			     &nbk.ios);
 		return BLK_STS_OK;
 	}
 	/*
@@ -399,7 +447,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	ret = BLK_STS_OK;	/* unless it is still ours: a flush finished it */
 	if (xchg(&s->rq, NULL)) {
-		if (!s->inline_io)
+		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
 		ret = BLK_STS_IOERR;
 	}
@@ -469,6 +517,12 @@ static void nbk_teardown(void)
 		struct nbk_slot *s = &nbk.slot[i];
 
 		nbk_finish(s, BLK_STS_IOERR);
+		if (s->mw)
+			ndk_close_mw(s->mw, NULL, NULL);
+		s->mw = NULL;
+		if (s->pool_mr)
+			ndk_close_mr(s->pool_mr, NULL, NULL);
+		s->pool_mr = NULL;
 		if (s->mr)
 			ndk_close_mr(s->mr, NULL, NULL);
 		s->mr = NULL;
@@ -490,6 +544,7 @@ static void nbk_free(void)
 
 	for (i = 0; i < NBK_DEPTH; i++) {
 		kfree(nbk.slot[i].lam);
+		kfree(nbk.slot[i].pool);
 		if (nbk.slot[i].mdl)
 			ndk_mdl_free_chain(nbk.slot[i].mdl);
 	}
@@ -513,7 +568,9 @@ static int nbk_alloc(void)
 		s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
 		s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
 				       GFP_KERNEL);
-		if (!s->lam || !s->mdl)
+		if (nbk.window)
+			s->pool = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+		if (!s->lam || !s->mdl || (nbk.window && !s->pool))
 			return -ENOMEM;
 	}
 	return 0;
@@ -522,9 +579,7 @@ static int nbk_alloc(void)
 static int nbk_open_objects(void)
 {
 	u32 size = sizeof(nbk.info);
-	struct ndk_mdl *mdl;
 	u32 i;
-	s32 st;
 
 	if (ndk_open_adapter(adapter, nbk_removal, NULL, &nbk.adapter)) {
 		nbk.adapter = NULL;
@@ -547,22 +602,26 @@ static int nbk_open_objects(void)
 		nbk.qp = NULL;
 		return -EIO;
 	}
-	if (ndk_create_mr(nbk.pd, false, NULL, NULL, &nbk.ctrl_mr)) {
-		nbk.ctrl_mr = NULL;
+	if (ndkblk_register(nbk.pd, &nbk.ctrl_mr, nbk.ctrl, sizeof(*nbk.ctrl),
+			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &nbk.ctrl_token))
 		return -EIO;
-	}
-	mdl = ndk_mdl_from_buffer(nbk.ctrl, sizeof(*nbk.ctrl), GFP_KERNEL);
-	if (!mdl)
-		return -ENOMEM;
-	st = ndk_register_mr(nbk.ctrl_mr, mdl, sizeof(*nbk.ctrl),
-			     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
-	ndk_mdl_free_chain(mdl);
-	if (st)
-		return -EIO;
-	nbk.ctrl_token = ndk_get_local_token_from_mr(nbk.ctrl_mr);
 	for (i = 0; i < NBK_DEPTH; i++) {
 		struct nbk_slot *s = &nbk.slot[i];
+		u32 token;
 
+		if (nbk.window) {
+			/* Remote write through a window needs local write. */
+			if (ndkblk_register(nbk.pd, &s->pool_mr, s->pool,
+					    NDKBLK_MAX_IO,
+					    NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+					    &token))
+				return -EIO;
+			if (ndk_create_mw(nbk.pd, NULL, NULL, &s->mw)) {
+				s->mw = NULL;
+				return -EIO;
+			}
+			continue;
+		}
 		if (ndk_create_mr(nbk.pd, true, NULL, NULL, &s->mr)) {
 			s->mr = NULL;
 			return -EIO;
@@ -711,6 +770,11 @@ static int __init nbk_init(void)
 		pr_err("ndkblk: target=<IPv4 address> is required\n");
 		return -EINVAL;
 	}
+	nbk.window = !strcmp(mode, "window");
+	if (!nbk.window && strcmp(mode, "fr")) {
+		pr_err("ndkblk: mode=fr or mode=window\n");
+		return -EINVAL;
+	}
 	ret = nbk_alloc();
 	if (ret)
 		goto err_free;
@@ -723,8 +787,8 @@ static int __init nbk_init(void)
 	ret = nbk_add_disk();
 	if (ret)
 		goto err_teardown;
-	pr_info("ndkblk: %s: %llu sectors from %s:%u through %s\n",
-		nbk.disk->disk_name, nbk.sectors, target, port, adapter);
+	pr_info("ndkblk: %s: %llu sectors from %s:%u through %s, mode %s\n",
+		nbk.disk->disk_name, nbk.sectors, target, port, adapter, mode);
 	return 0;
 
 err_teardown:

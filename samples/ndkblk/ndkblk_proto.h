@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ndkblk: the wire format between the initiator (ndkblk.ko) and the
- * target (ndkblk_target.ko).
+ * target (ndkblk_target.ko), and the one helper both use.
  *
  * SMB Direct's pattern: the initiator fast-registers an I/O's pages and
  * sends a request carrying the token, the address and the length; the
@@ -19,6 +19,7 @@
 #define NDKBLK_PROTO_H
 
 #include <linux/types.h>
+#include <ndk/ndkpi.h>
 
 #define NDKBLK_MAGIC		0x4b424e44	/* "DNBK" */
 #define NDKBLK_PORT		7474
@@ -94,5 +95,39 @@ struct ndkblk_hello {
 	__le32 inline_max;
 	__le64 sectors;
 };
+
+/**
+ * ndkblk_register() - a kernel buffer in a new MR of @pd, blocking
+ * @pd:    the PD
+ * @mr:    receives the MR (NULL when it could not be created); the caller
+ *         closes it, registered or not
+ * @buf:   kmalloc'ed or vmalloc'ed
+ * @len:   bytes
+ * @flags: NDK_MR_FLAG_*
+ * @token: receives its local token
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+static inline int ndkblk_register(struct ndk_pd *pd, struct ndk_mr **mr,
+				  void *buf, u32 len, u32 flags, u32 *token)
+{
+	struct ndk_mdl *mdl;
+	s32 s;
+
+	if (ndk_create_mr(pd, false, NULL, NULL, mr)) {
+		*mr = NULL;
+		return -EIO;
+	}
+	mdl = ndk_mdl_from_buffer(buf, len, GFP_KERNEL);
+	if (!mdl)
+		return -ENOMEM;
+	s = ndk_register_mr(*mr, mdl, len, flags, NULL, NULL);
+	ndk_mdl_free_chain(mdl);
+	if (s)
+		return -EIO;
+	*token = ndk_get_local_token_from_mr(*mr);
+	return 0;
+}
 
 #endif /* NDKBLK_PROTO_H */

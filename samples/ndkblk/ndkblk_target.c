@@ -490,27 +490,6 @@ static void nbt_removal(void *context)
 	schedule_work(&nbt.removal_work);
 }
 
-static int nbt_register(struct ndk_mr **mr, void *buf, u32 len, u32 flags,
-			u32 *token)
-{
-	struct ndk_mdl *mdl;
-	s32 s;
-
-	if (ndk_create_mr(nbt.pd, false, NULL, NULL, mr)) {
-		*mr = NULL;
-		return -EIO;
-	}
-	mdl = ndk_mdl_from_buffer(buf, len, GFP_KERNEL);
-	if (!mdl)
-		return -ENOMEM;
-	s = ndk_register_mr(*mr, mdl, len, flags, NULL, NULL);
-	ndk_mdl_free_chain(mdl);
-	if (s)
-		return -EIO;
-	*token = ndk_get_local_token_from_mr(*mr);
-	return 0;
-}
-
 static void nbt_free(void)
 {
 	u32 i;
@@ -574,11 +553,11 @@ static int nbt_start(void)
 		nbt.cq = NULL;
 		goto err_stop;
 	}
-	ret = nbt_register(&nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl), rw,
-			   &nbt.ctrl_token);
+	ret = ndkblk_register(nbt.pd, &nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl),
+			      rw, &nbt.ctrl_token);
 	for (i = 0; !ret && i < NDKBLK_DEPTH; i++)
-		ret = nbt_register(&nbt.tag[i].mr, nbt.tag[i].buf,
-				   NDKBLK_MAX_IO, rw, &nbt.tag[i].token);
+		ret = ndkblk_register(nbt.pd, &nbt.tag[i].mr, nbt.tag[i].buf,
+				      NDKBLK_MAX_IO, rw, &nbt.tag[i].token);
 	if (ret)
 		goto err_stop;
 	spin_lock(&nbt.lock);

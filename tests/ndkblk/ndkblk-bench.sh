@@ -15,7 +15,10 @@
 #   S B1-<job> <dev> <bs> <round> <runtime ns> <I/Os>       (ns per I/O)
 #   S B1-p99-<job> <dev> <bs> <round> <p99 ns> 1            (completion p99)
 #   S B1-cpu-<job> <dev> <bs> <round> <busy ns> <I/Os>      (all CPUs)
-# with <dev> ndkblk or nvme, and "ok b1" at the end.  Exit 0 when every
+# with <dev> ndkblk or nvme, and "ok b1" at the end.  The 4 KiB write
+# jobs run once more with ndkblk loaded with inline_max=0 (<dev>
+# ndkblk-fr): every write fast-registered and RDMA-read by the target;
+# three jobs run again in window mode (<dev> ndkblk-mw).  Exit 0 when every
 # job ran on both.
 set -u
 mode=$1 out=$2 ini=$3 tgt=$4
@@ -84,10 +87,11 @@ busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 tick_ns=$((1000000000 / $(getconf CLK_TCK)))
 
 # job NAME RW BS DEPTH: one fio run per device per round, interleaved.
+tags="ndkblk nvme"
 job() {
 	local name=$1 rw=$2 bs=$3 qd=$4 r dev tag b0 b1 json
 	for ((r = 0; r < rounds; r++)); do
-		for tag in ndkblk nvme; do
+		for tag in $tags; do
 			dev=/dev/ndkblk0
 			[[ $tag == nvme ]] && dev=$nvmedev
 			b0=$(busy)
@@ -125,6 +129,22 @@ job read-qd16 read 64k 16
 job write-qd16 write 64k 16
 job read-qd4 read 1m 4
 job write-qd4 write 1m 4
+# Small writes through the fast-register path too (inline_max=0).
+rmmod ndkblk || err "rmmod ndkblk failed"
+insmod "$ini" target=$ip inline_max=0 || err "insmod ndkblk inline_max=0 failed"
+for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
+tags="ndkblk-fr nvme"
+job randwrite-qd1 randwrite 4k 1
+job randwrite-qd32 randwrite 4k 32
+# The window-pool variant (mode=window): copies through a registered
+# pool, a window bound per I/O.
+rmmod ndkblk || err "rmmod ndkblk failed"
+insmod "$ini" target=$ip mode=window || err "insmod ndkblk mode=window failed"
+for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
+tags="ndkblk-mw nvme"
+job randread-qd1 randread 4k 1
+job read-qd16 read 64k 16
+job write-qd16 write 64k 16
 cleanup
 grep -q '^E ' "$res" && exit 1
 echo "ok b1" >> "$res"

@@ -10,6 +10,8 @@
 #  3. a filesystem: mkfs.ext4, files written, unmounted, the initiator
 #     unloaded and loaded again (a new connection) without inline writes
 #     (inline_max=0), remounted, checksums; small writes verified again;
+#     then again in window mode (mode=window: a window bound over a
+#     registered pool buffer per I/O): verified I/O and the checksums;
 #  4. rmmod of both modules.
 #   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
 #  Every I/O's registration must have been invalidated by the target
@@ -106,8 +108,21 @@ for bs in 512 4096; do
 		--iodepth=16 --randseed=$RANDOM
 done
 detach none
+# Window mode: each I/O through the slot's registered pool buffer and a
+# window bound over it.
+attach mode=window
+for bs in 8192 65536 135168 1048576; do
+	run_fio --rw=randwrite --bs=$bs --size=$(((mb > 4 ? mb : 4) << 20)) --offset=40m \
+		--ioengine=libaio --iodepth=16 --randseed=$RANDOM
+done
+run_fio --rw=randrw --bsrange=512-1m --size=$((2 * mb))m --ioengine=libaio --iodepth=16 \
+	--offset=40m --randseed=$RANDOM
+mount $dev "$work/mnt" || fail "mount in window mode failed"
+(cd "$work/mnt" && sha256sum -c --quiet "$work/sums") || fail "checksums differ in window mode"
+umount "$work/mnt" || fail "umount failed"
+detach some
 
 # 4. Unload.
 rmmod ndkblk_target || fail "rmmod ndkblk_target failed"
 rm -rf "$work"
-echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across a reconnection, small writes inline and registered: ok"
+echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across reconnections, small writes inline and registered, window mode: ok"
