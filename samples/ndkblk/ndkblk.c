@@ -377,6 +377,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	};
 	unsigned long flags;
 	blk_status_t ret;
+	bool posted;
 	u64 base = 0;
 	u32 fbo, op;
 	s32 st = 0;
@@ -396,8 +397,13 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	     write ? NDKBLK_OP_WRITE : NDKBLK_OP_READ;
 	/* The adapter and the QP live while nbk.dead is clear. */
 	spin_lock_irqsave(&nbk.post_lock, flags);
-	if (nbk.dead || (s->kind == NBK_FR && nbk_map(s, rq, &fbo))) {
+	if (nbk.dead) {
 		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		return BLK_STS_IOERR;
+	}
+	if (s->kind == NBK_FR && nbk_map(s, rq, &fbo)) {
+		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		pr_warn_ratelimited("ndkblk: an I/O's pages cannot be mapped\n");
 		return BLK_STS_IOERR;
 	}
 	s->rq = rq;
@@ -424,6 +430,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		if (!st)
 			s->token = ndk_get_remote_token_from_mr(s->mr);
 	}
+	posted = !st && s->kind != NBK_INLINE;
 	if (!st) {
 		req->magic = cpu_to_le32(NDKBLK_MAGIC);
 		req->opcode = cpu_to_le16(op);
@@ -439,6 +446,14 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		atomic64_inc(s->kind == NBK_INLINE ? &nbk.inline_ios :
 			     &nbk.ios);
 		return BLK_STS_OK;
+	}
+	if (st == STATUS_INSUFFICIENT_RESOURCES && !posted) {
+		/* The queue is full and nothing was posted: blk-mq retries. */
+		s->rq = NULL;
+		if (s->kind == NBK_FR)
+			ndk_release_lam(nbk.adapter, s->lam);
+		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		return BLK_STS_RESOURCE;
 	}
 	/*
 	 * A refused send posts the deferred fast-register (silently): no
@@ -592,13 +607,19 @@ static int nbk_open_objects(void)
 		nbk.pd = NULL;
 		return -EIO;
 	}
-	if (ndk_create_cq(nbk.adapter, 4 * NBK_DEPTH + 16, nbk_cq_notify,
+	if (ndk_create_cq(nbk.adapter, 8 * NBK_DEPTH + 16, nbk_cq_notify,
 			  NULL, NULL, NULL, NULL, &nbk.cq)) {
 		nbk.cq = NULL;
 		return -EIO;
 	}
+	/*
+	 * Up to two I/Os' requests per slot (a fast-register or bind, a
+	 * send, a local invalidate): the silent ones of the last I/O may not
+	 * have completed when the next one is posted.  A full queue makes
+	 * blk-mq retry.
+	 */
 	if (ndk_create_qp(nbk.pd, nbk.cq, nbk.cq, NULL, NBK_DEPTH,
-			  3 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &nbk.qp)) {
+			  6 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &nbk.qp)) {
 		nbk.qp = NULL;
 		return -EIO;
 	}

@@ -62,12 +62,25 @@ MODULE_PARM_DESC(size_mb, "namespace size in MiB (RAM)");
 enum nbt_state { NBT_IDLE, NBT_ACCEPTING, NBT_CONNECTED, NBT_RESETTING };
 
 /**
+ * enum nbt_step - what a request needs posted next
+ * @NBT_NONE:   nothing (idle, or its RDMA read is outstanding)
+ * @NBT_WRITE:  the RDMA write of a READ's data, then the answer
+ * @NBT_READ:   the RDMA read of a WRITE's data
+ * @NBT_ANSWER: the answer
+ */
+enum nbt_step { NBT_NONE, NBT_WRITE, NBT_READ, NBT_ANSWER };
+
+/**
  * struct nbt_tag - one request in flight
- * @buf:   bounce buffer, NDKBLK_MAX_IO bytes
- * @mr:    its registration
- * @token: its local token
- * @req:   the request, copied out of its receive buffer
- * @busy:  an RDMA read for it is outstanding
+ * @buf:        bounce buffer, NDKBLK_MAX_IO bytes
+ * @mr:         its registration
+ * @token:      its local token
+ * @req:        the request, copied out of its receive buffer
+ * @busy:       an RDMA read for it is outstanding
+ * @step:       enum nbt_step
+ * @err:        the answer's errno
+ * @invalidate: the answer invalidates the request's token
+ * @pending:    in nbt.pending while a full send queue holds @step back
  */
 struct nbt_tag {
 	void *buf;
@@ -75,6 +88,10 @@ struct nbt_tag {
 	u32 token;
 	struct ndkblk_req req;
 	bool busy;
+	u8 step;
+	u16 err;
+	bool invalidate;
+	struct list_head pending;
 };
 
 /**
@@ -104,6 +121,8 @@ static struct nbt {
 	unsigned long gen;
 	struct workqueue_struct *wq;
 	struct work_struct cq_work;
+	struct delayed_work retry;
+	struct list_head pending;	/* tags whose next post waits */
 	struct work_struct reset_work;
 	struct work_struct removal_work;
 	struct delayed_work restart;
@@ -198,7 +217,7 @@ static void nbt_repost(u32 i)
 }
 
 /* Answer @t; a request whose token was used gets it invalidated. */
-static void nbt_answer(u32 t, int err, bool invalidate)
+static s32 nbt_answer(u32 t, int err, bool invalidate)
 {
 	struct ndkblk_rsp *rsp = &nbt.ctrl->rsp[t];
 	struct ndk_sge sge = {
@@ -217,8 +236,90 @@ static void nbt_answer(u32 t, int err, bool invalidate)
 					    le32_to_cpu(nbt.tag[t].req.token));
 	else
 		s = ndk_send(nbt.qp, NULL, &sge, 1, flags);
-	if (s)
+	if (s && s != STATUS_INSUFFICIENT_RESOURCES)
 		pr_warn_ratelimited("ndkblk_target: answer: status %#x\n", s);
+	return s;
+}
+
+/*
+ * Post what @tag needs next.  Return: false when the send queue is full
+ * (the step stays, retried after the next results), true otherwise.
+ */
+static bool nbt_advance(u32 t)
+{
+	struct nbt_tag *tag = &nbt.tag[t];
+	const struct ndkblk_req *req = &tag->req;
+	struct ndk_sge sge = {
+		.virtual_address = tag->buf,
+		.length = le32_to_cpu(req->length),
+		.memory_region_token = tag->token,
+	};
+	s32 s;
+
+	switch (tag->step) {
+	case NBT_WRITE:
+		s = ndk_write(nbt.qp, NULL, &sge, 1, le64_to_cpu(req->address),
+			      le32_to_cpu(req->token),
+			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
+		if (s == STATUS_INSUFFICIENT_RESOURCES)
+			return false;
+		if (s)
+			pr_warn_ratelimited("ndkblk_target: RDMA write: %#x\n", s);
+		tag->step = NBT_ANSWER;
+		tag->err = s ? EIO : 0;
+		tag->invalidate = !s;
+		fallthrough;
+	case NBT_ANSWER:
+		if (nbt_answer(t, tag->err, tag->invalidate) ==
+		    STATUS_INSUFFICIENT_RESOURCES)
+			return false;
+		break;
+	case NBT_READ:
+		tag->busy = true;
+		s = ndk_read(nbt.qp, (void *)(uintptr_t)t, &sge, 1,
+			     le64_to_cpu(req->address),
+			     le32_to_cpu(req->token), 0);
+		if (s == STATUS_INSUFFICIENT_RESOURCES) {
+			tag->busy = false;
+			return false;
+		}
+		if (s) {
+			pr_warn_ratelimited("ndkblk_target: RDMA read: %#x\n", s);
+			tag->busy = false;
+			tag->step = NBT_ANSWER;
+			tag->err = EIO;
+			tag->invalidate = false;
+			return nbt_advance(t);
+		}
+		break;
+	}
+	tag->step = NBT_NONE;
+	return true;
+}
+
+/* Set @tag's next step and post it, or queue it behind the others. */
+static void nbt_step(u32 t, enum nbt_step step, int err, bool invalidate)
+{
+	struct nbt_tag *tag = &nbt.tag[t];
+
+	tag->step = step;
+	tag->err = err;
+	tag->invalidate = invalidate;
+	if (!list_empty(&nbt.pending) || !nbt_advance(t))
+		list_add_tail(&tag->pending, &nbt.pending);
+}
+
+/* Post the steps a full send queue held back, in order. */
+static void nbt_kick(void)
+{
+	struct nbt_tag *tag;
+
+	while ((tag = list_first_entry_or_null(&nbt.pending, struct nbt_tag,
+					       pending))) {
+		if (!nbt_advance(tag - nbt.tag))
+			break;
+		list_del_init(&tag->pending);
+	}
 }
 
 static void *nbt_at(const struct ndkblk_req *req)
@@ -240,9 +341,7 @@ static void nbt_request(u32 i, u32 bytes)
 	u32 op = le16_to_cpu(req.opcode);
 	bool inl = op == NDKBLK_OP_WRITE_INLINE;
 	struct nbt_tag *tag;
-	struct ndk_sge sge;
 	int err = 0;
-	s32 s;
 
 	if (bytes < sizeof(req) || le32_to_cpu(req.magic) != NDKBLK_MAGIC ||
 	    t >= NDKBLK_DEPTH || nbt.tag[t].busy) {
@@ -262,29 +361,12 @@ static void nbt_request(u32 i, u32 bytes)
 		memcpy(nbt_at(&req), msg->data, len);
 	nbt_repost(i);
 	if (err || inl) {
-		nbt_answer(t, err, false);
-		return;
-	}
-	sge.virtual_address = tag->buf;
-	sge.length = len;
-	sge.memory_region_token = tag->token;
-	if (op == NDKBLK_OP_READ) {
+		nbt_step(t, NBT_ANSWER, err, false);
+	} else if (op == NDKBLK_OP_WRITE) {
+		nbt_step(t, NBT_READ, 0, true);
+	} else {
 		memcpy(tag->buf, nbt_at(&req), len);
-		s = ndk_write(nbt.qp, NULL, &sge, 1, le64_to_cpu(req.address),
-			      le32_to_cpu(req.token),
-			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
-		if (s)
-			nbt_answer(t, EIO, false);
-		else
-			nbt_answer(t, 0, true);
-		return;
-	}
-	tag->busy = true;
-	s = ndk_read(nbt.qp, (void *)(uintptr_t)t, &sge, 1,
-		     le64_to_cpu(req.address), le32_to_cpu(req.token), 0);
-	if (s) {
-		tag->busy = false;
-		nbt_answer(t, EIO, false);
+		nbt_step(t, NBT_WRITE, 0, true);
 	}
 }
 
@@ -300,7 +382,7 @@ static void nbt_read_done(u32 t, s32 status)
 		return;
 	}
 	memcpy(nbt_at(&tag->req), tag->buf, le32_to_cpu(tag->req.length));
-	nbt_answer(t, 0, true);
+	nbt_step(t, NBT_ANSWER, 0, true);
 }
 
 static void nbt_result(const struct ndk_result_ex *r)
@@ -321,6 +403,7 @@ static void nbt_result(const struct ndk_result_ex *r)
 	}
 }
 
+/* Every result, then what a full send queue held back. */
 static void nbt_cq_work(struct work_struct *work)
 {
 	struct ndk_result_ex res[16];
@@ -333,6 +416,7 @@ static void nbt_cq_work(struct work_struct *work)
 		n = ndk_get_cq_results_ex(nbt.cq, res, ARRAY_SIZE(res));
 		for (i = 0; i < n; i++)
 			nbt_result(&res[i]);
+		nbt_kick();
 		if (n)
 			continue;
 		if (armed)
@@ -340,6 +424,14 @@ static void nbt_cq_work(struct work_struct *work)
 		ndk_arm_cq(nbt.cq, NDK_CQ_NOTIFY_ANY);
 		armed = true;
 	}
+	/* Silent requests free the queue without a result: look again. */
+	if (!list_empty(&nbt.pending))
+		queue_delayed_work(nbt.wq, &nbt.retry, 1);
+}
+
+static void nbt_retry_work(struct work_struct *work)
+{
+	nbt_cq_work(work);
 }
 
 /* A QP for the next initiator, a receive posted for every tag. */
@@ -347,8 +439,18 @@ static int nbt_qp_open(void)
 {
 	u32 i;
 
+	INIT_LIST_HEAD(&nbt.pending);
+	for (i = 0; i < NDKBLK_DEPTH; i++) {
+		nbt.tag[i].busy = false;
+		nbt.tag[i].step = NBT_NONE;
+		INIT_LIST_HEAD(&nbt.tag[i].pending);
+	}
+	/*
+	 * Up to two requests' posts per tag: a tag's silent answer may not
+	 * have completed when its next request arrives.
+	 */
 	if (ndk_create_qp(nbt.pd, nbt.cq, nbt.cq, (void *)nbt.gen,
-			  NDKBLK_DEPTH, 2 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL,
+			  NDKBLK_DEPTH, 4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL,
 			  NULL, &nbt.qp)) {
 		nbt.qp = NULL;
 		return -EIO;
@@ -356,8 +458,6 @@ static int nbt_qp_open(void)
 	for (i = 0; i < NDKBLK_DEPTH; i++)
 		if (nbt_post_receive(i))
 			return -EIO;
-	for (i = 0; i < NDKBLK_DEPTH; i++)
-		nbt.tag[i].busy = false;
 	return 0;
 }
 
@@ -377,6 +477,7 @@ static void nbt_qp_close(void)
 	if (nbt.qp)
 		ndk_close_qp(nbt.qp, NULL, NULL);
 	nbt.qp = NULL;
+	INIT_LIST_HEAD(&nbt.pending);	/* nothing to post any more */
 	/* The flush's results carry the old generation: dropped. */
 	nbt.gen++;
 	nbt_cq_work(NULL);
@@ -498,6 +599,7 @@ static void nbt_free(void)
 	cancel_work_sync(&nbt.removal_work);
 	cancel_delayed_work_sync(&nbt.restart);
 	nbt_stop();
+	cancel_delayed_work_sync(&nbt.retry);
 	if (nbt.wq)
 		destroy_workqueue(nbt.wq);
 	for (i = 0; i < NDKBLK_DEPTH; i++)
@@ -548,7 +650,7 @@ static int nbt_start(void)
 		goto err_stop;
 	}
 	nbt.read_limit = min(nbt.info.max_outbound_read_limit, 16u);
-	if (ndk_create_cq(nbt.adapter, 4 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
+	if (ndk_create_cq(nbt.adapter, 6 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
 			  NULL, NULL, NULL, &nbt.cq)) {
 		nbt.cq = NULL;
 		goto err_stop;
@@ -585,6 +687,8 @@ static int __init nbt_init(void)
 	spin_lock_init(&nbt.lock);
 	mutex_init(&nbt.stop_lock);
 	INIT_WORK(&nbt.cq_work, nbt_cq_work);
+	INIT_DELAYED_WORK(&nbt.retry, nbt_retry_work);
+	INIT_LIST_HEAD(&nbt.pending);
 	INIT_WORK(&nbt.reset_work, nbt_reset_work);
 	INIT_WORK(&nbt.removal_work, nbt_removal_work);
 	INIT_DELAYED_WORK(&nbt.restart, nbt_restart_work);
