@@ -335,7 +335,9 @@ static void nbk_cq_notify(void *context, s32 status)
 /*
  * Describe the request's pages as one MDL and map them.  The queue's
  * virt boundary makes them one virtually contiguous range: every segment
- * but the first starts a page, every one but the last ends one.
+ * but the first starts a page, every one but the last ends one, except
+ * that a merged request may continue a page where the previous segment
+ * ended (two bios into one buffer): that page appears once.
  */
 static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 {
@@ -345,6 +347,11 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 	struct bio_vec bv;
 
 	rq_for_each_segment(bv, rq, iter) {
+		if (n && bv.bv_page == mdl->pages[n - 1] &&
+		    bv.bv_offset == end) {
+			end += bv.bv_len;
+			continue;
+		}
 		if (n == nbk.max_pages || end != PAGE_SIZE ||
 		    (n && bv.bv_offset))
 			return -EINVAL;

@@ -84,6 +84,14 @@ for bs in 512 1024 4096 8192 61440 65536 131072 135168 1048576 4194304; do
 		--ioengine=libaio --iodepth=16 --randseed=$RANDOM
 	off=$(((off + 8) % 56))
 done
+# Small adjacent I/O submitted in batches: the block layer merges requests
+# whose buffers continue one page (the MDL then names that page once).
+merges0=$(awk '{ print $2 + $6 }' /sys/block/ndkblk0/stat)
+run_fio --rw=write --bs=1024 --size=$((mb << 20)) --offset=56m --ioengine=libaio --iodepth=16 \
+	--iodepth_batch_submit=16 --iodepth_batch_complete_min=16
+merges=$(($(awk '{ print $2 + $6 }' /sys/block/ndkblk0/stat) - merges0))
+echo "requests merged by the block layer in batched 1 KiB I/O: $merges"
+((merges > 0)) || fail "no request merged: the merged-request case went untested"
 # 2. Mixed sizes, reads and writes, at depth 16.
 run_fio --rw=randrw --bsrange=512-1m --size=$((4 * mb))m --ioengine=libaio --iodepth=16 \
 	--numjobs=2 --offset_increment=32m --randseed=$RANDOM
