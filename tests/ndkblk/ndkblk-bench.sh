@@ -28,8 +28,8 @@ hostnqn=nqn.2026-11.org.ndk-linux:b1-host
 cfs=/sys/kernel/config/nvmet
 res=$out/b1.txt
 case $mode in
-full) rounds=3 secs=4 ;;
-*) rounds=1 secs=1 ;;
+full) rounds=3 secs=4 fill=64 ;;
+*) rounds=1 secs=1 fill=8 ;;
 esac
 : > "$res"
 err() { echo "E b1 $*" >> "$res"; echo "b1: $*"; cleanup; exit 1; }
@@ -77,9 +77,9 @@ done
 [[ -n $nvmedev ]] || err "no namespace device after nvme connect"
 echo "I b1-nvme $nvmedev, 1 I/O queue of 32"
 [[ -b /dev/ndkblk0 ]] || err "no /dev/ndkblk0"
-# Fill both, so that reads read data.
+# Fill both, so that reads read data (the smoke run only their start).
 for d in /dev/ndkblk0 "$nvmedev"; do
-	dd if=/dev/urandom of="$d" bs=1M count=64 oflag=direct status=none ||
+	dd if=/dev/urandom of="$d" bs=1M count=$fill oflag=direct status=none ||
 		err "filling $d failed"
 done
 
