@@ -179,13 +179,8 @@ static void nbk_removal(void *context)
 
 static s32 nbk_receive(u32 i)
 {
-	struct ndk_sge sge = {
-		.virtual_address = &nbk.ctrl->rsp[i],
-		.length = sizeof(nbk.ctrl->rsp[i]),
-		.memory_region_token = nbk.ctrl_token,
-	};
-
-	return ndk_receive(nbk.qp, (void *)(uintptr_t)i, &sge, 1);
+	return ndkblk_receive(nbk.qp, i, &nbk.ctrl->rsp[i],
+			      sizeof(nbk.ctrl->rsp[i]), nbk.ctrl_token);
 }
 
 static s32 nbk_post_receive(u32 i)
@@ -255,8 +250,8 @@ static void nbk_answer(const struct ndk_result_ex *r)
 	blk_status_t err;
 	s32 st;
 
-	if (nbk_post_receive(i) && !READ_ONCE(nbk.dead))
-		nbk_kill("receive not reposted");
+	if (nbk_post_receive(i))
+		nbk_kill("receive not reposted");	/* nothing if dead */
 	if (le32_to_cpu(rsp.magic) != NDKBLK_MAGIC || t >= NBK_DEPTH ||
 	    !nbk.slot[t].rq) {
 		nbk_kill("malformed answer");

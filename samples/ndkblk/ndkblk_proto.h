@@ -130,4 +130,27 @@ static inline int ndkblk_register(struct ndk_pd *pd, struct ndk_mr **mr,
 	return 0;
 }
 
+/**
+ * ndkblk_receive() - post buffer @i (@len bytes at @buf) as a receive
+ * @qp:    the QP
+ * @i:     the buffer's index, the receive's request context
+ * @buf:   the buffer, in the MR of @token
+ * @len:   bytes
+ * @token: the local token of the buffer's MR
+ *
+ * Context: any; the caller serializes the QP's receives.
+ * Return: as ndk_receive().
+ */
+static inline s32 ndkblk_receive(struct ndk_qp *qp, u32 i, void *buf,
+				 u32 len, u32 token)
+{
+	struct ndk_sge sge = {
+		.virtual_address = buf,
+		.length = len,
+		.memory_region_token = token,
+	};
+
+	return ndk_receive(qp, (void *)(uintptr_t)i, &sge, 1);
+}
+
 #endif /* NDKBLK_PROTO_H */

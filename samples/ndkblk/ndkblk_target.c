@@ -201,13 +201,8 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 
 static s32 nbt_post_receive(u32 i)
 {
-	struct ndk_sge sge = {
-		.virtual_address = &nbt.ctrl->msg[i],
-		.length = sizeof(nbt.ctrl->msg[i]),
-		.memory_region_token = nbt.ctrl_token,
-	};
-
-	return ndk_receive(nbt.qp, (void *)(uintptr_t)i, &sge, 1);
+	return ndkblk_receive(nbt.qp, i, &nbt.ctrl->msg[i],
+			      sizeof(nbt.ctrl->msg[i]), nbt.ctrl_token);
 }
 
 static void nbt_repost(u32 i)
