@@ -3,9 +3,10 @@
  * ndkblk.ko: a blk-mq disk served by ndkblk_target.ko over NDK.
  *
  * Built like any out-of-tree NDK consumer, against <ndk/ndkpi.h> and
- * ndk.ko's Module.symvers only.  One hardware queue, one connection:
- * tag t of the tag set owns slot t (a fast-register MR, its logical
- * address mapping, a request buffer and an answer buffer).
+ * ndk.ko's Module.symvers only.  Hardware queue i is connection i, with
+ * its own QP and CQ (as nvme-rdma's queues); tag t of queue i owns slot t
+ * of it (a fast-register MR, its logical address mapping, a request
+ * buffer and an answer buffer).
  *
  * Per I/O, SMB Direct's pattern (Documentation/ndkblk.md):
  *  1. describe the request's pages as an MDL (the queue's virt boundary
@@ -24,13 +25,13 @@
  * Completions are handled in the CQ's notification callback.
  *
  * Lifecycle: a failed request, a disconnect, a timeout or the adapter's
- * removal kills the connection: the QP is flushed, every I/O in flight
- * completes with an error, and I/O fails at once until a connection is
- * up again.  A work item then closes every NDK object (the adapter too,
- * so that a removal can proceed) and tries to connect again every
- * second, reopening the adapter by name; the disk stays.  Objects of a
- * connection are replaced only while nbk.dead is set under post_lock,
- * and every post checks it in the same lock section.
+ * removal kills the connection, every queue's: the QPs are flushed, every
+ * I/O in flight completes with an error, and I/O fails at once until the
+ * connections are up again.  A work item then closes every NDK object
+ * (the adapter too, so that a removal can proceed) and tries to connect
+ * again every second, reopening the adapter by name; the disk stays.  A
+ * queue's objects are replaced only while its dead flag is set under its
+ * post_lock, and every post checks it in the same lock section.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -58,6 +59,9 @@ MODULE_PARM_DESC(mode, "fr: fast-register each I/O's pages; window: bind a windo
 static uint inline_max = NDKBLK_INLINE_MAX;
 module_param(inline_max, uint, 0444);
 MODULE_PARM_DESC(inline_max, "largest write sent inside its request (0: none)");
+static uint nr_queues;
+module_param(nr_queues, uint, 0444);
+MODULE_PARM_DESC(nr_queues, "hardware queues, one connection each (0: one per CPU, at most 8; fewer if the target serves fewer)");
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
@@ -75,7 +79,7 @@ MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
 enum nbk_kind { NBK_FR, NBK_WINDOW, NBK_INLINE };
 
 /**
- * struct nbk_slot - what tag t owns
+ * struct nbk_slot - what tag t of a hardware queue owns
  * @mr:       fast-register MR, initialised for max_pages
  * @mdl:      the I/O's MDL, room for max_pages
  * @lam:      its mapping, room for max_pages
@@ -103,7 +107,7 @@ struct nbk_slot {
 };
 
 /**
- * struct nbk_ctrl - the registered control buffers
+ * struct nbk_ctrl - the registered control buffers of a queue
  * @msg: the request message of each tag
  * @rsp: one receive buffer per tag
  */
@@ -112,22 +116,43 @@ struct nbk_ctrl {
 	struct ndkblk_rsp rsp[NBK_DEPTH];
 };
 
-static struct nbk {
-	struct ndk_adapter *adapter;
-	struct ndk_adapter_info info;
-	struct ndk_pd *pd;
+/**
+ * struct nbk_queue - a hardware queue: its own connection, QP and CQ
+ * @cq:         its CQ, for both the QP's queues
+ * @qp:         its QP
+ * @conn:       its connection
+ * @ctrl:       its control buffers, registered in @ctrl_mr
+ * @ctrl_mr:    their registration, local write
+ * @ctrl_token: its local token
+ * @post_lock:  serializes the QP's posts
+ * @dead:       under @post_lock: no post may run
+ * @ios:        under @post_lock: requests sent on the queue
+ * @slot:       what each tag of the queue owns
+ */
+struct nbk_queue {
 	struct ndk_cq *cq;
 	struct ndk_qp *qp;
 	struct ndk_connector *conn;
 	struct nbk_ctrl *ctrl;
 	struct ndk_mr *ctrl_mr;
 	u32 ctrl_token;
+	spinlock_t post_lock;	/* serializes the QP's posts */
+	bool dead;
+	u64 ios;
+	struct nbk_slot slot[NBK_DEPTH];
+};
+
+static struct nbk {
+	struct ndk_adapter *adapter;
+	struct ndk_adapter_info info;
+	struct ndk_pd *pd;
+	struct nbk_queue *q;
+	u32 nr_alloc;		/* queues allocated: nr_queues */
+	u32 nr_queues;		/* queues connected: the disk's hw queues */
 	u32 max_pages;
 	u32 lam_size;
 	u64 sectors;
-	struct nbk_slot slot[NBK_DEPTH];
-	spinlock_t post_lock;	/* serializes the QP's posts */
-	bool dead;		/* under post_lock */
+	unsigned long broken;	/* bit 0: killed since the last nbk_up() */
 	struct blk_mq_tag_set tags;
 	struct gendisk *disk;
 	struct delayed_work reconnect;
@@ -138,21 +163,30 @@ static struct nbk {
 } nbk;
 
 /*
- * Kill the connection: flush the QP (each I/O in flight fails) and let
- * the reconnect work replace it after @delay jiffies.
+ * Kill the connection, every queue's: flush the QPs (each I/O in flight
+ * fails) and let the reconnect work replace them after @delay jiffies.
+ * A kill while nbk_up() runs marks nbk.broken, which it checks last.
  */
 static void nbk_kill_after(const char *why, unsigned long delay)
 {
 	unsigned long flags;
-	bool was;
+	bool was = false;
+	u32 i;
 
-	spin_lock_irqsave(&nbk.post_lock, flags);
-	was = nbk.dead;
-	nbk.dead = true;
-	if (!was)
-		ndk_flush(nbk.qp);
-	spin_unlock_irqrestore(&nbk.post_lock, flags);
-	if (!was) {
+	set_bit(0, &nbk.broken);
+	smp_mb__after_atomic();	/* pairs with nbk_up()'s smp_mb() */
+	for (i = 0; i < nbk.nr_alloc; i++) {
+		struct nbk_queue *q = &nbk.q[i];
+
+		spin_lock_irqsave(&q->post_lock, flags);
+		if (!q->dead) {
+			q->dead = true;
+			was = true;
+			ndk_flush(q->qp);
+		}
+		spin_unlock_irqrestore(&q->post_lock, flags);
+	}
+	if (was) {
 		pr_warn("ndkblk: connection lost (%s); I/O fails until it is back\n",
 			why);
 		if (!READ_ONCE(nbk.stopping))
@@ -177,20 +211,20 @@ static void nbk_removal(void *context)
 	nbk_kill_after("adapter removed", 0);
 }
 
-static s32 nbk_receive(u32 i)
+static s32 nbk_receive(struct nbk_queue *q, u32 i)
 {
-	return ndkblk_receive(nbk.qp, i, &nbk.ctrl->rsp[i],
-			      sizeof(nbk.ctrl->rsp[i]), nbk.ctrl_token);
+	return ndkblk_receive(q->qp, i, &q->ctrl->rsp[i],
+			      sizeof(q->ctrl->rsp[i]), q->ctrl_token);
 }
 
-static s32 nbk_post_receive(u32 i)
+static s32 nbk_post_receive(struct nbk_queue *q, u32 i)
 {
 	unsigned long flags;
 	s32 st;
 
-	spin_lock_irqsave(&nbk.post_lock, flags);
-	st = nbk.dead ? STATUS_CONNECTION_INVALID : nbk_receive(i);
-	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	spin_lock_irqsave(&q->post_lock, flags);
+	st = q->dead ? STATUS_CONNECTION_INVALID : nbk_receive(q, i);
+	spin_unlock_irqrestore(&q->post_lock, flags);
 	return st;
 }
 
@@ -240,24 +274,24 @@ static void nbk_finish(struct nbk_slot *s, blk_status_t err)
 }
 
 /* An answer: the target invalidated the token, or we do it here. */
-static void nbk_answer(const struct ndk_result_ex *r)
+static void nbk_answer(struct nbk_queue *q, const struct ndk_result_ex *r)
 {
 	u32 i = (uintptr_t)r->request_context;
-	struct ndkblk_rsp rsp = nbk.ctrl->rsp[i];
+	struct ndkblk_rsp rsp = q->ctrl->rsp[i];
 	u32 t = le16_to_cpu(rsp.tag);
 	struct nbk_slot *s;
 	unsigned long flags;
 	blk_status_t err;
 	s32 st;
 
-	if (nbk_post_receive(i))
+	if (nbk_post_receive(q, i))
 		nbk_kill("receive not reposted");	/* nothing if dead */
 	if (le32_to_cpu(rsp.magic) != NDKBLK_MAGIC || t >= NBK_DEPTH ||
-	    !nbk.slot[t].rq) {
+	    !q->slot[t].rq) {
 		nbk_kill("malformed answer");
 		return;
 	}
-	s = &nbk.slot[t];
+	s = &q->slot[t];
 	err = rsp.status ? BLK_STS_IOERR : BLK_STS_OK;
 	if (s->kind == NBK_INLINE) {	/* nothing was registered */
 		nbk_finish(s, err);
@@ -270,25 +304,25 @@ static void nbk_answer(const struct ndk_result_ex *r)
 		return;
 	}
 	s->err = err;
-	spin_lock_irqsave(&nbk.post_lock, flags);
-	st = nbk.dead ? STATUS_CONNECTION_INVALID :
-	     ndk_invalidate(nbk.qp, (void *)((uintptr_t)s | NBK_INV),
+	spin_lock_irqsave(&q->post_lock, flags);
+	st = q->dead ? STATUS_CONNECTION_INVALID :
+	     ndk_invalidate(q->qp, (void *)((uintptr_t)s | NBK_INV),
 			    s->kind == NBK_WINDOW ?
 			    (struct ndk_object_header *)s->mw :
 			    (struct ndk_object_header *)s->mr, 0);
-	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	spin_unlock_irqrestore(&q->post_lock, flags);
 	if (st)
 		nbk_kill("local invalidate");
 }
 
-static void nbk_result(const struct ndk_result_ex *r)
+static void nbk_result(struct nbk_queue *q, const struct ndk_result_ex *r)
 {
 	uintptr_t ctx = (uintptr_t)r->request_context;
 	struct nbk_slot *s = (struct nbk_slot *)(ctx & ~NBK_INV);
 
 	if (r->type & NDK_OPERATION_TYPE_RECEIVE) {
 		if (!r->status && ctx < NBK_DEPTH)
-			nbk_answer(r);
+			nbk_answer(q, r);
 		else if (r->status != STATUS_CANCELLED)
 			nbk_kill("receive failed");
 		return;
@@ -308,23 +342,25 @@ static void nbk_result(const struct ndk_result_ex *r)
 		nbk_finish(s, BLK_STS_IOERR);
 }
 
-static void nbk_poll(void)
+static void nbk_poll(struct nbk_queue *q)
 {
 	struct ndk_result_ex res[16];
 	u32 n, i;
 
 	do {
-		n = ndk_get_cq_results_ex(nbk.cq, res, ARRAY_SIZE(res));
+		n = ndk_get_cq_results_ex(q->cq, res, ARRAY_SIZE(res));
 		for (i = 0; i < n; i++)
-			nbk_result(&res[i]);
+			nbk_result(q, &res[i]);
 	} while (n);
 }
 
 static void nbk_cq_notify(void *context, s32 status)
 {
-	nbk_poll();
-	ndk_arm_cq(nbk.cq, NDK_CQ_NOTIFY_ANY);
-	nbk_poll();
+	struct nbk_queue *q = context;
+
+	nbk_poll(q);
+	ndk_arm_cq(q->cq, NDK_CQ_NOTIFY_ANY);
+	nbk_poll(q);
 }
 
 /*
@@ -366,16 +402,17 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				 const struct blk_mq_queue_data *bd)
 {
+	struct nbk_queue *q = hctx->driver_data;
 	struct request *rq = bd->rq;
-	struct nbk_slot *s = &nbk.slot[rq->tag];
-	struct ndkblk_msg *msg = &nbk.ctrl->msg[rq->tag];
+	struct nbk_slot *s = &q->slot[rq->tag];
+	struct ndkblk_msg *msg = &q->ctrl->msg[rq->tag];
 	struct ndkblk_req *req = &msg->req;
 	bool write = rq_data_dir(rq) == WRITE;
 	u32 len = blk_rq_bytes(rq);
 	struct ndk_sge sge = {
 		.virtual_address = msg,
 		.length = sizeof(*req),
-		.memory_region_token = nbk.ctrl_token,
+		.memory_region_token = q->ctrl_token,
 	};
 	unsigned long flags;
 	blk_status_t ret;
@@ -397,14 +434,14 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	op = s->kind == NBK_INLINE ? NDKBLK_OP_WRITE_INLINE :
 	     write ? NDKBLK_OP_WRITE : NDKBLK_OP_READ;
-	/* The adapter and the QP live while nbk.dead is clear. */
-	spin_lock_irqsave(&nbk.post_lock, flags);
-	if (nbk.dead) {
-		spin_unlock_irqrestore(&nbk.post_lock, flags);
+	/* The adapter and the QP live while q->dead is clear. */
+	spin_lock_irqsave(&q->post_lock, flags);
+	if (q->dead) {
+		spin_unlock_irqrestore(&q->post_lock, flags);
 		return BLK_STS_IOERR;
 	}
 	if (s->kind == NBK_FR && nbk_map(s, rq, &fbo)) {
-		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		spin_unlock_irqrestore(&q->post_lock, flags);
 		pr_warn_ratelimited("ndkblk: an I/O's pages cannot be mapped\n");
 		return BLK_STS_IOERR;
 	}
@@ -412,7 +449,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	s->token = 0;
 	if (s->kind == NBK_WINDOW) {
 		base = (uintptr_t)s->pool;
-		st = ndk_bind(nbk.qp, s, s->pool_mr, s->mw, s->pool, len,
+		st = ndk_bind(q->qp, s, s->pool_mr, s->mw, s->pool, len,
 			      (write ? NDK_OP_FLAG_ALLOW_REMOTE_READ :
 				       NDK_OP_FLAG_ALLOW_REMOTE_WRITE) |
 			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
@@ -421,7 +458,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	} else if (s->kind == NBK_FR) {
 		/* The registration's address: the slot's own index space. */
 		base = ((u64)(rq->tag + 1) << 32) + fbo;
-		st = ndk_fast_register(nbk.qp, s, s->mr,
+		st = ndk_fast_register(q->qp, s, s->mr,
 				       s->lam->adapter_page_count,
 				       s->lam->adapter_page_array, fbo, len,
 				       (void *)(uintptr_t)base,
@@ -441,10 +478,11 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		req->length = cpu_to_le32(len);
 		req->token = cpu_to_le32(s->token);
 		req->address = cpu_to_le64(base);
-		st = ndk_send(nbk.qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
+		st = ndk_send(q->qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
 	}
 	if (!st) {
-		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		q->ios++;
+		spin_unlock_irqrestore(&q->post_lock, flags);
 		atomic64_inc(s->kind == NBK_INLINE ? &nbk.inline_ios :
 			     &nbk.ios);
 		return BLK_STS_OK;
@@ -454,7 +492,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		s->rq = NULL;
 		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
-		spin_unlock_irqrestore(&nbk.post_lock, flags);
+		spin_unlock_irqrestore(&q->post_lock, flags);
 		return BLK_STS_RESOURCE;
 	}
 	/*
@@ -468,14 +506,21 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 			ndk_release_lam(nbk.adapter, s->lam);
 		ret = BLK_STS_IOERR;
 	}
-	spin_unlock_irqrestore(&nbk.post_lock, flags);
+	spin_unlock_irqrestore(&q->post_lock, flags);
 	nbk_kill("post refused");
 	return ret;
 }
 
+static struct nbk_slot *nbk_slot_of(struct request *rq)
+{
+	struct nbk_queue *q = rq->mq_hctx->driver_data;
+
+	return &q->slot[rq->tag];
+}
+
 static void nbk_complete(struct request *rq)
 {
-	blk_mq_end_request(rq, nbk.slot[rq->tag].err);
+	blk_mq_end_request(rq, nbk_slot_of(rq)->err);
 }
 
 /*
@@ -485,15 +530,26 @@ static void nbk_complete(struct request *rq)
  */
 static enum blk_eh_timer_return nbk_timeout(struct request *rq)
 {
-	if (!READ_ONCE(nbk.dead)) {
+	struct nbk_queue *q = rq->mq_hctx->driver_data;
+
+	if (!READ_ONCE(q->dead)) {
 		nbk_kill("I/O timed out");
 		return BLK_EH_RESET_TIMER;
 	}
-	nbk_finish(&nbk.slot[rq->tag], BLK_STS_IOERR);
+	nbk_finish(nbk_slot_of(rq), BLK_STS_IOERR);
 	return BLK_EH_DONE;
 }
 
+/* Hardware queue i is connection i. */
+static int nbk_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			 unsigned int i)
+{
+	hctx->driver_data = &nbk.q[i];
+	return 0;
+}
+
 static const struct blk_mq_ops nbk_mq_ops = {
+	.init_hctx = nbk_init_hctx,
 	.queue_rq = nbk_queue_rq,
 	.complete = nbk_complete,
 	.timeout = nbk_timeout,
@@ -503,35 +559,30 @@ static const struct block_device_operations nbk_fops = {
 	.owner = THIS_MODULE,
 };
 
-/*
- * Close every NDK object of the connection, the adapter last; every I/O
- * still in flight fails.  Runs in the reconnect work or at rmmod, never
- * both (rmmod cancels the work first).  nbk.dead is set first, so no post
- * runs or follows; the disk stays.
- */
-static void nbk_teardown(void)
+/* Close a queue's objects; every I/O still in flight on it fails. */
+static void nbk_queue_close(struct nbk_queue *q)
 {
 	u32 i;
 
-	spin_lock_irq(&nbk.post_lock);
-	nbk.dead = true;
-	spin_unlock_irq(&nbk.post_lock);
-	if (nbk.conn) {
-		ndk_disconnect(nbk.conn, NULL, NULL);
-		ndk_close_connector(nbk.conn, NULL, NULL);
+	spin_lock_irq(&q->post_lock);
+	q->dead = true;
+	spin_unlock_irq(&q->post_lock);
+	if (q->conn) {
+		ndk_disconnect(q->conn, NULL, NULL);
+		ndk_close_connector(q->conn, NULL, NULL);
 	}
-	nbk.conn = NULL;
-	if (nbk.qp)
-		ndk_close_qp(nbk.qp, NULL, NULL);
-	nbk.qp = NULL;
+	q->conn = NULL;
+	if (q->qp)
+		ndk_close_qp(q->qp, NULL, NULL);
+	q->qp = NULL;
 	/* The flush's results: every I/O still in flight fails. */
-	if (nbk.cq) {
-		nbk_poll();
-		ndk_close_cq(nbk.cq, NULL, NULL);
+	if (q->cq) {
+		nbk_poll(q);
+		ndk_close_cq(q->cq, NULL, NULL);
 	}
-	nbk.cq = NULL;
+	q->cq = NULL;
 	for (i = 0; i < NBK_DEPTH; i++) {
-		struct nbk_slot *s = &nbk.slot[i];
+		struct nbk_slot *s = &q->slot[i];
 
 		nbk_finish(s, BLK_STS_IOERR);
 		if (s->mw)
@@ -544,9 +595,23 @@ static void nbk_teardown(void)
 			ndk_close_mr(s->mr, NULL, NULL);
 		s->mr = NULL;
 	}
-	if (nbk.ctrl_mr)
-		ndk_close_mr(nbk.ctrl_mr, NULL, NULL);
-	nbk.ctrl_mr = NULL;
+	if (q->ctrl_mr)
+		ndk_close_mr(q->ctrl_mr, NULL, NULL);
+	q->ctrl_mr = NULL;
+}
+
+/*
+ * Close every NDK object of the connection, the adapter last; every I/O
+ * still in flight fails.  Runs in the reconnect work or at rmmod, never
+ * both (rmmod cancels the work first).  Each queue's dead flag is set
+ * first, so no post runs or follows; the disk stays.
+ */
+static void nbk_teardown(void)
+{
+	u32 i;
+
+	for (i = 0; i < nbk.nr_alloc; i++)
+		nbk_queue_close(&nbk.q[i]);
 	if (nbk.pd)
 		ndk_close_pd(nbk.pd, NULL, NULL);
 	nbk.pd = NULL;
@@ -557,61 +622,64 @@ static void nbk_teardown(void)
 
 static void nbk_free(void)
 {
-	u32 i;
+	u32 i, j;
 
-	for (i = 0; i < NBK_DEPTH; i++) {
-		kfree(nbk.slot[i].lam);
-		kfree(nbk.slot[i].pool);
-		if (nbk.slot[i].mdl)
-			ndk_mdl_free_chain(nbk.slot[i].mdl);
+	for (j = 0; nbk.q && j < nbk.nr_alloc; j++) {
+		struct nbk_queue *q = &nbk.q[j];
+
+		for (i = 0; i < NBK_DEPTH; i++) {
+			kfree(q->slot[i].lam);
+			kfree(q->slot[i].pool);
+			if (q->slot[i].mdl)
+				ndk_mdl_free_chain(q->slot[i].mdl);
+		}
+		kfree(q->ctrl);
 	}
-	kfree(nbk.ctrl);
+	kfree(nbk.q);
 }
 
-/* The buffers every connection uses: the slots' MDLs and mappings. */
+/* The buffers every connection uses: each queue's slots and messages. */
 static int nbk_alloc(void)
 {
-	u32 i;
+	u32 i, j;
 
 	nbk.max_pages = (NDKBLK_MAX_IO >> PAGE_SHIFT) + 1;
-	nbk.lam_size = struct_size(nbk.slot[0].lam, adapter_page_array,
+	nbk.lam_size = struct_size(nbk.q->slot[0].lam, adapter_page_array,
 				   nbk.max_pages);
-	nbk.ctrl = kzalloc(sizeof(*nbk.ctrl), GFP_KERNEL);
-	if (!nbk.ctrl)
+	nbk.q = kcalloc(nbk.nr_alloc, sizeof(*nbk.q), GFP_KERNEL);
+	if (!nbk.q)
 		return -ENOMEM;
-	for (i = 0; i < NBK_DEPTH; i++) {
-		struct nbk_slot *s = &nbk.slot[i];
+	for (j = 0; j < nbk.nr_alloc; j++) {
+		struct nbk_queue *q = &nbk.q[j];
 
-		s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
-		s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
-				       GFP_KERNEL);
-		if (nbk.window)
-			s->pool = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
-		if (!s->lam || !s->mdl || (nbk.window && !s->pool))
+		spin_lock_init(&q->post_lock);
+		q->dead = true;
+		q->ctrl = kzalloc(sizeof(*q->ctrl), GFP_KERNEL);
+		if (!q->ctrl)
 			return -ENOMEM;
+		for (i = 0; i < NBK_DEPTH; i++) {
+			struct nbk_slot *s = &q->slot[i];
+
+			s->lam = kzalloc(nbk.lam_size, GFP_KERNEL);
+			s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
+					       GFP_KERNEL);
+			if (nbk.window)
+				s->pool = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+			if (!s->lam || !s->mdl || (nbk.window && !s->pool))
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
-static int nbk_open_objects(void)
+/* A queue's CQ, QP, registrations and receives. */
+static int nbk_queue_open(struct nbk_queue *q)
 {
-	u32 size = sizeof(nbk.info);
 	u32 i;
 
-	if (ndk_open_adapter(adapter, nbk_removal, NULL, &nbk.adapter)) {
-		nbk.adapter = NULL;
-		return -ENODEV;
-	}
-	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size) ||
-	    nbk.info.frmr_page_count < nbk.max_pages)
-		return -EOPNOTSUPP;
-	if (ndk_create_pd(nbk.adapter, NULL, NULL, &nbk.pd)) {
-		nbk.pd = NULL;
-		return -EIO;
-	}
-	if (ndk_create_cq(nbk.adapter, 8 * NBK_DEPTH + 16, nbk_cq_notify,
-			  NULL, NULL, NULL, NULL, &nbk.cq)) {
-		nbk.cq = NULL;
+	if (ndk_create_cq(nbk.adapter, 8 * NBK_DEPTH + 16, nbk_cq_notify, q,
+			  NULL, NULL, NULL, &q->cq)) {
+		q->cq = NULL;
 		return -EIO;
 	}
 	/*
@@ -620,16 +688,16 @@ static int nbk_open_objects(void)
 	 * have completed when the next one is posted.  A full queue makes
 	 * blk-mq retry.
 	 */
-	if (ndk_create_qp(nbk.pd, nbk.cq, nbk.cq, NULL, NBK_DEPTH,
-			  6 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &nbk.qp)) {
-		nbk.qp = NULL;
+	if (ndk_create_qp(nbk.pd, q->cq, q->cq, q, NBK_DEPTH,
+			  6 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &q->qp)) {
+		q->qp = NULL;
 		return -EIO;
 	}
-	if (ndkblk_register(nbk.pd, &nbk.ctrl_mr, nbk.ctrl, sizeof(*nbk.ctrl),
-			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &nbk.ctrl_token))
+	if (ndkblk_register(nbk.pd, &q->ctrl_mr, q->ctrl, sizeof(*q->ctrl),
+			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &q->ctrl_token))
 		return -EIO;
 	for (i = 0; i < NBK_DEPTH; i++) {
-		struct nbk_slot *s = &nbk.slot[i];
+		struct nbk_slot *s = &q->slot[i];
 		u32 token;
 
 		if (nbk.window) {
@@ -654,12 +722,13 @@ static int nbk_open_objects(void)
 			return -EIO;
 	}
 	for (i = 0; i < NBK_DEPTH; i++)
-		if (nbk_receive(i))
+		if (nbk_receive(q, i))
 			return -EIO;
 	return 0;
 }
 
-static int nbk_connect(void)
+/* Connect queue @q; @hello receives the target's private data. */
+static int nbk_queue_connect(struct nbk_queue *q, struct ndkblk_hello *hello)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -667,53 +736,104 @@ static int nbk_connect(void)
 	};
 	/* The callee's private data comes padded to the transport's size. */
 	u8 pdata[256] __aligned(8) = {};
-	struct ndkblk_hello *hello = (struct ndkblk_hello *)pdata;
 	u32 in, out, len = sizeof(pdata);
 	s32 st;
 
 	if (!in4_pton(target, -1, (u8 *)&sin.sin_addr.s_addr, -1, NULL))
 		return -EINVAL;
-	if (ndk_create_connector(nbk.adapter, NULL, NULL, &nbk.conn)) {
-		nbk.conn = NULL;
+	if (ndk_create_connector(nbk.adapter, NULL, NULL, &q->conn)) {
+		q->conn = NULL;
 		return -EIO;
 	}
-	st = ndk_connect(nbk.conn, nbk.qp, NULL, 0, (struct sockaddr *)&sin,
+	st = ndk_connect(q->conn, q->qp, NULL, 0, (struct sockaddr *)&sin,
 			 sizeof(sin), min(nbk.info.max_inbound_read_limit, 16u),
 			 0, NULL, 0, NULL, NULL);
 	if (!st)
-		st = ndk_get_connection_data(nbk.conn, &in, &out, pdata, &len);
+		st = ndk_get_connection_data(q->conn, &in, &out, pdata, &len);
 	if (!st)
-		st = ndk_complete_connect(nbk.conn, nbk_disconnected, NULL,
+		st = ndk_complete_connect(q->conn, nbk_disconnected, NULL,
 					  NULL, NULL);
 	if (st)
 		return -ECONNREFUSED;
-	if (len < sizeof(*hello) || le32_to_cpu(hello->magic) != NDKBLK_MAGIC ||
+	if (len < sizeof(*hello))
+		return -EPROTO;
+	memcpy(hello, pdata, sizeof(*hello));
+	if (le32_to_cpu(hello->magic) != NDKBLK_MAGIC ||
 	    le32_to_cpu(hello->depth) < NBK_DEPTH ||
 	    le32_to_cpu(hello->max_io) < NDKBLK_MAX_IO ||
-	    !le64_to_cpu(hello->sectors))
+	    !le32_to_cpu(hello->queues) || !le64_to_cpu(hello->sectors))
 		return -EPROTO;
-	nbk.sectors = le64_to_cpu(hello->sectors);
-	nbk.inline_max = min3(inline_max, NDKBLK_INLINE_MAX,
-			      le32_to_cpu(hello->inline_max));
 	return 0;
 }
 
-/* One attempt: every object, the connection; then posts may run. */
+/*
+ * Every object and connection: queue 0's hello says how many queues the
+ * target serves; the first connection fixes the disk's queue count, and
+ * a reconnection needs as many again.
+ */
+static int nbk_open_all(void)
+{
+	struct ndkblk_hello hello;
+	u32 size = sizeof(nbk.info);
+	u32 i, n = 1;
+	int ret;
+
+	if (ndk_open_adapter(adapter, nbk_removal, NULL, &nbk.adapter)) {
+		nbk.adapter = NULL;
+		return -ENODEV;
+	}
+	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size) ||
+	    nbk.info.frmr_page_count < nbk.max_pages)
+		return -EOPNOTSUPP;
+	if (ndk_create_pd(nbk.adapter, NULL, NULL, &nbk.pd)) {
+		nbk.pd = NULL;
+		return -EIO;
+	}
+	for (i = 0; i < n; i++) {
+		ret = nbk_queue_open(&nbk.q[i]);
+		if (!ret)
+			ret = nbk_queue_connect(&nbk.q[i], &hello);
+		if (ret)
+			return ret;
+		if (i)
+			continue;
+		n = min(nbk.nr_alloc, le32_to_cpu(hello.queues));
+		if (nbk.nr_queues && n < nbk.nr_queues)
+			return -EPROTO;	/* the disk has that many queues */
+		if (nbk.nr_queues)
+			n = nbk.nr_queues;
+		nbk.sectors = le64_to_cpu(hello.sectors);
+		nbk.inline_max = min3(inline_max, NDKBLK_INLINE_MAX,
+				      le32_to_cpu(hello.inline_max));
+	}
+	nbk.nr_queues = n;
+	return 0;
+}
+
+/* One attempt: every object, every connection; then posts may run. */
 static int nbk_up(void)
 {
 	int ret;
+	u32 i;
 
-	ret = nbk_open_objects();
-	if (!ret)
-		ret = nbk_connect();
+	clear_bit(0, &nbk.broken);
+	ret = nbk_open_all();
 	if (ret) {
 		nbk_teardown();
 		return ret;
 	}
-	nbk_cq_notify(NULL, STATUS_SUCCESS);	/* arm the CQ */
-	spin_lock_irq(&nbk.post_lock);
-	nbk.dead = false;
-	spin_unlock_irq(&nbk.post_lock);
+	for (i = 0; i < nbk.nr_queues; i++) {
+		struct nbk_queue *q = &nbk.q[i];
+
+		nbk_cq_notify(q, STATUS_SUCCESS);	/* arm the CQ */
+		spin_lock_irq(&q->post_lock);
+		q->dead = false;
+		spin_unlock_irq(&q->post_lock);
+	}
+	/* A connection lost while the others came up: kill them all. */
+	smp_mb();	/* pairs with nbk_kill_after()'s barrier */
+	if (test_bit(0, &nbk.broken))
+		nbk_kill("lost while connecting");
 	return 0;
 }
 
@@ -747,7 +867,7 @@ static int nbk_add_disk(void)
 	int ret;
 
 	nbk.tags.ops = &nbk_mq_ops;
-	nbk.tags.nr_hw_queues = 1;
+	nbk.tags.nr_hw_queues = nbk.nr_queues;
 	nbk.tags.queue_depth = NBK_DEPTH;
 	nbk.tags.numa_node = NUMA_NO_NODE;
 	nbk.tags.flags = BLK_MQ_F_SHOULD_MERGE;
@@ -786,9 +906,7 @@ static int __init nbk_init(void)
 {
 	int ret;
 
-	spin_lock_init(&nbk.post_lock);
 	INIT_DELAYED_WORK(&nbk.reconnect, nbk_reconnect_work);
-	nbk.dead = true;
 	if (!target) {
 		pr_err("ndkblk: target=<IPv4 address> is required\n");
 		return -EINVAL;
@@ -796,6 +914,12 @@ static int __init nbk_init(void)
 	nbk.window = !strcmp(mode, "window");
 	if (!nbk.window && strcmp(mode, "fr")) {
 		pr_err("ndkblk: mode=fr or mode=window\n");
+		return -EINVAL;
+	}
+	nbk.nr_alloc = nr_queues ? nr_queues :
+		       min_t(u32, num_online_cpus(), NDKBLK_MAX_QUEUES);
+	if (nbk.nr_alloc > NDKBLK_MAX_QUEUES) {
+		pr_err("ndkblk: nr_queues=1 .. %u\n", NDKBLK_MAX_QUEUES);
 		return -EINVAL;
 	}
 	ret = nbk_alloc();
@@ -810,8 +934,9 @@ static int __init nbk_init(void)
 	ret = nbk_add_disk();
 	if (ret)
 		goto err_teardown;
-	pr_info("ndkblk: %s: %llu sectors from %s:%u through %s, mode %s\n",
-		nbk.disk->disk_name, nbk.sectors, target, port, adapter, mode);
+	pr_info("ndkblk: %s: %llu sectors from %s:%u through %s, mode %s, %u queues\n",
+		nbk.disk->disk_name, nbk.sectors, target, port, adapter, mode,
+		nbk.nr_queues);
 	return 0;
 
 err_teardown:
@@ -825,10 +950,16 @@ err_free:
 
 static void __exit nbk_exit(void)
 {
+	char per_queue[NDKBLK_MAX_QUEUES * 21 + 1] = "";
+	u32 i, n = 0;
+
 	WRITE_ONCE(nbk.stopping, true);
 	del_gendisk(nbk.disk);
 	cancel_delayed_work_sync(&nbk.reconnect);
 	nbk_teardown();
+	for (i = 0; i < nbk.nr_queues; i++)
+		n += scnprintf(per_queue + n, sizeof(per_queue) - n, " %llu",
+			       nbk.q[i].ios);
 	put_disk(nbk.disk);
 	blk_mq_free_tag_set(&nbk.tags);
 	nbk_free();
@@ -836,6 +967,7 @@ static void __exit nbk_exit(void)
 		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),
 		atomic64_read(&nbk.local_invalidated),
 		atomic64_read(&nbk.inline_ios));
+	pr_info("ndkblk: requests per queue:%s\n", per_queue);
 }
 
 module_init(nbk_init);

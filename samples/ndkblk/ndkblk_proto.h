@@ -27,6 +27,8 @@
 #define NDKBLK_DEPTH		32
 /* Bytes per request: the target's bounce buffer per tag. */
 #define NDKBLK_MAX_IO		(128u << 10)
+/* Connections (queues) a target serves at most, an initiator opens. */
+#define NDKBLK_MAX_QUEUES	8
 /* Bytes a write may carry in its request message instead of a token. */
 #define NDKBLK_INLINE_MAX	4096u
 
@@ -87,6 +89,9 @@ struct ndkblk_rsp {
  * @max_io:  bytes per request it takes
  * @inline_max: bytes a WRITE_INLINE may carry
  * @sectors: the namespace's size in 512-byte sectors
+ * @queues:  connections the target serves at once: an initiator opens up
+ *           to that many, one per hardware queue
+ * @reserved: 0
  */
 struct ndkblk_hello {
 	__le32 magic;
@@ -94,6 +99,8 @@ struct ndkblk_hello {
 	__le32 max_io;
 	__le32 inline_max;
 	__le64 sectors;
+	__le32 queues;
+	__le32 reserved;
 };
 
 /**

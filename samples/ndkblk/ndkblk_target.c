@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ndkblk_target.ko: the target side of ndkblk, a RAM-backed namespace
- * served over one NDK connection at a time.
+ * served over up to `queues` NDK connections at once (an initiator opens
+ * one per hardware queue).
  *
  * Built like any out-of-tree NDK consumer, against <ndk/ndkpi.h> and
  * ndk.ko's Module.symvers only.  At load it opens the adapter, allocates
- * the namespace, registers one bounce buffer per tag and the control
- * buffers (requests received, answers sent), creates a QP with a receive
- * posted for every tag and listens on addr:port.
+ * the namespace and, for each queue, registers one bounce buffer per tag
+ * and the control buffers (requests received, answers sent) and creates
+ * a CQ and a QP with a receive posted for every tag; then it listens on
+ * addr:port.  A connection is accepted on any idle queue.
  *
  * Per request (struct ndkblk_msg in a receive):
  *  - READ:  copy the namespace into the tag's bounce buffer, RDMA-write it
@@ -22,11 +24,11 @@
  * token is not trusted) and an errno; the initiator then invalidates
  * locally.
  *
- * Every CQ result is handled by one work item on an ordered workqueue,
- * which also resets the connection (disconnect, failed accept): it closes
- * the connector and the QP and makes a fresh QP for the next initiator.
- * Results of a closed QP are told apart by their qp_context (a connection
- * generation) and dropped.
+ * Every CQ result of a queue is handled by a work item on the queue's
+ * ordered workqueue, which also resets the connection (disconnect, failed
+ * accept): it closes the connector and the QP and makes a fresh QP for the
+ * next initiator.  Results of a closed QP are told apart by their
+ * qp_context (a connection generation) and dropped.
  *
  * When the adapter is removed the target closes every NDK object (the
  * removal waits for that) and tries every second to open the adapter
@@ -58,6 +60,9 @@ MODULE_PARM_DESC(port, "port to listen on");
 static uint size_mb = 64;
 module_param(size_mb, uint, 0444);
 MODULE_PARM_DESC(size_mb, "namespace size in MiB (RAM)");
+static uint queues = 4;
+module_param(queues, uint, 0444);
+MODULE_PARM_DESC(queues, "connections served at once (1 .. 8)");
 
 enum nbt_state { NBT_IDLE, NBT_ACCEPTING, NBT_CONNECTED, NBT_RESETTING };
 
@@ -80,7 +85,8 @@ enum nbt_step { NBT_NONE, NBT_WRITE, NBT_READ, NBT_ANSWER };
  * @step:       enum nbt_step
  * @err:        the answer's errno
  * @invalidate: the answer invalidates the request's token
- * @pending:    in nbt.pending while a full send queue holds @step back
+ * @pending:    in its queue's pending list while a full send queue holds
+ *              @step back
  */
 struct nbt_tag {
 	void *buf;
@@ -95,7 +101,7 @@ struct nbt_tag {
 };
 
 /**
- * struct nbt_ctrl - the registered control buffers
+ * struct nbt_ctrl - the registered control buffers of a queue
  * @msg: one receive buffer per tag
  * @rsp: one answer per tag
  */
@@ -104,33 +110,55 @@ struct nbt_ctrl {
 	struct ndkblk_rsp rsp[NDKBLK_DEPTH];
 };
 
-static struct nbt {
-	struct ndk_adapter *adapter;
-	struct ndk_adapter_info info;
-	struct ndk_pd *pd;
+/**
+ * struct nbt_queue - one connection's worth of objects
+ * @cq:         its CQ
+ * @qp:         its QP, replaced for each connection
+ * @ctrl:       its control buffers, registered in @ctrl_mr
+ * @ctrl_mr:    their registration
+ * @ctrl_token: its local token
+ * @tag:        the requests in flight
+ * @gen:        the QP's generation, its qp_context
+ * @wq:         ordered: every use of @qp and @cq
+ * @cq_work:    handles @cq's results
+ * @retry:      @cq_work again while a full send queue holds steps back
+ * @pending:    tags whose next post waits
+ * @reset_work: closes the connection and makes a fresh QP
+ * @state:      enum nbt_state, under nbt.lock
+ * @conn:       the connection, under nbt.lock
+ */
+struct nbt_queue {
 	struct ndk_cq *cq;
 	struct ndk_qp *qp;
-	struct ndk_listener *listener;
 	struct nbt_ctrl *ctrl;
 	struct ndk_mr *ctrl_mr;
 	u32 ctrl_token;
 	struct nbt_tag tag[NDKBLK_DEPTH];
-	void *store;
-	u64 bytes;
-	u32 read_limit;
 	unsigned long gen;
 	struct workqueue_struct *wq;
 	struct work_struct cq_work;
 	struct delayed_work retry;
-	struct list_head pending;	/* tags whose next post waits */
+	struct list_head pending;
 	struct work_struct reset_work;
+	enum nbt_state state;
+	struct ndk_connector *conn;
+};
+
+static struct nbt {
+	struct ndk_adapter *adapter;
+	struct ndk_adapter_info info;
+	struct ndk_pd *pd;
+	struct ndk_listener *listener;
+	struct nbt_queue *q;
+	u32 nr_queues;
+	void *store;
+	u64 bytes;
+	u32 read_limit;
 	struct work_struct removal_work;
 	struct delayed_work restart;
 	bool unloading;
 	struct mutex stop_lock;	/* serializes nbt_stop() */
-	spinlock_t lock;	/* protects state, conn and exiting */
-	enum nbt_state state;
-	struct ndk_connector *conn;
+	spinlock_t lock;	/* protects the queues' state and conn, exiting */
 	bool exiting;
 } nbt;
 
@@ -140,35 +168,36 @@ static void nbt_nop_close(void *context)
 
 static void nbt_cq_notify(void *context, s32 status)
 {
-	queue_work(nbt.wq, &nbt.cq_work);
-}
+	struct nbt_queue *q = context;
 
-static void nbt_reset(void)
-{
-	queue_work(nbt.wq, &nbt.reset_work);
+	queue_work(q->wq, &q->cq_work);
 }
 
 static void nbt_disconnected(void *context)
 {
-	nbt_reset();
+	struct nbt_queue *q = context;
+
+	queue_work(q->wq, &q->reset_work);
 }
 
 static void nbt_accept_done(void *context, s32 status)
 {
+	struct nbt_queue *q = context;
 	bool ok;
 
 	spin_lock(&nbt.lock);
-	ok = !status && nbt.state == NBT_ACCEPTING;
+	ok = !status && q->state == NBT_ACCEPTING;
 	if (ok)
-		nbt.state = NBT_CONNECTED;
+		q->state = NBT_CONNECTED;
 	spin_unlock(&nbt.lock);
 	if (ok)
-		pr_info("ndkblk_target: initiator connected\n");
+		pr_info("ndkblk_target: initiator connected on queue %ld\n",
+			(long)(q - nbt.q));
 	else
-		nbt_reset();
+		queue_work(q->wq, &q->reset_work);
 }
 
-/* ConnectEvent: accept one initiator at a time, refuse the others. */
+/* ConnectEvent: accept on an idle queue, refuse when there is none. */
 static void nbt_connect_event(void *context, struct ndk_connector *c)
 {
 	struct ndkblk_hello hello = {
@@ -177,48 +206,53 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 		.max_io = cpu_to_le32(NDKBLK_MAX_IO),
 		.inline_max = cpu_to_le32(NDKBLK_INLINE_MAX),
 		.sectors = cpu_to_le64(nbt.bytes >> SECTOR_SHIFT),
+		.queues = cpu_to_le32(nbt.nr_queues),
 	};
-	bool take;
+	struct nbt_queue *q = NULL;
+	u32 i;
 	s32 s;
 
 	spin_lock(&nbt.lock);
-	take = nbt.state == NBT_IDLE && !nbt.exiting;
-	if (take) {
-		nbt.state = NBT_ACCEPTING;
-		nbt.conn = c;
+	for (i = 0; i < nbt.nr_queues && !nbt.exiting; i++) {
+		if (nbt.q[i].state == NBT_IDLE) {
+			q = &nbt.q[i];
+			q->state = NBT_ACCEPTING;
+			q->conn = c;
+			break;
+		}
 	}
 	spin_unlock(&nbt.lock);
-	if (!take) {
+	if (!q) {
 		ndk_reject(c, NULL, 0);
 		ndk_close_connector(c, nbt_nop_close, NULL);
 		return;
 	}
-	s = ndk_accept(c, nbt.qp, 0, nbt.read_limit, &hello, sizeof(hello),
-		       nbt_disconnected, NULL, nbt_accept_done, NULL);
+	s = ndk_accept(c, q->qp, 0, nbt.read_limit, &hello, sizeof(hello),
+		       nbt_disconnected, q, nbt_accept_done, q);
 	if (s != STATUS_PENDING)
-		nbt_accept_done(NULL, s);
+		nbt_accept_done(q, s);
 }
 
-static s32 nbt_post_receive(u32 i)
+static s32 nbt_post_receive(struct nbt_queue *q, u32 i)
 {
-	return ndkblk_receive(nbt.qp, i, &nbt.ctrl->msg[i],
-			      sizeof(nbt.ctrl->msg[i]), nbt.ctrl_token);
+	return ndkblk_receive(q->qp, i, &q->ctrl->msg[i],
+			      sizeof(q->ctrl->msg[i]), q->ctrl_token);
 }
 
-static void nbt_repost(u32 i)
+static void nbt_repost(struct nbt_queue *q, u32 i)
 {
-	if (nbt_post_receive(i))
+	if (nbt_post_receive(q, i))
 		pr_warn_ratelimited("ndkblk_target: receive not reposted\n");
 }
 
 /* Answer @t; a request whose token was used gets it invalidated. */
-static s32 nbt_answer(u32 t, int err, bool invalidate)
+static s32 nbt_answer(struct nbt_queue *q, u32 t, int err, bool invalidate)
 {
-	struct ndkblk_rsp *rsp = &nbt.ctrl->rsp[t];
+	struct ndkblk_rsp *rsp = &q->ctrl->rsp[t];
 	struct ndk_sge sge = {
 		.virtual_address = rsp,
 		.length = sizeof(*rsp),
-		.memory_region_token = nbt.ctrl_token,
+		.memory_region_token = q->ctrl_token,
 	};
 	u32 flags = NDK_OP_FLAG_SILENT_SUCCESS;
 	s32 s;
@@ -227,10 +261,10 @@ static s32 nbt_answer(u32 t, int err, bool invalidate)
 	rsp->tag = cpu_to_le16(t);
 	rsp->status = cpu_to_le16(err);
 	if (invalidate)
-		s = ndk_send_and_invalidate(nbt.qp, NULL, &sge, 1, flags,
-					    le32_to_cpu(nbt.tag[t].req.token));
+		s = ndk_send_and_invalidate(q->qp, NULL, &sge, 1, flags,
+					    le32_to_cpu(q->tag[t].req.token));
 	else
-		s = ndk_send(nbt.qp, NULL, &sge, 1, flags);
+		s = ndk_send(q->qp, NULL, &sge, 1, flags);
 	if (s && s != STATUS_INSUFFICIENT_RESOURCES)
 		pr_warn_ratelimited("ndkblk_target: answer: status %#x\n", s);
 	return s;
@@ -240,9 +274,9 @@ static s32 nbt_answer(u32 t, int err, bool invalidate)
  * Post what @tag needs next.  Return: false when the send queue is full
  * (the step stays, retried after the next results), true otherwise.
  */
-static bool nbt_advance(u32 t)
+static bool nbt_advance(struct nbt_queue *q, u32 t)
 {
-	struct nbt_tag *tag = &nbt.tag[t];
+	struct nbt_tag *tag = &q->tag[t];
 	const struct ndkblk_req *req = &tag->req;
 	struct ndk_sge sge = {
 		.virtual_address = tag->buf,
@@ -253,7 +287,7 @@ static bool nbt_advance(u32 t)
 
 	switch (tag->step) {
 	case NBT_WRITE:
-		s = ndk_write(nbt.qp, NULL, &sge, 1, le64_to_cpu(req->address),
+		s = ndk_write(q->qp, NULL, &sge, 1, le64_to_cpu(req->address),
 			      le32_to_cpu(req->token),
 			      NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_DEFER);
 		if (s == STATUS_INSUFFICIENT_RESOURCES)
@@ -265,13 +299,13 @@ static bool nbt_advance(u32 t)
 		tag->invalidate = !s;
 		fallthrough;
 	case NBT_ANSWER:
-		if (nbt_answer(t, tag->err, tag->invalidate) ==
+		if (nbt_answer(q, t, tag->err, tag->invalidate) ==
 		    STATUS_INSUFFICIENT_RESOURCES)
 			return false;
 		break;
 	case NBT_READ:
 		tag->busy = true;
-		s = ndk_read(nbt.qp, (void *)(uintptr_t)t, &sge, 1,
+		s = ndk_read(q->qp, (void *)(uintptr_t)t, &sge, 1,
 			     le64_to_cpu(req->address),
 			     le32_to_cpu(req->token), 0);
 		if (s == STATUS_INSUFFICIENT_RESOURCES) {
@@ -284,7 +318,7 @@ static bool nbt_advance(u32 t)
 			tag->step = NBT_ANSWER;
 			tag->err = EIO;
 			tag->invalidate = false;
-			return nbt_advance(t);
+			return nbt_advance(q, t);
 		}
 		break;
 	}
@@ -293,25 +327,26 @@ static bool nbt_advance(u32 t)
 }
 
 /* Set @tag's next step and post it, or queue it behind the others. */
-static void nbt_step(u32 t, enum nbt_step step, int err, bool invalidate)
+static void nbt_step(struct nbt_queue *q, u32 t, enum nbt_step step, int err,
+		     bool invalidate)
 {
-	struct nbt_tag *tag = &nbt.tag[t];
+	struct nbt_tag *tag = &q->tag[t];
 
 	tag->step = step;
 	tag->err = err;
 	tag->invalidate = invalidate;
-	if (!list_empty(&nbt.pending) || !nbt_advance(t))
-		list_add_tail(&tag->pending, &nbt.pending);
+	if (!list_empty(&q->pending) || !nbt_advance(q, t))
+		list_add_tail(&tag->pending, &q->pending);
 }
 
 /* Post the steps a full send queue held back, in order. */
-static void nbt_kick(void)
+static void nbt_kick(struct nbt_queue *q)
 {
 	struct nbt_tag *tag;
 
-	while ((tag = list_first_entry_or_null(&nbt.pending, struct nbt_tag,
+	while ((tag = list_first_entry_or_null(&q->pending, struct nbt_tag,
 					       pending))) {
-		if (!nbt_advance(tag - nbt.tag))
+		if (!nbt_advance(q, tag - q->tag))
 			break;
 		list_del_init(&tag->pending);
 	}
@@ -326,9 +361,9 @@ static void *nbt_at(const struct ndkblk_req *req)
  * A receive of @bytes in buffer @i: validate the request, take an inline
  * write's data, repost the buffer, then move the data or answer.
  */
-static void nbt_request(u32 i, u32 bytes)
+static void nbt_request(struct nbt_queue *q, u32 i, u32 bytes)
 {
-	struct ndkblk_msg *msg = &nbt.ctrl->msg[i];
+	struct ndkblk_msg *msg = &q->ctrl->msg[i];
 	struct ndkblk_req req = msg->req;
 	u32 len = le32_to_cpu(req.length);
 	u64 sector = le64_to_cpu(req.sector);
@@ -339,12 +374,12 @@ static void nbt_request(u32 i, u32 bytes)
 	int err = 0;
 
 	if (bytes < sizeof(req) || le32_to_cpu(req.magic) != NDKBLK_MAGIC ||
-	    t >= NDKBLK_DEPTH || nbt.tag[t].busy) {
+	    t >= NDKBLK_DEPTH || q->tag[t].busy) {
 		pr_warn_ratelimited("ndkblk_target: malformed request\n");
-		nbt_repost(i);
+		nbt_repost(q, i);
 		return;
 	}
-	tag = &nbt.tag[t];
+	tag = &q->tag[t];
 	tag->req = req;
 	if (!len || len > (inl ? NDKBLK_INLINE_MAX : NDKBLK_MAX_IO) ||
 	    len % SECTOR_SIZE || sector > nbt.bytes >> SECTOR_SHIFT ||
@@ -354,21 +389,21 @@ static void nbt_request(u32 i, u32 bytes)
 		err = EINVAL;
 	else if (inl)
 		memcpy(nbt_at(&req), msg->data, len);
-	nbt_repost(i);
+	nbt_repost(q, i);
 	if (err || inl) {
-		nbt_step(t, NBT_ANSWER, err, false);
+		nbt_step(q, t, NBT_ANSWER, err, false);
 	} else if (op == NDKBLK_OP_WRITE) {
-		nbt_step(t, NBT_READ, 0, true);
+		nbt_step(q, t, NBT_READ, 0, true);
 	} else {
 		memcpy(tag->buf, nbt_at(&req), len);
-		nbt_step(t, NBT_WRITE, 0, true);
+		nbt_step(q, t, NBT_WRITE, 0, true);
 	}
 }
 
 /* The RDMA read of a WRITE request completed. */
-static void nbt_read_done(u32 t, s32 status)
+static void nbt_read_done(struct nbt_queue *q, u32 t, s32 status)
 {
-	struct nbt_tag *tag = &nbt.tag[t];
+	struct nbt_tag *tag = &q->tag[t];
 
 	tag->busy = false;
 	if (status) {
@@ -377,21 +412,21 @@ static void nbt_read_done(u32 t, s32 status)
 		return;
 	}
 	memcpy(nbt_at(&tag->req), tag->buf, le32_to_cpu(tag->req.length));
-	nbt_step(t, NBT_ANSWER, 0, true);
+	nbt_step(q, t, NBT_ANSWER, 0, true);
 }
 
-static void nbt_result(const struct ndk_result_ex *r)
+static void nbt_result(struct nbt_queue *q, const struct ndk_result_ex *r)
 {
 	uintptr_t ctx = (uintptr_t)r->request_context;
 
-	if (r->qp_context != (void *)nbt.gen)
+	if (r->qp_context != (void *)q->gen)
 		return;	/* a closed QP's flush */
 	if (r->type & NDK_OPERATION_TYPE_RECEIVE) {
 		if (!r->status && ctx < NDKBLK_DEPTH)
-			nbt_request(ctx, r->bytes_transferred);
+			nbt_request(q, ctx, r->bytes_transferred);
 	} else if (r->type == NDK_OPERATION_TYPE_READ &&
 		   ctx < NDKBLK_DEPTH) {
-		nbt_read_done(ctx, r->status);
+		nbt_read_done(q, ctx, r->status);
 	} else if (r->status && r->status != STATUS_CANCELLED) {
 		pr_warn_ratelimited("ndkblk_target: request type %u: %#x\n",
 				    r->type, r->status);
@@ -399,107 +434,112 @@ static void nbt_result(const struct ndk_result_ex *r)
 }
 
 /* Every result, then what a full send queue held back. */
-static void nbt_cq_work(struct work_struct *work)
+static void nbt_poll(struct nbt_queue *q)
 {
 	struct ndk_result_ex res[16];
 	bool armed = false;
 	u32 n, i;
 
-	if (!nbt.cq)
+	if (!q->cq)
 		return;	/* closed by nbt_reset_work() */
 	for (;;) {
-		n = ndk_get_cq_results_ex(nbt.cq, res, ARRAY_SIZE(res));
+		n = ndk_get_cq_results_ex(q->cq, res, ARRAY_SIZE(res));
 		for (i = 0; i < n; i++)
-			nbt_result(&res[i]);
-		nbt_kick();
+			nbt_result(q, &res[i]);
+		nbt_kick(q);
 		if (n)
 			continue;
 		if (armed)
 			break;
-		ndk_arm_cq(nbt.cq, NDK_CQ_NOTIFY_ANY);
+		ndk_arm_cq(q->cq, NDK_CQ_NOTIFY_ANY);
 		armed = true;
 	}
 	/* Silent requests free the queue without a result: look again. */
-	if (!list_empty(&nbt.pending))
-		queue_delayed_work(nbt.wq, &nbt.retry, 1);
+	if (!list_empty(&q->pending))
+		queue_delayed_work(q->wq, &q->retry, 1);
+}
+
+static void nbt_cq_work(struct work_struct *work)
+{
+	nbt_poll(container_of(work, struct nbt_queue, cq_work));
 }
 
 static void nbt_retry_work(struct work_struct *work)
 {
-	nbt_cq_work(work);
+	nbt_poll(container_of(to_delayed_work(work), struct nbt_queue, retry));
 }
 
 /* A QP for the next initiator, a receive posted for every tag. */
-static int nbt_qp_open(void)
+static int nbt_qp_open(struct nbt_queue *q)
 {
 	u32 i;
 
-	INIT_LIST_HEAD(&nbt.pending);
+	INIT_LIST_HEAD(&q->pending);
 	for (i = 0; i < NDKBLK_DEPTH; i++) {
-		nbt.tag[i].busy = false;
-		nbt.tag[i].step = NBT_NONE;
-		INIT_LIST_HEAD(&nbt.tag[i].pending);
+		q->tag[i].busy = false;
+		q->tag[i].step = NBT_NONE;
+		INIT_LIST_HEAD(&q->tag[i].pending);
 	}
 	/*
 	 * Up to two requests' posts per tag: a tag's silent answer may not
 	 * have completed when its next request arrives.
 	 */
-	if (ndk_create_qp(nbt.pd, nbt.cq, nbt.cq, (void *)nbt.gen,
-			  NDKBLK_DEPTH, 4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL,
-			  NULL, &nbt.qp)) {
-		nbt.qp = NULL;
+	if (ndk_create_qp(nbt.pd, q->cq, q->cq, (void *)q->gen, NDKBLK_DEPTH,
+			  4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL, NULL, &q->qp)) {
+		q->qp = NULL;
 		return -EIO;
 	}
 	for (i = 0; i < NDKBLK_DEPTH; i++)
-		if (nbt_post_receive(i))
+		if (nbt_post_receive(q, i))
 			return -EIO;
 	return 0;
 }
 
-static void nbt_qp_close(void)
+static void nbt_qp_close(struct nbt_queue *q)
 {
 	struct ndk_connector *c;
 
 	spin_lock(&nbt.lock);
-	c = nbt.conn;
-	nbt.conn = NULL;
-	nbt.state = NBT_RESETTING;
+	c = q->conn;
+	q->conn = NULL;
+	q->state = NBT_RESETTING;
 	spin_unlock(&nbt.lock);
 	if (c) {
 		ndk_disconnect(c, NULL, NULL);
 		ndk_close_connector(c, NULL, NULL);
 	}
-	if (nbt.qp)
-		ndk_close_qp(nbt.qp, NULL, NULL);
-	nbt.qp = NULL;
-	INIT_LIST_HEAD(&nbt.pending);	/* nothing to post any more */
+	if (q->qp)
+		ndk_close_qp(q->qp, NULL, NULL);
+	q->qp = NULL;
+	INIT_LIST_HEAD(&q->pending);	/* nothing to post any more */
 	/* The flush's results carry the old generation: dropped. */
-	nbt.gen++;
-	nbt_cq_work(NULL);
+	q->gen++;
+	nbt_poll(q);
 }
 
 /*
- * On the ordered workqueue, like every use of the QP and the CQ: close the
- * connection; then make a QP for the next initiator, or, when the target
- * stops, close the CQ.
+ * On the queue's ordered workqueue, like every use of its QP and CQ:
+ * close the connection; then make a QP for the next initiator, or, when
+ * the target stops, close the CQ.
  */
 static void nbt_reset_work(struct work_struct *work)
 {
-	nbt_qp_close();
+	struct nbt_queue *q = container_of(work, struct nbt_queue, reset_work);
+
+	nbt_qp_close(q);
 	if (READ_ONCE(nbt.exiting)) {
-		if (nbt.cq)
-			ndk_close_cq(nbt.cq, NULL, NULL);
-		nbt.cq = NULL;
+		if (q->cq)
+			ndk_close_cq(q->cq, NULL, NULL);
+		q->cq = NULL;
 		return;
 	}
-	if (nbt_qp_open()) {
+	if (nbt_qp_open(q)) {
 		pr_err("ndkblk_target: cannot make a QP for the next initiator\n");
 		return;
 	}
 	spin_lock(&nbt.lock);
-	nbt.state = NBT_IDLE;
+	q->state = NBT_IDLE;
 	spin_unlock(&nbt.lock);
-	pr_info("ndkblk_target: ready for the next initiator\n");
 }
 
 /*
@@ -508,30 +548,38 @@ static void nbt_reset_work(struct work_struct *work)
  */
 static void __nbt_stop(void)
 {
-	u32 i;
+	u32 i, j;
 
 	spin_lock(&nbt.lock);
 	nbt.exiting = true;
 	spin_unlock(&nbt.lock);
-	if (nbt.wq) {
-		queue_work(nbt.wq, &nbt.reset_work);
-		flush_workqueue(nbt.wq);
+	for (j = 0; j < nbt.nr_queues; j++) {
+		struct nbt_queue *q = &nbt.q[j];
+
+		if (q->wq) {
+			queue_work(q->wq, &q->reset_work);
+			flush_workqueue(q->wq);
+		}
 	}
 	/* Its close waits for the connectors it handed over. */
 	if (nbt.listener)
 		ndk_close_listener(nbt.listener, NULL, NULL);
 	nbt.listener = NULL;
-	for (i = 0; i < NDKBLK_DEPTH; i++) {
-		if (nbt.tag[i].mr)
-			ndk_close_mr(nbt.tag[i].mr, NULL, NULL);
-		nbt.tag[i].mr = NULL;
+	for (j = 0; j < nbt.nr_queues; j++) {
+		struct nbt_queue *q = &nbt.q[j];
+
+		for (i = 0; i < NDKBLK_DEPTH; i++) {
+			if (q->tag[i].mr)
+				ndk_close_mr(q->tag[i].mr, NULL, NULL);
+			q->tag[i].mr = NULL;
+		}
+		if (q->ctrl_mr)
+			ndk_close_mr(q->ctrl_mr, NULL, NULL);
+		q->ctrl_mr = NULL;
+		if (q->cq)	/* only when its workqueue never existed */
+			ndk_close_cq(q->cq, NULL, NULL);
+		q->cq = NULL;
 	}
-	if (nbt.ctrl_mr)
-		ndk_close_mr(nbt.ctrl_mr, NULL, NULL);
-	nbt.ctrl_mr = NULL;
-	if (nbt.cq)	/* only when the workqueue never existed */
-		ndk_close_cq(nbt.cq, NULL, NULL);
-	nbt.cq = NULL;
 	if (nbt.pd)
 		ndk_close_pd(nbt.pd, NULL, NULL);
 	nbt.pd = NULL;
@@ -588,18 +636,24 @@ static void nbt_removal(void *context)
 
 static void nbt_free(void)
 {
-	u32 i;
+	u32 i, j;
 
 	WRITE_ONCE(nbt.unloading, true);
 	cancel_work_sync(&nbt.removal_work);
 	cancel_delayed_work_sync(&nbt.restart);
 	nbt_stop();
-	cancel_delayed_work_sync(&nbt.retry);
-	if (nbt.wq)
-		destroy_workqueue(nbt.wq);
-	for (i = 0; i < NDKBLK_DEPTH; i++)
-		kfree(nbt.tag[i].buf);
-	kfree(nbt.ctrl);
+	for (j = 0; nbt.q && j < nbt.nr_queues; j++) {
+		struct nbt_queue *q = &nbt.q[j];
+
+		if (q->wq) {	/* its work items were initialised first */
+			cancel_delayed_work_sync(&q->retry);
+			destroy_workqueue(q->wq);
+		}
+		for (i = 0; i < NDKBLK_DEPTH; i++)
+			kfree(q->tag[i].buf);
+		kfree(q->ctrl);
+	}
+	kfree(nbt.q);
 	vfree(nbt.store);
 }
 
@@ -627,13 +681,37 @@ static int nbt_listen(void)
 	return 0;
 }
 
+/* A queue's CQ, registrations and first QP. */
+static int nbt_queue_start(struct nbt_queue *q)
+{
+	u32 rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
+	int ret;
+	u32 i;
+
+	if (ndk_create_cq(nbt.adapter, 6 * NDKBLK_DEPTH, nbt_cq_notify, q,
+			  NULL, NULL, NULL, &q->cq)) {
+		q->cq = NULL;
+		return -EIO;
+	}
+	ret = ndkblk_register(nbt.pd, &q->ctrl_mr, q->ctrl, sizeof(*q->ctrl),
+			      rw, &q->ctrl_token);
+	for (i = 0; !ret && i < NDKBLK_DEPTH; i++)
+		ret = ndkblk_register(nbt.pd, &q->tag[i].mr, q->tag[i].buf,
+				      NDKBLK_MAX_IO, rw, &q->tag[i].token);
+	if (!ret)
+		ret = nbt_qp_open(q);
+	if (ret)
+		return ret;
+	q->state = NBT_IDLE;
+	return 0;
+}
+
 /* Open the adapter and serve: every NDK object, then the listener. */
 static int nbt_start(void)
 {
 	u32 size = sizeof(nbt.info);
-	u32 rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
 	int ret = -EIO;
-	u32 i;
+	u32 j;
 
 	if (ndk_open_adapter(adapter, nbt_removal, NULL, &nbt.adapter)) {
 		nbt.adapter = NULL;
@@ -645,28 +723,21 @@ static int nbt_start(void)
 		goto err_stop;
 	}
 	nbt.read_limit = min(nbt.info.max_outbound_read_limit, 16u);
-	if (ndk_create_cq(nbt.adapter, 6 * NDKBLK_DEPTH, nbt_cq_notify, NULL,
-			  NULL, NULL, NULL, &nbt.cq)) {
-		nbt.cq = NULL;
-		goto err_stop;
-	}
-	ret = ndkblk_register(nbt.pd, &nbt.ctrl_mr, nbt.ctrl, sizeof(*nbt.ctrl),
-			      rw, &nbt.ctrl_token);
-	for (i = 0; !ret && i < NDKBLK_DEPTH; i++)
-		ret = ndkblk_register(nbt.pd, &nbt.tag[i].mr, nbt.tag[i].buf,
-				      NDKBLK_MAX_IO, rw, &nbt.tag[i].token);
-	if (ret)
-		goto err_stop;
 	spin_lock(&nbt.lock);
 	nbt.exiting = false;
-	nbt.state = NBT_IDLE;
+	for (j = 0; j < nbt.nr_queues; j++)
+		nbt.q[j].state = NBT_RESETTING;
 	spin_unlock(&nbt.lock);
-	ret = nbt_qp_open();
-	if (!ret)
-		ret = nbt_listen();
+	for (j = 0; j < nbt.nr_queues; j++) {
+		ret = nbt_queue_start(&nbt.q[j]);
+		if (ret)
+			goto err_stop;
+	}
+	ret = nbt_listen();
 	if (ret)
 		goto err_stop;
-	queue_work(nbt.wq, &nbt.cq_work);	/* arm the CQ */
+	for (j = 0; j < nbt.nr_queues; j++)	/* arm the CQs */
+		queue_work(nbt.q[j].wq, &nbt.q[j].cq_work);
 	return 0;
 
 err_stop:
@@ -677,36 +748,45 @@ err_stop:
 static int __init nbt_init(void)
 {
 	int ret = -ENOMEM;
-	u32 i;
+	u32 i, j;
 
 	spin_lock_init(&nbt.lock);
 	mutex_init(&nbt.stop_lock);
-	INIT_WORK(&nbt.cq_work, nbt_cq_work);
-	INIT_DELAYED_WORK(&nbt.retry, nbt_retry_work);
-	INIT_LIST_HEAD(&nbt.pending);
-	INIT_WORK(&nbt.reset_work, nbt_reset_work);
 	INIT_WORK(&nbt.removal_work, nbt_removal_work);
 	INIT_DELAYED_WORK(&nbt.restart, nbt_restart_work);
 	nbt.bytes = (u64)size_mb << 20;
-	if (!nbt.bytes)
+	if (!nbt.bytes || !queues || queues > NDKBLK_MAX_QUEUES)
 		return -EINVAL;
 	nbt.store = vzalloc(nbt.bytes);
-	nbt.ctrl = kzalloc(sizeof(*nbt.ctrl), GFP_KERNEL);
-	nbt.wq = alloc_ordered_workqueue("ndkblk_target", 0);
-	if (!nbt.store || !nbt.ctrl || !nbt.wq)
+	nbt.q = kcalloc(queues, sizeof(*nbt.q), GFP_KERNEL);
+	if (!nbt.store || !nbt.q)
 		goto err_free;
-	for (i = 0; i < NDKBLK_DEPTH; i++) {
-		nbt.tag[i].buf = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
-		if (!nbt.tag[i].buf)
+	nbt.nr_queues = queues;
+	for (j = 0; j < nbt.nr_queues; j++) {
+		struct nbt_queue *q = &nbt.q[j];
+
+		q->state = NBT_RESETTING;
+		INIT_WORK(&q->cq_work, nbt_cq_work);
+		INIT_DELAYED_WORK(&q->retry, nbt_retry_work);
+		INIT_LIST_HEAD(&q->pending);
+		INIT_WORK(&q->reset_work, nbt_reset_work);
+		q->ctrl = kzalloc(sizeof(*q->ctrl), GFP_KERNEL);
+		q->wq = alloc_ordered_workqueue("ndkblk_target/%u", 0, j);
+		if (!q->ctrl || !q->wq)
 			goto err_free;
+		for (i = 0; i < NDKBLK_DEPTH; i++) {
+			q->tag[i].buf = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+			if (!q->tag[i].buf)
+				goto err_free;
+		}
 	}
 	mutex_lock(&nbt.stop_lock);
 	ret = nbt_start();
 	mutex_unlock(&nbt.stop_lock);
 	if (ret)
 		goto err_free;
-	pr_info("ndkblk_target: serving %u MiB on %s, %s:%u\n", size_mb,
-		adapter, addr, port);
+	pr_info("ndkblk_target: serving %u MiB on %s, %s:%u, %u queues\n",
+		size_mb, adapter, addr, port, nbt.nr_queues);
 	return 0;
 
 err_free:
