@@ -4,8 +4,8 @@
 # B1 (make bench): ndkblk against nvme-rdma on the same rxe link, in the
 # test-bed guest.  Both serve 64 MiB of RAM over a loopback connection on
 # rxe0: ndkblk_target.ko (vmalloc) to ndkblk.ko, nvmet-rdma (a brd RAM
-# disk) to nvme-rdma with one I/O queue of 32 entries, ndkblk's shape
-# (nvme connect --nr-io-queues=1 --queue-size=32).  Each fio job runs on
+# disk) to nvme-rdma, each with one I/O queue of 32 entries (ndkblk
+# nr_queues=1; nvme connect --nr-io-queues=1 --queue-size=32).  Each fio job runs on
 # one device, then on the other, ROUNDS times (interleaved).
 #
 #   ndkblk-bench.sh full|smoke OUT NDKBLK_KO NDKBLK_TARGET_KO
@@ -46,7 +46,7 @@ cleanup() {
 
 # --- ndkblk ---
 insmod "$tgt" addr=$ip size_mb=64 || err "insmod ndkblk_target failed"
-insmod "$ini" target=$ip || err "insmod ndkblk failed"
+insmod "$ini" target=$ip nr_queues=1 || err "insmod ndkblk failed"
 
 # --- nvme-rdma to nvmet-rdma on a 64 MiB RAM disk ---
 modprobe brd rd_nr=1 rd_size=65536 max_part=0 || err "modprobe brd failed"
@@ -131,7 +131,7 @@ job read-qd4 read 1m 4
 job write-qd4 write 1m 4
 # Small writes through the fast-register path too (inline_max=0).
 rmmod ndkblk || err "rmmod ndkblk failed"
-insmod "$ini" target=$ip inline_max=0 || err "insmod ndkblk inline_max=0 failed"
+insmod "$ini" target=$ip nr_queues=1 inline_max=0 || err "insmod ndkblk inline_max=0 failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
 tags="ndkblk-fr nvme"
 job randwrite-qd1 randwrite 4k 1
@@ -139,7 +139,7 @@ job randwrite-qd32 randwrite 4k 32
 # The window-pool variant (mode=window): copies through a registered
 # pool, a window bound per I/O.
 rmmod ndkblk || err "rmmod ndkblk failed"
-insmod "$ini" target=$ip mode=window || err "insmod ndkblk mode=window failed"
+insmod "$ini" target=$ip nr_queues=1 mode=window || err "insmod ndkblk mode=window failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
 tags="ndkblk-mw nvme"
 job randread-qd1 randread 4k 1

@@ -13,6 +13,10 @@
 #     then again in window mode (mode=window: a window bound over a
 #     registered pool buffer per I/O): verified I/O and the checksums;
 #  4. rmmod of both modules.
+#  One hardware queue per CPU (the target serves 4; the guest has 2 CPUs),
+#  each its own connection: the disk's queue count is checked, and the
+#  mixed I/O of two jobs on two CPUs must reach both queues; the
+#  reconnection without inline writes uses nr_queues=1.
 #   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
 #  Every I/O's registration must have been invalidated by the target
 #  (send-and-invalidate), none locally; writes of up to 4 KiB go inline
@@ -41,9 +45,9 @@ attach() {
 	fail "$dev did not appear"
 }
 
-# detach INLINE: unload the initiator; every registered I/O's registration
-# was invalidated by the target, none locally; INLINE: whether writes went
-# inline (some / none).
+# detach INLINE [spread]: unload the initiator; every registered I/O's
+# registration was invalidated by the target, none locally; INLINE:
+# whether writes went inline (some / none).
 detach() {
 	local stats re
 	rmmod ndkblk || fail "rmmod ndkblk failed"
@@ -59,10 +63,30 @@ detach() {
 	else
 		((BASH_REMATCH[4] == 0)) || fail "writes went inline with inline_max=0: $stats"
 	fi
+	# SPREAD: the first two queues carried requests (two CPUs submitted).
+	[[ ${2:-} == spread ]] || return 0
+	stats=$(dmesg | tail -n +"$((ndmesg + 1))" | grep -E 'ndkblk: requests per queue:') ||
+		fail "no requests per queue at rmmod"
+	echo "$stats"
+	read -ra per <<< "${stats#*queue:}"
+	for ((h = 0; h < ${#per[@]} && h < 2; h++)); do
+		((per[h] > 0)) || fail "hardware queue $h carried no request: $stats"
+	done
 }
+
+# queues N: the disk has N hardware queues.
+queues() {
+	local n
+	n=$(find /sys/block/ndkblk0/mq -mindepth 1 -maxdepth 1 | wc -l)
+	((n == $1)) || fail "$dev has $n hardware queues, not $1"
+	echo "$dev: $n hardware queues"
+}
+nq=$(nproc)
+((nq > 4)) && nq=4
 
 insmod "$tgt" addr=$addr size_mb=64 || fail "insmod ndkblk_target failed"
 attach
+queues "$nq"
 [[ $(blockdev --getsize64 $dev) == $((64 << 20)) ]] ||
 	fail "$dev has $(blockdev --getsize64 $dev) bytes, not 64 MiB"
 
@@ -86,15 +110,21 @@ for bs in 512 1024 4096 8192 61440 65536 131072 135168 1048576 4194304; do
 done
 # Small adjacent I/O submitted in batches: the block layer merges requests
 # whose buffers continue one page (the MDL then names that page once).
+# They merge in the I/O scheduler, which a multi-queue disk has not by
+# default.
+echo mq-deadline > /sys/block/ndkblk0/queue/scheduler || fail "no mq-deadline scheduler"
 merges0=$(awk '{ print $2 + $6 }' /sys/block/ndkblk0/stat)
 run_fio --rw=write --bs=1024 --size=$((mb << 20)) --offset=56m --ioengine=libaio --iodepth=16 \
 	--iodepth_batch_submit=16 --iodepth_batch_complete_min=16
 merges=$(($(awk '{ print $2 + $6 }' /sys/block/ndkblk0/stat) - merges0))
 echo "requests merged by the block layer in batched 1 KiB I/O: $merges"
 ((merges > 0)) || fail "no request merged: the merged-request case went untested"
-# 2. Mixed sizes, reads and writes, at depth 16.
+# 2. Mixed sizes, reads and writes, at depth 16; two jobs on two CPUs,
+# so on both hardware queues (the first detach checks both had some).
+cpus=()
+((nq > 1)) && cpus=(--cpus_allowed=0-1 --cpus_allowed_policy=split)
 run_fio --rw=randrw --bsrange=512-1m --size=$((4 * mb))m --ioengine=libaio --iodepth=16 \
-	--numjobs=2 --offset_increment=32m --randseed=$RANDOM
+	--numjobs=2 --offset_increment=32m --randseed=$RANDOM "${cpus[@]}"
 
 # 3. A filesystem across a reconnection.
 mkdir -p "$work/mnt"
@@ -105,9 +135,11 @@ for i in 1 2 3; do
 done
 (cd "$work/mnt" && sha256sum f1 f2 f3) > "$work/sums"
 umount "$work/mnt" || fail "umount failed"
-detach some
-# Without inline writes: small writes take the fast-register path too.
-attach inline_max=0
+detach some spread
+# Without inline writes: small writes take the fast-register path too;
+# one hardware queue.
+attach inline_max=0 nr_queues=1
+queues 1
 mount $dev "$work/mnt" || fail "remount after reconnecting failed"
 (cd "$work/mnt" && sha256sum -c --quiet "$work/sums") || fail "checksums differ after remount"
 umount "$work/mnt" || fail "umount failed"
