@@ -24,11 +24,12 @@
  * token is not trusted) and an errno; the initiator then invalidates
  * locally.
  *
- * Every CQ result of a queue is handled by a work item on the queue's
- * ordered workqueue, which also resets the connection (disconnect, failed
- * accept): it closes the connector and the QP and makes a fresh QP for the
- * next initiator.  Results of a closed QP are told apart by their
- * qp_context (a connection generation) and dropped.
+ * Every CQ result of a queue is handled in the CQ's notification
+ * callback, under the queue's lock.  The queue's ordered workqueue resets
+ * the connection (disconnect, failed accept): it closes the connector and
+ * the QP and makes a fresh QP for the next initiator.  Results of a closed
+ * QP are told apart by their qp_context (a connection generation) and
+ * dropped.
  *
  * When the adapter is removed the target closes every NDK object (the
  * removal waits for that) and tries every second to open the adapter
@@ -112,6 +113,8 @@ struct nbt_ctrl {
 
 /**
  * struct nbt_queue - one connection's worth of objects
+ * @lock:       serializes every use of @qp and @cq and the requests'
+ *              state: the CQ callback, @retry and @reset_work
  * @cq:         its CQ
  * @qp:         its QP, replaced for each connection
  * @ctrl:       its control buffers, registered in @ctrl_mr
@@ -119,15 +122,15 @@ struct nbt_ctrl {
  * @ctrl_token: its local token
  * @tag:        the requests in flight
  * @gen:        the QP's generation, its qp_context
- * @wq:         ordered: every use of @qp and @cq
- * @cq_work:    handles @cq's results
- * @retry:      @cq_work again while a full send queue holds steps back
+ * @wq:         ordered: @retry and @reset_work
+ * @retry:      polls again while a full send queue holds steps back
  * @pending:    tags whose next post waits
  * @reset_work: closes the connection and makes a fresh QP
  * @state:      enum nbt_state, under nbt.lock
  * @conn:       the connection, under nbt.lock
  */
 struct nbt_queue {
+	spinlock_t lock;	/* the QP, the CQ, the requests */
 	struct ndk_cq *cq;
 	struct ndk_qp *qp;
 	struct nbt_ctrl *ctrl;
@@ -136,7 +139,6 @@ struct nbt_queue {
 	struct nbt_tag tag[NDKBLK_DEPTH];
 	unsigned long gen;
 	struct workqueue_struct *wq;
-	struct work_struct cq_work;
 	struct delayed_work retry;
 	struct list_head pending;
 	struct work_struct reset_work;
@@ -164,13 +166,6 @@ static struct nbt {
 
 static void nbt_nop_close(void *context)
 {
-}
-
-static void nbt_cq_notify(void *context, s32 status)
-{
-	struct nbt_queue *q = context;
-
-	queue_work(q->wq, &q->cq_work);
 }
 
 static void nbt_disconnected(void *context)
@@ -433,13 +428,14 @@ static void nbt_result(struct nbt_queue *q, const struct ndk_result_ex *r)
 	}
 }
 
-/* Every result, then what a full send queue held back. */
+/* Every result, then what a full send queue held back.  Locked. */
 static void nbt_poll(struct nbt_queue *q)
 {
 	struct ndk_result_ex res[16];
 	bool armed = false;
 	u32 n, i;
 
+	lockdep_assert_held(&q->lock);
 	if (!q->cq)
 		return;	/* closed by nbt_reset_work() */
 	for (;;) {
@@ -459,78 +455,98 @@ static void nbt_poll(struct nbt_queue *q)
 		queue_delayed_work(q->wq, &q->retry, 1);
 }
 
-static void nbt_cq_work(struct work_struct *work)
+static void nbt_serve(struct nbt_queue *q)
 {
-	nbt_poll(container_of(work, struct nbt_queue, cq_work));
+	spin_lock_bh(&q->lock);
+	nbt_poll(q);
+	spin_unlock_bh(&q->lock);
+}
+
+/* Results are handled in the callback itself: no workqueue hop. */
+static void nbt_cq_notify(void *context, s32 status)
+{
+	nbt_serve(context);
 }
 
 static void nbt_retry_work(struct work_struct *work)
 {
-	nbt_poll(container_of(to_delayed_work(work), struct nbt_queue, retry));
+	nbt_serve(container_of(to_delayed_work(work), struct nbt_queue, retry));
 }
 
 /* A QP for the next initiator, a receive posted for every tag. */
 static int nbt_qp_open(struct nbt_queue *q)
 {
+	struct ndk_qp *qp;
+	int ret = 0;
 	u32 i;
 
-	INIT_LIST_HEAD(&q->pending);
-	for (i = 0; i < NDKBLK_DEPTH; i++) {
-		q->tag[i].busy = false;
-		q->tag[i].step = NBT_NONE;
-		INIT_LIST_HEAD(&q->tag[i].pending);
-	}
 	/*
 	 * Up to two requests' posts per tag: a tag's silent answer may not
 	 * have completed when its next request arrives.
 	 */
 	if (ndk_create_qp(nbt.pd, q->cq, q->cq, (void *)q->gen, NDKBLK_DEPTH,
-			  4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL, NULL, &q->qp)) {
-		q->qp = NULL;
+			  4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL, NULL, &qp))
 		return -EIO;
+	spin_lock_bh(&q->lock);
+	q->qp = qp;
+	INIT_LIST_HEAD(&q->pending);
+	for (i = 0; i < NDKBLK_DEPTH; i++) {
+		q->tag[i].busy = false;
+		q->tag[i].step = NBT_NONE;
+		INIT_LIST_HEAD(&q->tag[i].pending);
+		if (!ret && nbt_post_receive(q, i))
+			ret = -EIO;
 	}
-	for (i = 0; i < NDKBLK_DEPTH; i++)
-		if (nbt_post_receive(q, i))
-			return -EIO;
-	return 0;
+	spin_unlock_bh(&q->lock);
+	return ret;
 }
 
 static void nbt_qp_close(struct nbt_queue *q)
 {
 	struct ndk_connector *c;
+	struct ndk_qp *qp;
 
 	spin_lock(&nbt.lock);
 	c = q->conn;
 	q->conn = NULL;
 	q->state = NBT_RESETTING;
 	spin_unlock(&nbt.lock);
+	/*
+	 * No post uses the QP any more, nothing is left to post, and the
+	 * flush's results carry the old generation: dropped.
+	 */
+	spin_lock_bh(&q->lock);
+	qp = q->qp;
+	q->qp = NULL;
+	INIT_LIST_HEAD(&q->pending);
+	q->gen++;
+	spin_unlock_bh(&q->lock);
 	if (c) {
 		ndk_disconnect(c, NULL, NULL);
 		ndk_close_connector(c, NULL, NULL);
 	}
-	if (q->qp)
-		ndk_close_qp(q->qp, NULL, NULL);
-	q->qp = NULL;
-	INIT_LIST_HEAD(&q->pending);	/* nothing to post any more */
-	/* The flush's results carry the old generation: dropped. */
-	q->gen++;
-	nbt_poll(q);
+	if (qp)
+		ndk_close_qp(qp, NULL, NULL);
+	nbt_serve(q);
 }
 
 /*
- * On the queue's ordered workqueue, like every use of its QP and CQ:
- * close the connection; then make a QP for the next initiator, or, when
- * the target stops, close the CQ.
+ * On the queue's ordered workqueue: close the connection; then make a QP
+ * for the next initiator, or, when the target stops, close the CQ.
  */
 static void nbt_reset_work(struct work_struct *work)
 {
 	struct nbt_queue *q = container_of(work, struct nbt_queue, reset_work);
+	struct ndk_cq *cq;
 
 	nbt_qp_close(q);
 	if (READ_ONCE(nbt.exiting)) {
-		if (q->cq)
-			ndk_close_cq(q->cq, NULL, NULL);
+		spin_lock_bh(&q->lock);
+		cq = q->cq;
 		q->cq = NULL;
+		spin_unlock_bh(&q->lock);
+		if (cq)
+			ndk_close_cq(cq, NULL, NULL);
 		return;
 	}
 	if (nbt_qp_open(q)) {
@@ -737,7 +753,7 @@ static int nbt_start(void)
 	if (ret)
 		goto err_stop;
 	for (j = 0; j < nbt.nr_queues; j++)	/* arm the CQs */
-		queue_work(nbt.q[j].wq, &nbt.q[j].cq_work);
+		nbt_serve(&nbt.q[j]);
 	return 0;
 
 err_stop:
@@ -766,7 +782,7 @@ static int __init nbt_init(void)
 		struct nbt_queue *q = &nbt.q[j];
 
 		q->state = NBT_RESETTING;
-		INIT_WORK(&q->cq_work, nbt_cq_work);
+		spin_lock_init(&q->lock);
 		INIT_DELAYED_WORK(&q->retry, nbt_retry_work);
 		INIT_LIST_HEAD(&q->pending);
 		INIT_WORK(&q->reset_work, nbt_reset_work);
