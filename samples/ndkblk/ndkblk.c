@@ -62,6 +62,9 @@ MODULE_PARM_DESC(inline_max, "largest write sent inside its request (0: none)");
 static uint nr_queues;
 module_param(nr_queues, uint, 0444);
 MODULE_PARM_DESC(nr_queues, "hardware queues, one connection each (0: one per CPU, at most 8; fewer if the target serves fewer)");
+static uint max_io;
+module_param(max_io, uint, 0444);
+MODULE_PARM_DESC(max_io, "cap on the bytes per request, a multiple of 4096 (0: what the adapter and the target take, at most 128 KiB)");
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
@@ -80,7 +83,7 @@ enum nbk_kind { NBK_FR, NBK_WINDOW, NBK_INLINE };
 
 /**
  * struct nbk_slot - what tag t of a hardware queue owns
- * @mr:       fast-register MR, initialised for max_pages
+ * @mr:       fast-register MR, initialised for fr_pages
  * @mdl:      the I/O's MDL, room for max_pages
  * @lam:      its mapping, room for max_pages
  * @rq:       the request in flight, or NULL
@@ -149,8 +152,10 @@ static struct nbk {
 	struct nbk_queue *q;
 	u32 nr_alloc;		/* queues allocated: nr_queues */
 	u32 nr_queues;		/* queues connected: the disk's hw queues */
-	u32 max_pages;
+	u32 max_pages;		/* room in each slot's MDL and mapping */
 	u32 lam_size;
+	u32 max_io;		/* bytes per request, fixed at the first connection */
+	u32 fr_pages;		/* pages per registration: max_io's span */
 	u64 sectors;
 	unsigned long broken;	/* bit 0: killed since the last nbk_up() */
 	struct blk_mq_tag_set tags;
@@ -162,16 +167,21 @@ static struct nbk {
 	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated;
 } nbk;
 
+static void nbk_finish(struct nbk_slot *s, blk_status_t err);
+
 /*
- * Kill the connection, every queue's: flush the QPs (each I/O in flight
- * fails) and let the reconnect work replace them after @delay jiffies.
- * A kill while nbk_up() runs marks nbk.broken, which it checks last.
+ * Kill the connection, every queue's: flush the QPs and fail every I/O
+ * in flight (no answer can come any more, and a request the peer holds
+ * has nothing left for the flush to report), and let the reconnect work
+ * replace them after @delay jiffies.  A kill while nbk_up() runs marks
+ * nbk.broken, which it checks last.
  */
 static void nbk_kill_after(const char *why, unsigned long delay)
 {
 	unsigned long flags;
 	bool was = false;
-	u32 i;
+	bool live;
+	u32 i, t;
 
 	set_bit(0, &nbk.broken);
 	smp_mb__after_atomic();	/* pairs with nbk_up()'s smp_mb() */
@@ -179,12 +189,17 @@ static void nbk_kill_after(const char *why, unsigned long delay)
 		struct nbk_queue *q = &nbk.q[i];
 
 		spin_lock_irqsave(&q->post_lock, flags);
-		if (!q->dead) {
+		live = !q->dead;
+		if (live) {
 			q->dead = true;
-			was = true;
 			ndk_flush(q->qp);
 		}
 		spin_unlock_irqrestore(&q->post_lock, flags);
+		if (!live)
+			continue;
+		was = true;
+		for (t = 0; t < NBK_DEPTH; t++)
+			nbk_finish(&q->slot[t], BLK_STS_IOERR);
 	}
 	if (was) {
 		pr_warn("ndkblk: connection lost (%s); I/O fails until it is back\n",
@@ -383,7 +398,7 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 			end += bv.bv_len;
 			continue;
 		}
-		if (n == nbk.max_pages || end != PAGE_SIZE ||
+		if (n == nbk.fr_pages || end != PAGE_SIZE ||
 		    (n && bv.bv_offset))
 			return -EINVAL;
 		if (!n)
@@ -524,18 +539,15 @@ static void nbk_complete(struct request *rq)
 }
 
 /*
- * The first timeout kills the connection, whose flush or teardown
- * completes the I/O; a second one (the flush's result never came and no
- * teardown runs, as at rmmod) completes it here.
+ * A timeout kills the connection, which fails every I/O in flight, this
+ * one too (it is finished here if the kill found the queue dead already).
  */
 static enum blk_eh_timer_return nbk_timeout(struct request *rq)
 {
 	struct nbk_queue *q = rq->mq_hctx->driver_data;
 
-	if (!READ_ONCE(q->dead)) {
+	if (!READ_ONCE(q->dead))
 		nbk_kill("I/O timed out");
-		return BLK_EH_RESET_TIMER;
-	}
 	nbk_finish(nbk_slot_of(rq), BLK_STS_IOERR);
 	return BLK_EH_DONE;
 }
@@ -717,7 +729,7 @@ static int nbk_queue_open(struct nbk_queue *q)
 			s->mr = NULL;
 			return -EIO;
 		}
-		if (ndk_initialize_fast_register_mr(s->mr, nbk.max_pages, true,
+		if (ndk_initialize_fast_register_mr(s->mr, nbk.fr_pages, true,
 						    NULL, NULL))
 			return -EIO;
 	}
@@ -760,31 +772,52 @@ static int nbk_queue_connect(struct nbk_queue *q, struct ndkblk_hello *hello)
 	memcpy(hello, pdata, sizeof(*hello));
 	if (le32_to_cpu(hello->magic) != NDKBLK_MAGIC ||
 	    le32_to_cpu(hello->depth) < NBK_DEPTH ||
-	    le32_to_cpu(hello->max_io) < NDKBLK_MAX_IO ||
+	    le32_to_cpu(hello->max_io) < max(nbk.max_io, (u32)PAGE_SIZE) ||
 	    !le32_to_cpu(hello->queues) || !le64_to_cpu(hello->sectors))
 		return -EPROTO;
 	return 0;
 }
 
 /*
+ * Bytes one request may carry on this adapter: what one registration (or
+ * window) of it takes, a request's page span within its fast-register
+ * page list, at most NDKBLK_MAX_IO and the max_io parameter.
+ */
+static u32 nbk_adapter_max_io(void)
+{
+	u64 io = max_io ? min(max_io, NDKBLK_MAX_IO) : NDKBLK_MAX_IO;
+
+	if (nbk.info.frmr_page_count < 2)
+		return 0;
+	io = min_t(u64, io, (u64)(nbk.info.frmr_page_count - 1) << PAGE_SHIFT);
+	io = min_t(u64, io, nbk.info.max_registration_size);
+	if (nbk.window)
+		io = min_t(u64, io, nbk.info.max_window_size);
+	return io & PAGE_MASK;
+}
+
+/*
  * Every object and connection: queue 0's hello says how many queues the
- * target serves; the first connection fixes the disk's queue count, and
- * a reconnection needs as many again.
+ * target serves; the first connection fixes the disk's queue count and
+ * request size, and a reconnection needs as much again.
  */
 static int nbk_open_all(void)
 {
 	struct ndkblk_hello hello;
 	u32 size = sizeof(nbk.info);
-	u32 i, n = 1;
+	u32 i, io, n = 1;
 	int ret;
 
 	if (ndk_open_adapter(adapter, nbk_removal, NULL, &nbk.adapter)) {
 		nbk.adapter = NULL;
 		return -ENODEV;
 	}
-	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size) ||
-	    nbk.info.frmr_page_count < nbk.max_pages)
-		return -EOPNOTSUPP;
+	if (ndk_query_adapter_info(nbk.adapter, &nbk.info, &size))
+		return -EIO;
+	io = nbk_adapter_max_io();
+	if (io < PAGE_SIZE || io < nbk.max_io)
+		return -EOPNOTSUPP;	/* or less than the disk was made for */
+	nbk.fr_pages = ((nbk.max_io ?: io) >> PAGE_SHIFT) + 1;
 	if (ndk_create_pd(nbk.adapter, NULL, NULL, &nbk.pd)) {
 		nbk.pd = NULL;
 		return -EIO;
@@ -802,6 +835,9 @@ static int nbk_open_all(void)
 			return -EPROTO;	/* the disk has that many queues */
 		if (nbk.nr_queues)
 			n = nbk.nr_queues;
+		if (!nbk.max_io)
+			nbk.max_io = min_t(u32, io, le32_to_cpu(hello.max_io) &
+						    PAGE_MASK);
 		nbk.sectors = le64_to_cpu(hello.sectors);
 		nbk.inline_max = min3(inline_max, NDKBLK_INLINE_MAX,
 				      le32_to_cpu(hello.inline_max));
@@ -882,8 +918,8 @@ static int nbk_add_disk(void)
 	}
 	q = nbk.disk->queue;
 	blk_queue_virt_boundary(q, PAGE_SIZE - 1);
-	blk_queue_max_hw_sectors(q, NDKBLK_MAX_IO >> SECTOR_SHIFT);
-	blk_queue_max_segments(q, nbk.max_pages);
+	blk_queue_max_hw_sectors(q, nbk.max_io >> SECTOR_SHIFT);
+	blk_queue_max_segments(q, (nbk.max_io >> PAGE_SHIFT) + 1);
 	blk_queue_rq_timeout(q, io_timeout * HZ);
 	nbk.disk->fops = &nbk_fops;
 	nbk.disk->flags |= GENHD_FL_NO_PART;
