@@ -16,12 +16,13 @@
 #  One hardware queue per CPU (the target serves 4; the guest has 2 CPUs),
 #  each its own connection: the disk's queue count is checked, and the
 #  mixed I/O of two jobs on two CPUs must reach both queues; the
-#  reconnection without inline writes uses nr_queues=1.
+#  reconnection without inline writes uses nr_queues=1 and max_io=65536
+#  (requests of 64 KiB: larger I/O is split).
 #   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
 #  Every I/O's registration must have been invalidated by the target
 #  (send-and-invalidate), none locally; writes of up to 4 KiB go inline
 #  in their request unless inline_max=0.  Data sizes scale with
-#  NDK_STRESS_SCALE (the debug tier's 0.2: 2 MiB per fio job).
+#  NDK_STRESS_SCALE (the debug tier's 0.2: 1 MiB per fio job).
 set -u
 ini=$1 tgt=$2
 mb=$(awk -v s="${NDK_STRESS_SCALE:-1}" 'BEGIN { m = int(8 * s); print (m < 1 ? 1 : m) }')
@@ -100,9 +101,12 @@ run_fio() {
 }
 
 # 1. Every size, 512 B to 4 MiB; the offset keeps sizes from sharing data.
+# Each job moves mb MiB, but at most 1024 I/Os of the small sizes.
 off=0
 for bs in 512 1024 4096 8192 61440 65536 131072 135168 1048576 4194304; do
-	size=$((bs > mb << 20 ? bs : mb << 20))
+	size=$((mb << 20))
+	((size > bs * 1024)) && size=$((bs * 1024))
+	((size < bs)) && size=$bs
 	run_fio --rw=write --bs=$bs --size=$size --offset=$((off << 20)) --ioengine=psync
 	run_fio --rw=randwrite --bs=$bs --size=$size --offset=$((off << 20)) \
 		--ioengine=libaio --iodepth=16 --randseed=$RANDOM
@@ -137,9 +141,13 @@ done
 umount "$work/mnt" || fail "umount failed"
 detach some spread
 # Without inline writes: small writes take the fast-register path too;
-# one hardware queue.
-attach inline_max=0 nr_queues=1
+# one hardware queue, 64 KiB per request (the block layer splits more).
+attach inline_max=0 nr_queues=1 max_io=65536
 queues 1
+kb=$(cat /sys/block/ndkblk0/queue/max_hw_sectors_kb)
+((kb == 64)) || fail "max_io=65536 gave $kb KiB per request"
+run_fio --rw=randrw --bsrange=60k-260k --size=$((mb << 20)) --offset=48m --ioengine=libaio \
+	--iodepth=16 --randseed=$RANDOM
 mount $dev "$work/mnt" || fail "remount after reconnecting failed"
 (cd "$work/mnt" && sha256sum -c --quiet "$work/sums") || fail "checksums differ after remount"
 umount "$work/mnt" || fail "umount failed"
