@@ -7,26 +7,29 @@
 # them instead of the vm test list (Documentation/reliability.md, "Two
 # hosts").  Guest B (10.98.0.2) serves a window with ndk-target; guest A
 # (10.98.0.1) reads and writes it from user space (ndk-pair-client) and
-# from the kernel (ndk_test.ko pair-client, pair-outage).  Twice, when A
-# has traffic running it creates stop-b<k> in its results share: this
-# script then kills B's QEMU (SIGKILL: the host is gone, no disconnect),
-# waits until A has seen the error (stop-b<k>.seen, at most 90 s) and
-# boots B again; A reconnects and must work again.
+# from the kernel (ndk_test.ko pair-client, pair-outage); B also serves
+# a block namespace (ndkblk_target.ko), which A mounts as /dev/ndkblk0
+# (ndkblk.ko, samples/ndkblk).  Three times, when A has traffic running
+# (user client, kernel client, fio on ndkblk) it creates stop-b<k> in its
+# results share: this script then kills B's QEMU (SIGKILL: the host is
+# gone, no disconnect), waits until A has seen the error (stop-b<k>.seen,
+# at most 90 s) and boots B again; A reconnects and must work again.
 #
 #   vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO
 #              --client NDK_PAIR_CLIENT --target NDK_TARGET
+#              --ndkblk NDKBLK_KO --ndkblk-target NDKBLK_TARGET_KO
 #
-# Results: DIR/a (guest A), DIR/b1 and DIR/b2 (B's lives that were
-# killed), DIR/b3 (B's last life), each with one <step>.rc/.log per step,
-# dmesg-live.txt and console.log, and for a and b3 module-unload.* and
-# dmesg-clean.*; DIR/summary.txt.  Exit: 0 pass, 1 fail, 77 when QEMU or
+# Results: DIR/a (guest A), DIR/b1, DIR/b2 and DIR/b3 (B's lives that
+# were killed), DIR/b4 (B's last life), each with one <step>.rc/.log per
+# step, dmesg-live.txt and console.log, and for a and b4 module-unload.*
+# and dmesg-clean.*; DIR/summary.txt.  Exit: 0 pass, 1 fail, 77 when QEMU or
 # a guest kernel is missing and CI is not "true" (as vm-run.sh).
 # Environment: NDK_PAIR_TIMEOUT (s, default 600) bounds the whole run;
 # NDK_VM_MEM (MiB, default 1024 here), NDK_VM_SMP (default 1 here).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-results="" ko="" ktest="" client="" target=""
+results="" ko="" ktest="" client="" target="" ndkblk="" ndkblk_target=""
 while (($#)); do
 	case $1 in
 	--results) results=$2; shift 2 ;;
@@ -34,11 +37,14 @@ while (($#)); do
 	--ktest) ktest=$(realpath "$2"); shift 2 ;;
 	--client) client=$(realpath "$2"); shift 2 ;;
 	--target) target=$(realpath "$2"); shift 2 ;;
+	--ndkblk) ndkblk=$(realpath "$2"); shift 2 ;;
+	--ndkblk-target) ndkblk_target=$(realpath "$2"); shift 2 ;;
 	*) echo "vm-pair: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
-[[ -n "$results" && -n "$ko" && -n "$ktest" && -n "$client" && -n "$target" ]] || {
-	echo "usage: vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO --client NDK_PAIR_CLIENT --target NDK_TARGET" >&2
+[[ -n "$results" && -n "$ko" && -n "$ktest" && -n "$client" && -n "$target" &&
+	-n "$ndkblk" && -n "$ndkblk_target" ]] || {
+	echo "usage: vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO --client NDK_PAIR_CLIENT --target NDK_TARGET --ndkblk NDKBLK_KO --ndkblk-target NDKBLK_TARGET_KO" >&2
 	exit 2
 }
 
@@ -50,8 +56,15 @@ if [[ "${NDK_GUEST:-stock}" != stock ]]; then
 	exit 77
 fi
 
+# B's lives: b1 .. b<outages> are killed, the last one ($last) finishes.
+outages=3
+last=b$((outages + 1))
+lives=()
+for ((k = 1; k <= outages + 1; k++)); do lives+=("b$k"); done
+
 rm -rf "$results"
-mkdir -p "$results"/{a,b1,b2,b3}
+mkdir -p "$results/a"
+for g in "${lives[@]}"; do mkdir -p "$results/$g"; done
 results=$(realpath "$results")
 
 unavailable() {
@@ -74,7 +87,7 @@ command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not
 NDK_VM_SMP=${NDK_VM_SMP:-1}
 NDK_VM_MEM=${NDK_VM_MEM:-1024}
 vm_select_guest
-for f in "$ko" "$ktest" "$client" "$target"; do
+for f in "$ko" "$ktest" "$client" "$target" "$ndkblk" "$ndkblk_target"; do
 	[[ -r "$f" ]] || fatal "$f missing (make kmod lib)"
 done
 initrd=$results/initramfs.cpio.gz
@@ -93,7 +106,7 @@ port_b=$(free_port)
 while ((port_b == port_a)); do port_b=$(free_port); done
 
 declare -A pid
-# start_guest NAME ROLE: boots guest NAME (a, b1, b2, b3) in the background.
+# start_guest NAME ROLE: boots guest NAME (a, b1 .. b4) in the background.
 start_guest() {
 	local name=$1 role=$2 dir=$results/$1 mine theirs mac
 	if [[ $role == a ]]; then
@@ -112,6 +125,8 @@ NDK_PAIR_NAME='$name'
 NDK_PAIR_KTEST='$ktest'
 NDK_PAIR_CLIENT='$client'
 NDK_PAIR_TARGET='$target'
+NDK_PAIR_NDKBLK='$ndkblk'
+NDK_PAIR_NDKBLK_TARGET='$ndkblk_target'
 CFG
 	vm_qemu_args "$initrd" "$dir"
 	"${vm_qemu[@]}" \
@@ -129,7 +144,7 @@ stop_guest() {
 }
 cleanup() {
 	local g
-	for g in a b1 b2 b3; do stop_guest "$g"; done
+	for g in a "${lives[@]}"; do stop_guest "$g"; done
 }
 trap cleanup EXIT
 
@@ -140,9 +155,9 @@ now() { echo $((SECONDS - start)); }
 start_guest a a
 start_guest b1 b
 
-# The host's part of the scenario, two outages: kill b<k> when A creates
-# stop-b<k>, boot b<k+1> once A has seen the error (stop-b<k>.seen) or
-# after 90 s; when A is done, finish b3.
+# The host's part of the scenario, $outages outages: kill b<k> when A
+# creates stop-b<k>, boot b<k+1> once A has seen the error
+# (stop-b<k>.seen) or after 90 s; when A is done, finish the last life.
 phase=run k=1 timed_out=0
 declare -A killed_at booted_at
 while :; do
@@ -162,7 +177,7 @@ while :; do
 			echo "vm-pair: guest b$k stopped before guest A was done"
 			break
 		elif ! running a; then
-			if ((k < 3)); then
+			if ((k <= outages)); then
 				echo "vm-pair: guest A stopped before it asked for outage $k"
 				break
 			fi
@@ -187,10 +202,10 @@ while :; do
 	sleep 0.5
 done
 # Whatever is still up: a guest that does not finish by itself is a failure.
-if running a || running b3; then
+if running a || running "$last"; then
 	grace=$((SECONDS + 60))
-	: > "$results/b3/finish"
-	while (running a || running b3) && ((SECONDS < grace)); do sleep 1; done
+	: > "$results/$last/finish"
+	while (running a || running "$last") && ((SECONDS < grace)); do sleep 1; done
 fi
 cleanup
 echo "vm-pair: both guests ran $(now) s"
@@ -200,13 +215,13 @@ fail=0
 {
 	echo "two hosts run of $(date -u +%FT%TZ), $(now) s wall"
 	((timed_out)) && echo "FAIL: timed out after $limit s"
-	for g in a b3; do
+	for g in a "$last"; do
 		if [[ $(cat "$results/$g/runner.status" 2>/dev/null) != complete ]]; then
 			echo "FAIL: guest $g did not complete (console tail below)"
 			tail -n 30 "$results/$g/console.log" | sed "s/^/  $g| /"
 		fi
 	done
-	for g in a b1 b2 b3; do
+	for g in a "${lives[@]}"; do
 		for rc in "$results/$g"/*.rc; do
 			[[ -e $rc ]] || continue
 			step=$(basename "$rc" .rc)
@@ -219,9 +234,9 @@ fail=0
 			fi
 		done
 	done
-	# b1 and b2 never reach their own kernel log check: judge what they
-	# logged until the kill (the dmesg -w copy on their share).
-	for g in b1 b2; do
+	# The killed lives never reach their own kernel log check: judge what
+	# they logged until the kill (the dmesg -w copy on their share).
+	for g in "${lives[@]:0:outages}"; do
 		if [[ ! -s $results/$g/dmesg-live.txt ]]; then
 			echo "FAIL $g: no kernel log copied before the kill"
 		elif sed -n '/ndk-testbed: setup begin$/,$p' "$results/$g/dmesg-live.txt" |
@@ -232,16 +247,17 @@ fail=0
 			sed "s/^/  $g| /" "$results/$g/kreport.txt"
 		fi
 	done
-	for k in 1 2; do
+	for ((k = 1; k <= outages; k++)); do
 		[[ -n "${killed_at[$k]:-}" ]] || { echo "FAIL: outage $k never happened"; continue; }
 		echo "outage $k (host clock): b$k killed at $((killed_at[$k] - start)) s, b$((k + 1)) booted at $((${booted_at[$((k + 1))]:-0} - start)) s"
 	done
 	grep -hE '^(outage|reconnect|broken connection|round .* failed cleanly)' "$results/a/outage.log" 2>/dev/null
 	grep -h '# pair' "$results/a"/kernel-*.log 2>/dev/null
+	grep -h '^ndkblk' "$results/a/ndkblk-outage.log" 2>/dev/null
 } > "$results/summary.txt"
 cat "$results/summary.txt"
 grep -q '^FAIL' "$results/summary.txt" && fail=1
-for g in a b3; do
+for g in a "$last"; do
 	for s in module-unload dmesg-clean; do
 		[[ -e $results/$g/$s.rc ]] || { echo "vm-pair: FAIL: no $g/$s verdict"; fail=1; }
 	done
