@@ -579,10 +579,13 @@ static void nbk_queue_close(struct nbk_queue *q)
 	spin_lock_irq(&q->post_lock);
 	q->dead = true;
 	spin_unlock_irq(&q->post_lock);
-	if (q->conn) {
-		ndk_disconnect(q->conn, NULL, NULL);
+	/*
+	 * The close tears a connection down without waiting for the peer
+	 * (a blocking ndk_disconnect() would wait for a lost host's answer
+	 * until the CM gives up).
+	 */
+	if (q->conn)
 		ndk_close_connector(q->conn, NULL, NULL);
-	}
 	q->conn = NULL;
 	if (q->qp)
 		ndk_close_qp(q->qp, NULL, NULL);
