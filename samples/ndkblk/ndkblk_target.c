@@ -61,6 +61,9 @@ MODULE_PARM_DESC(port, "port to listen on");
 static uint size_mb = 64;
 module_param(size_mb, uint, 0444);
 MODULE_PARM_DESC(size_mb, "namespace size in MiB (RAM)");
+static bool stall;
+module_param(stall, bool, 0644);
+MODULE_PARM_DESC(stall, "test knob: leave every request unanswered (as a hung host)");
 static uint queues = 4;
 module_param(queues, uint, 0444);
 MODULE_PARM_DESC(queues, "connections served at once (1 .. 8)");
@@ -368,6 +371,10 @@ static void nbt_request(struct nbt_queue *q, u32 i, u32 bytes)
 	struct nbt_tag *tag;
 	int err = 0;
 
+	if (READ_ONCE(stall)) {
+		nbt_repost(q, i);
+		return;
+	}
 	if (bytes < sizeof(req) || le32_to_cpu(req.magic) != NDKBLK_MAGIC ||
 	    t >= NDKBLK_DEPTH || q->tag[t].busy) {
 		pr_warn_ratelimited("ndkblk_target: malformed request\n");

@@ -13,7 +13,10 @@
 #     again: the target serves again with its namespace intact (data
 #     written before the removal reads back the same), the initiator
 #     reconnects;
-#  3. rmmod of the initiator while its target is away, and of both.
+#  3. a target that stops answering (ndkblk_target's stall knob): a read
+#     fails by the I/O timeout (io_timeout=5) within 30 s; the initiator
+#     reconnects, and verified I/O passes once the target answers again;
+#  4. rmmod of the initiator while its target is away, and of both.
 #   ndkblk-lifecycle.sh NDKBLK_KO NDKBLK_TARGET_KO
 set -u
 ini=$1 tgt=$2
@@ -107,7 +110,29 @@ cmp "$work/back" "$work/data" || fail "the data written before the removal diffe
 verify
 echo "device removed under load: I/O failed, both sides served again, data intact"
 
-# 3. Unload with the target away, then the target.
+# 3. A target that stops answering (its stall knob drops every request;
+# the connection stays up, as when the far host hangs): the I/O timeout
+# kills the connection and the I/O fails; the initiator reconnects and
+# works once the target answers again.
+timed 60 rmmod ndkblk || fail "rmmod ndkblk failed"
+insmod "$ini" target=$addr io_timeout=5 || fail "insmod ndkblk io_timeout=5 failed"
+for _ in $(seq 50); do [[ -b $dev ]] && break; sleep 0.1; done
+[[ -b $dev ]] || fail "$dev did not appear"
+dmesg_start=$(dmesg | wc -l)
+echo 1 > /sys/module/ndkblk_target/parameters/stall || fail "no stall knob"
+start=$EPOCHREALTIME
+timeout 30 dd if=$dev of=/dev/null bs=4k count=1 iflag=direct status=none 2> /dev/null
+rc=$?
+((rc == 124)) && fail "a read from a target that does not answer hung for 30 s"
+((rc == 0)) && fail "a read succeeded from a target that does not answer"
+echo "a read from a target that does not answer failed after $(bc <<< "$EPOCHREALTIME - $start") s (io_timeout=5)"
+wait_log 10 'ndkblk: connection lost \(I/O timed out\)'
+echo 0 > /sys/module/ndkblk_target/parameters/stall
+wait_log 30 'ndkblk: reconnected'
+verify
+echo "target not answering: the I/O timed out, reconnected, verified I/O passed"
+
+# 4. Unload with the target away, then the target.
 timed 60 rmmod ndkblk_target || fail "rmmod ndkblk_target failed"
 wait_log 10 'ndkblk: connection lost'
 timed 60 rmmod ndkblk || fail "rmmod ndkblk with its target away failed"
