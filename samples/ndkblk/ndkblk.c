@@ -25,9 +25,11 @@
  * Completions are handled in the CQ's notification callback.
  *
  * Lifecycle: a failed request, a disconnect, a timeout or the adapter's
- * removal kills the connection, every queue's: the QPs are flushed, every
- * I/O in flight completes with an error, and I/O fails at once until the
- * connections are up again.  A work item then closes every NDK object
+ * removal kills the connection, every queue's: the QPs are flushed, and
+ * every I/O in flight waits for the reconnection (blk-mq's requeue list)
+ * and is sent again, as nvme-rdma retries, unless retry_timeout passes
+ * first or it has lived through NBK_RETRIES kills: then it fails, and
+ * so does new I/O until the connections are up again.  A work item then closes every NDK object
  * (the adapter too, so that a removal can proceed) and tries to connect
  * again every second, reopening the adapter by name; the disk stays.  A
  * queue's objects are replaced only while its dead flag is set under its
@@ -65,12 +67,27 @@ MODULE_PARM_DESC(nr_queues, "hardware queues, one connection each (0: one per CP
 static uint max_io;
 module_param(max_io, uint, 0444);
 MODULE_PARM_DESC(max_io, "cap on the bytes per request, a multiple of 4096 (0: what the adapter and the target take, at most 128 KiB)");
+static uint retry_timeout = 10;
+module_param(retry_timeout, uint, 0444);
+MODULE_PARM_DESC(retry_timeout, "seconds the I/O of a lost connection waits for the reconnection before it fails (0: it fails at once)");
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
 
 #define NBK_DEPTH	NDKBLK_DEPTH
 #define NBK_INV		1UL	/* request context bit: a local invalidate */
+/* Kills an I/O lives through before it fails (its retries). */
+#define NBK_RETRIES	2
+/* An I/O's outcome when a kill ends it: sent again after the reconnection. */
+#define NBK_STS_RETRY	BLK_STS_TRANSPORT
+
+/**
+ * struct nbk_cmd - blk-mq's per-request data
+ * @retries: kills the request lived through
+ */
+struct nbk_cmd {
+	u8 retries;
+};
 
 /**
  * enum nbk_kind - how an I/O's data travels
@@ -162,6 +179,8 @@ static struct nbk {
 	struct gendisk *disk;
 	struct delayed_work reconnect;
 	bool stopping;
+	bool failing;		/* the retry time is up: I/O fails at once */
+	struct delayed_work fail_work;
 	u32 inline_max;
 	bool window;
 	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated;
@@ -199,15 +218,36 @@ static void nbk_kill_after(const char *why, unsigned long delay)
 			continue;
 		was = true;
 		for (t = 0; t < NBK_DEPTH; t++)
-			nbk_finish(&q->slot[t], BLK_STS_IOERR);
+			nbk_finish(&q->slot[t], NBK_STS_RETRY);
 	}
 	if (was) {
-		pr_warn("ndkblk: connection lost (%s); I/O fails until it is back\n",
-			why);
+		pr_warn("ndkblk: connection lost (%s); I/O waits up to %u s for it\n",
+			why, retry_timeout);
+		/* Not again if the clock runs already (a kill at reconnect). */
+		queue_delayed_work(system_long_wq, &nbk.fail_work,
+				   retry_timeout * HZ);
 		if (!READ_ONCE(nbk.stopping))
 			mod_delayed_work(system_long_wq, &nbk.reconnect,
 					 delay);
 	}
+}
+
+/* Requests waiting for the connection run again (and go, or fail). */
+static void nbk_kick(void)
+{
+	if (nbk.disk) {
+		blk_mq_kick_requeue_list(nbk.disk->queue);
+		blk_mq_run_hw_queues(nbk.disk->queue, true);
+	}
+}
+
+/* No reconnection within retry_timeout: what waits for it fails. */
+static void nbk_fail_work(struct work_struct *work)
+{
+	WRITE_ONCE(nbk.failing, true);
+	pr_warn("ndkblk: not reconnected within %u s; I/O fails until it is\n",
+		retry_timeout);
+	nbk_kick();
 }
 
 static void nbk_kill(const char *why)
@@ -438,6 +478,10 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return BLK_STS_NOTSUPP;
+	if (!(rq->rq_flags & RQF_DONTPREP)) {	/* its first dispatch */
+		((struct nbk_cmd *)blk_mq_rq_to_pdu(rq))->retries = 0;
+		rq->rq_flags |= RQF_DONTPREP;
+	}
 	blk_mq_start_request(rq);
 	s->kind = write && len <= nbk.inline_max ? NBK_INLINE :
 		  nbk.window ? NBK_WINDOW : NBK_FR;
@@ -453,7 +497,9 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	spin_lock_irqsave(&q->post_lock, flags);
 	if (q->dead) {
 		spin_unlock_irqrestore(&q->post_lock, flags);
-		return BLK_STS_IOERR;
+		/* Until the retry time is up blk-mq tries again shortly. */
+		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
+						BLK_STS_RESOURCE;
 	}
 	if (s->kind == NBK_FR && nbk_map(s, rq, &fbo)) {
 		spin_unlock_irqrestore(&q->post_lock, flags);
@@ -533,9 +579,25 @@ static struct nbk_slot *nbk_slot_of(struct request *rq)
 	return &q->slot[rq->tag];
 }
 
+/*
+ * An I/O a kill ended is sent again after the reconnection (blk-mq holds
+ * it in its requeue list until nbk_kick()), unless the retry time is up
+ * or it has lived through NBK_RETRIES kills already.
+ */
 static void nbk_complete(struct request *rq)
 {
-	blk_mq_end_request(rq, nbk_slot_of(rq)->err);
+	struct nbk_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	blk_status_t err = nbk_slot_of(rq)->err;
+
+	if (err == NBK_STS_RETRY) {
+		if (!READ_ONCE(nbk.failing) && cmd->retries < NBK_RETRIES) {
+			cmd->retries++;
+			blk_mq_requeue_request(rq, false);
+			return;
+		}
+		err = BLK_STS_IOERR;
+	}
+	blk_mq_end_request(rq, err);
 }
 
 /*
@@ -886,6 +948,10 @@ static void nbk_reconnect_work(struct work_struct *work)
 		return;
 	ret = nbk_up();
 	if (!ret) {
+		/* What waits for the connection goes now; the clock stops. */
+		cancel_delayed_work_sync(&nbk.fail_work);
+		WRITE_ONCE(nbk.failing, false);
+		nbk_kick();
 		if (nbk.disk && get_capacity(nbk.disk) != nbk.sectors)
 			set_capacity_and_notify(nbk.disk, nbk.sectors);
 		pr_info("ndkblk: reconnected to %s:%u after %u attempts\n",
@@ -910,6 +976,7 @@ static int nbk_add_disk(void)
 	nbk.tags.queue_depth = NBK_DEPTH;
 	nbk.tags.numa_node = NUMA_NO_NODE;
 	nbk.tags.flags = BLK_MQ_F_SHOULD_MERGE;
+	nbk.tags.cmd_size = sizeof(struct nbk_cmd);
 	ret = blk_mq_alloc_tag_set(&nbk.tags);
 	if (ret)
 		return ret;
@@ -946,6 +1013,7 @@ static int __init nbk_init(void)
 	int ret;
 
 	INIT_DELAYED_WORK(&nbk.reconnect, nbk_reconnect_work);
+	INIT_DELAYED_WORK(&nbk.fail_work, nbk_fail_work);
 	if (!target) {
 		pr_err("ndkblk: target=<IPv4 address> is required\n");
 		return -EINVAL;
@@ -981,6 +1049,7 @@ static int __init nbk_init(void)
 err_teardown:
 	WRITE_ONCE(nbk.stopping, true);
 	cancel_delayed_work_sync(&nbk.reconnect);
+	cancel_delayed_work_sync(&nbk.fail_work);
 	nbk_teardown();
 err_free:
 	nbk_free();
@@ -993,8 +1062,11 @@ static void __exit nbk_exit(void)
 	u32 i, n = 0;
 
 	WRITE_ONCE(nbk.stopping, true);
+	WRITE_ONCE(nbk.failing, true);	/* what waits fails: del_gendisk waits */
+	nbk_kick();
 	del_gendisk(nbk.disk);
 	cancel_delayed_work_sync(&nbk.reconnect);
+	cancel_delayed_work_sync(&nbk.fail_work);
 	nbk_teardown();
 	for (i = 0; i < nbk.nr_queues; i++)
 		n += scnprintf(per_queue + n, sizeof(per_queue) - n, " %llu",
