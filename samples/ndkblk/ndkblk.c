@@ -601,16 +601,18 @@ static void nbk_complete(struct request *rq)
 }
 
 /*
- * A timeout kills the connection, which fails every I/O in flight, this
+ * A timeout kills the connection, which ends every I/O in flight, this
  * one too (it is finished here if the kill found the queue dead already).
+ * The slot is found first: a kill that requeues the request takes its tag.
  */
 static enum blk_eh_timer_return nbk_timeout(struct request *rq)
 {
 	struct nbk_queue *q = rq->mq_hctx->driver_data;
+	struct nbk_slot *s = nbk_slot_of(rq);
 
 	if (!READ_ONCE(q->dead))
 		nbk_kill("I/O timed out");
-	nbk_finish(nbk_slot_of(rq), BLK_STS_IOERR);
+	nbk_finish(s, BLK_STS_IOERR);
 	return BLK_EH_DONE;
 }
 
