@@ -75,7 +75,8 @@ verify() {
 }
 
 insmod "$tgt" addr=$addr size_mb=64 || fail "insmod ndkblk_target failed"
-insmod "$ini" target=$addr || fail "insmod ndkblk failed"
+# I/O waits 3 s (not 10) for a reconnection: steps 1 and 2 wait for none.
+insmod "$ini" target=$addr retry_timeout=3 || fail "insmod ndkblk failed"
 for _ in $(seq 50); do [[ -b $dev ]] && break; sleep 0.1; done
 [[ -b $dev ]] || fail "$dev did not appear"
 head -c $((4 << 20)) /dev/urandom > "$work/data"
