@@ -189,11 +189,12 @@ static struct nbk {
 static void nbk_finish(struct nbk_slot *s, blk_status_t err);
 
 /*
- * Kill the connection, every queue's: flush the QPs and fail every I/O
+ * Kill the connection, every queue's: flush the QPs and end every I/O
  * in flight (no answer can come any more, and a request the peer holds
- * has nothing left for the flush to report), and let the reconnect work
- * replace them after @delay jiffies.  A kill while nbk_up() runs marks
- * nbk.broken, which it checks last.
+ * has nothing left for the flush to report): nbk_complete() requeues it
+ * for the reconnection or fails it.  Start the retry clock and let the
+ * reconnect work replace the connection after @delay jiffies.  A kill
+ * while nbk_up() runs marks nbk.broken, which it checks last.
  */
 static void nbk_kill_after(const char *why, unsigned long delay)
 {
