@@ -89,8 +89,8 @@ enum nbt_step { NBT_NONE, NBT_WRITE, NBT_READ, NBT_ANSWER };
  * @step:       enum nbt_step
  * @err:        the answer's errno
  * @invalidate: the answer invalidates the request's token
- * @pending:    in its queue's pending list while a full send queue holds
- *              @step back
+ * @pending:    in its queue's pending list while a full send queue or the
+ *              accept holds @step back
  */
 struct nbt_tag {
 	void *buf;
@@ -186,13 +186,16 @@ static void nbt_accept_done(void *context, s32 status)
 	spin_lock(&nbt.lock);
 	ok = !status && q->state == NBT_ACCEPTING;
 	if (ok)
-		q->state = NBT_CONNECTED;
+		WRITE_ONCE(q->state, NBT_CONNECTED);
 	spin_unlock(&nbt.lock);
-	if (ok)
+	if (ok) {
 		pr_info("ndkblk_target: initiator connected on queue %ld\n",
 			(long)(q - nbt.q));
-	else
+		/* Post what requests that came before the accept wait for. */
+		mod_delayed_work(q->wq, &q->retry, 0);
+	} else {
 		queue_work(q->wq, &q->reset_work);
+	}
 }
 
 /* ConnectEvent: accept on an idle queue, refuse when there is none. */
@@ -324,6 +327,16 @@ static bool nbt_advance(struct nbt_queue *q, u32 t)
 	return true;
 }
 
+/*
+ * Whether @q may post: a request can arrive before the accept completes
+ * (the initiator sends once it sees the connection), and posts fail with
+ * STATUS_CONNECTION_INVALID until then; its steps wait in the pending list.
+ */
+static bool nbt_connected(struct nbt_queue *q)
+{
+	return READ_ONCE(q->state) == NBT_CONNECTED;
+}
+
 /* Set @tag's next step and post it, or queue it behind the others. */
 static void nbt_step(struct nbt_queue *q, u32 t, enum nbt_step step, int err,
 		     bool invalidate)
@@ -333,14 +346,18 @@ static void nbt_step(struct nbt_queue *q, u32 t, enum nbt_step step, int err,
 	tag->step = step;
 	tag->err = err;
 	tag->invalidate = invalidate;
-	if (!list_empty(&q->pending) || !nbt_advance(q, t))
+	if (!nbt_connected(q) || !list_empty(&q->pending) ||
+	    !nbt_advance(q, t))
 		list_add_tail(&tag->pending, &q->pending);
 }
 
-/* Post the steps a full send queue held back, in order. */
+/* Post the steps a full send queue or the accept held back, in order. */
 static void nbt_kick(struct nbt_queue *q)
 {
 	struct nbt_tag *tag;
+
+	if (!nbt_connected(q))
+		return;
 
 	while ((tag = list_first_entry_or_null(&q->pending, struct nbt_tag,
 					       pending))) {
@@ -458,7 +475,7 @@ static void nbt_poll(struct nbt_queue *q)
 		armed = true;
 	}
 	/* Silent requests free the queue without a result: look again. */
-	if (!list_empty(&q->pending))
+	if (!list_empty(&q->pending) && nbt_connected(q))
 		queue_delayed_work(q->wq, &q->retry, 1);
 }
 
