@@ -183,7 +183,7 @@ static struct nbk {
 	struct delayed_work fail_work;
 	u32 inline_max;
 	bool window;
-	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated;
+	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated, killed;
 } nbk;
 
 static void nbk_finish(struct nbk_slot *s, blk_status_t err);
@@ -321,6 +321,8 @@ static void nbk_finish(struct nbk_slot *s, blk_status_t err)
 
 	if (!rq)
 		return;
+	if (err == NBK_STS_RETRY && s->kind != NBK_INLINE)
+		atomic64_inc(&nbk.killed);	/* its registration too */
 	if (s->kind == NBK_FR)
 		ndk_release_lam(nbk.adapter, s->lam);
 	else if (s->kind == NBK_WINDOW && !err && rq_data_dir(rq) == READ)
@@ -560,13 +562,14 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/*
 	 * A refused send posts the deferred fast-register (silently): no
 	 * result names this I/O any more.  Its pages are never announced to
-	 * the target, and the connection dies here.
+	 * the target, and the connection dies here; the I/O waits for the
+	 * next one like those the kill ends.
 	 */
 	ret = BLK_STS_OK;	/* unless it is still ours: a flush finished it */
 	if (xchg(&s->rq, NULL)) {
 		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
-		ret = BLK_STS_IOERR;
+		ret = READ_ONCE(nbk.failing) ? BLK_STS_IOERR : BLK_STS_RESOURCE;
 	}
 	spin_unlock_irqrestore(&q->post_lock, flags);
 	nbk_kill("post refused");
@@ -1077,10 +1080,10 @@ static void __exit nbk_exit(void)
 	put_disk(nbk.disk);
 	blk_mq_free_tag_set(&nbk.tags);
 	nbk_free();
-	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld; inline writes %lld\n",
+	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld, ended by a kill %lld; inline writes %lld\n",
 		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),
 		atomic64_read(&nbk.local_invalidated),
-		atomic64_read(&nbk.inline_ios));
+		atomic64_read(&nbk.killed), atomic64_read(&nbk.inline_ios));
 	pr_info("ndkblk: requests per queue:%s\n", per_queue);
 }
 
