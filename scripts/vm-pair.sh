@@ -14,6 +14,10 @@
 # results share: this script then kills B's QEMU (SIGKILL: the host is
 # gone, no disconnect), waits until A has seen the error (stop-b<k>.seen,
 # at most 90 s) and boots B again; A reconnects and must work again.
+# Then A's ndkblk-removal step removes a device under fio on ndkblk, B's
+# first: it creates remove-b, this script copies it to B's share (a guest
+# sees only its own), B deletes its rxe0 and adds it again, and its
+# remove-b.done is copied back to A's share; then A removes its own.
 #
 #   vm-pair.sh --results DIR --ko NDK_KO --ktest NDK_TEST_KO
 #              --client NDK_PAIR_CLIENT --target NDK_TARGET
@@ -158,14 +162,23 @@ start_guest b1 b
 # The host's part of the scenario, $outages outages: kill b<k> when A
 # creates stop-b<k>, boot b<k+1> once A has seen the error
 # (stop-b<k>.seen) or after 90 s; when A is done, finish the last life.
+# A's remove-b (its ndkblk-removal step) goes to B's current life, and
+# B's remove-b.done back to A: each guest sees only its own share.
 phase=run k=1 timed_out=0
 declare -A killed_at booted_at
+relay() {
+	[[ -e $1/$3 && ! -e $2/$3 ]] || return 0
+	cp "$1/$3" "$2/.$3" && mv "$2/.$3" "$2/$3"
+	echo "vm-pair: $(now) s: $3 relayed to ${2##*/}"
+}
 while :; do
 	if ((SECONDS - start > limit)); then
 		echo "vm-pair: timeout after $limit s (phase $phase, guest b$k)"
 		timed_out=1
 		break
 	fi
+	relay "$results/a" "$results/b$k" remove-b
+	relay "$results/b$k" "$results/a" remove-b.done
 	case $phase in
 	run)
 		if [[ -e $results/a/stop-b$k ]]; then
@@ -253,7 +266,7 @@ fail=0
 	done
 	grep -hE '^(outage|reconnect|broken connection|round .* failed cleanly)' "$results/a/outage.log" 2>/dev/null
 	grep -h '# pair' "$results/a"/kernel-*.log 2>/dev/null
-	grep -h '^ndkblk' "$results/a/ndkblk-outage.log" 2>/dev/null
+	grep -h '^ndkblk' "$results/a/ndkblk-outage.log" "$results/a/ndkblk-removal.log" 2>/dev/null
 } > "$results/summary.txt"
 cat "$results/summary.txt"
 grep -q '^FAIL' "$results/summary.txt" && fail=1
