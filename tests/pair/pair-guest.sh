@@ -11,13 +11,16 @@
 # kernel log copied as it is written (all that is left of a killed guest).
 #
 # Role b loads ndkblk_target.ko (10.98.0.2:7474) and serves ndk-target on
-# 10.98.0.2:7471 until the host creates /ndk-results/finish; its last life
-# unloads ndkblk_target.ko before ndk.ko.  Role a: the user client, the
-# kernel client, an outage under the user client (tests/pair/
+# 10.98.0.2:7471 until the host creates /ndk-results/finish; when the host
+# copies A's remove-b there, it deletes its rxe0, adds it again, starts
+# ndk-target again and answers remove-b.done; its last life unloads
+# ndkblk_target.ko before ndk.ko.  Role a: the user client, the kernel
+# client, an outage under the user client (tests/pair/
 # ndk_pair_client.cpp creates stop-b1; the host kills B and boots it
 # again), an outage under the kernel client (ndk_test.ko pair-outage,
-# stop-b2), an outage under fio on ndkblk (ndkblk.ko, stop-b3), the user
-# client again.
+# stop-b2), an outage under fio on ndkblk (ndkblk.ko, stop-b3), a device
+# removal under fio on ndkblk of B's rxe0 (remove-b), then of A's own
+# (ndkblk-removal), the user client again.
 set -u
 R=/ndk-results
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -70,18 +73,24 @@ else
 fi
 target_addr=10.98.0.2:7471
 
+# The one NIC there is (eth0 or enp0s*, whatever udev-less naming gives):
+# rxe0's netdev, at setup and when rxe0 is added again (ndkblk-removal).
+nic_name() {
+	local n
+	for n in /sys/class/net/*; do
+		[[ ${n##*/} == lo ]] || { echo "${n##*/}"; return 0; }
+	done
+	return 1
+}
+
 setup() {
-	local m n nic=""
+	local m nic=""
 	for m in virtio_net ib_core ib_uverbs rdma_ucm rdma_rxe; do
 		modprobe "$m" || { echo "modprobe $m failed"; return 1; }
 	done
 	ip link set lo up
-	# The one NIC there is (eth0 or enp0s*, whatever udev-less naming gives).
 	for _ in $(seq 50); do
-		for n in /sys/class/net/*; do
-			[[ ${n##*/} == lo ]] || { nic=${n##*/}; break; }
-		done
-		[[ -n "$nic" ]] && break
+		nic=$(nic_name) && break
 		sleep 0.1
 	done
 	[[ -n "$nic" ]] || { echo "no network interface"; return 1; }
@@ -162,6 +171,8 @@ nb_fail() {
 	dmesg | grep -E 'ndkblk' | tail -20
 	[[ -n "${nb_load:-}" ]] && kill "$nb_load" 2> /dev/null
 	lsmod | grep -q '^ndkblk ' && timeout 60 rmmod ndkblk
+	# ndkblk-removal: the steps after this one need A's rxe0.
+	[[ -e /sys/class/infiniband/rxe0 ]] || rdma link add rxe0 type rxe netdev "$(nic_name)"
 	exit 1
 }
 # nb_since START: seconds since $EPOCHREALTIME was START, one decimal.
@@ -169,15 +180,27 @@ nb_since() {
 	local us=$((${EPOCHREALTIME/./} - ${1/./}))
 	echo "$((us / 1000000)).$((us / 100000 % 10))"
 }
-# nb_wait_log SECONDS REGEX: a kernel-log line matching REGEX appears
-# (ndkblk is loaded once in this run, so the whole log is searched).
+# nb_log: the kernel log from the last line "ndk-testbed: $nb_mark" on,
+# or all of it while nb_mark is unset (ndkblk-outage loads ndkblk first).
+nb_log() {
+	if [[ -n "${nb_mark:-}" ]]; then
+		dmesg | tac | sed "/ndk-testbed: $nb_mark\$/q" | tac
+	else
+		dmesg
+	fi
+}
+# nb_wait_log SECONDS REGEX: a line matching REGEX appears in nb_log.
 # Deadlines are on bash's clock: a process costs time to start under TCG.
 nb_wait_log() {
 	local end=$((SECONDS + $1))
-	until dmesg | grep -qE "$2"; do
+	until nb_log | grep -qE "$2"; do
 		((SECONDS < end)) || nb_fail "no kernel-log line matching '$2' within $1 s"
 		sleep 0.2
 	done
+}
+# nb_ktime REGEX: the kernel timestamp (s) of nb_log's first line matching REGEX.
+nb_ktime() {
+	nb_log | grep -m1 -E "$1" | sed -nE 's/^\[ *([0-9]+\.[0-9]+)\].*/\1/p'
 }
 nb_verify() {
 	fio --name=verify --filename=$nb_dev --direct=1 --rw=randwrite --bs=4k \
@@ -186,20 +209,36 @@ nb_verify() {
 		nb_fail "verified I/O $1: $(tail -5 "$nb_work/verify.out")"
 	echo "ndkblk: fio write+verify (crc32c, 4 MiB) $1: ok"
 }
-ndkblk_outage() {
-	local i rc secs t0 t1
-	nb_work=$(mktemp -d)
-	# 1.
+# nb_insmod PARAM...: insmod ndkblk.ko target=B PARAM..., retried for up
+# to 120 s (B's target may be starting), and /dev/ndkblk0 appears.
+nb_insmod() {
+	local i
 	for i in $(seq 60); do
-		insmod "$NDK_PAIR_NDKBLK" target="$peer" io_timeout=10 2> "$nb_work/insmod.err" &&
+		insmod "$NDK_PAIR_NDKBLK" target="$peer" "$@" 2> "$nb_work/insmod.err" &&
 			break
 		sleep 2
 	done
 	lsmod | grep -q '^ndkblk ' ||
-		nb_fail "insmod ndkblk target=$peer failed for 120 s: $(cat "$nb_work/insmod.err")"
+		nb_fail "insmod ndkblk target=$peer $* failed for 120 s: $(cat "$nb_work/insmod.err")"
 	for _ in $(seq 50); do [[ -b $nb_dev ]] && break; sleep 0.1; done
 	[[ -b $nb_dev ]] || nb_fail "$nb_dev did not appear"
-	echo "ndkblk: loaded (attempt $i): $(dmesg | grep -m1 'ndkblk: ndkblk0:')"
+	echo "ndkblk: loaded (attempt $i): $(nb_log | grep -m1 'ndkblk: ndkblk0:')"
+}
+# nb_rmmod: rmmod ndkblk returns within 60 s and succeeds.
+nb_rmmod() {
+	local rc t1=$EPOCHREALTIME
+	timeout 60 rmmod ndkblk
+	rc=$?
+	((rc == 124)) && nb_fail "rmmod ndkblk did not return within 60 s"
+	((rc == 0)) || nb_fail "rmmod ndkblk failed"
+	lsmod | grep -q '^ndkblk ' && nb_fail "ndkblk still loaded after rmmod"
+	echo "ndkblk: rmmod in $(nb_since "$t1") s: $(nb_log | grep -m1 -oE 'ndkblk: [0-9]+ I/Os;.*')"
+}
+ndkblk_outage() {
+	local rc secs t0 t1
+	nb_work=$(mktemp -d)
+	# 1.
+	nb_insmod io_timeout=10
 	# 2.
 	nb_verify "before the outage"
 	# 3.
@@ -247,45 +286,188 @@ ndkblk_outage() {
 	echo "ndkblk: the new namespace reads back zeros where the old data was"
 	nb_verify "after reconnecting"
 	# 6.
-	t1=$EPOCHREALTIME
-	timeout 60 rmmod ndkblk
+	nb_rmmod
+	rm -rf "$nb_work"
+}
+
+# ndkblk through a device removal of either side, after ndkblk-outage
+# (B's fourth life, which lives to the end).  Issue 19.
+#  1. insmod ndkblk.ko io_timeout=10 retry_timeout=30 (retried);
+#  2. B's side: a verified fio write load (nb_removal), then A creates
+#     remove-b; the host copies it to B's share and B (serve(), b_removal)
+#     deletes its rxe0, adds it again 3 s later and answers remove-b.done
+#     (relayed back to A); ndkblk_target.ko reopens the adapter itself;
+#  3. A's side: the same load, A deletes its own rxe0 and adds it again
+#     3 s later;
+#     in 2 and 3 the kernel log shows "connection lost", then
+#     "reconnected" (within 60 s each), and fio ends with its
+#     verification passed: the I/O the kill ended is sent again after
+#     the reconnection (within retry_timeout), so no I/O fails;
+#  4. rmmod ndkblk returns within 60 s and succeeds.
+# nb_removal SIDE (target or initiator): one removal under the load: 16
+# MiB of random 64 KiB writes at 2 MiB/s (8 s at least; the removal comes
+# 3 s in), then fio reads them back and checks their crc32c.
+nb_removal() {
+	local side=$1 out=$nb_work/$1.out rc t0 tm tl tr
+	fio --name=removal --filename=$nb_dev --direct=1 --rw=randwrite --bs=64k \
+		--ioengine=libaio --iodepth=16 --offset=32m --size=16m --rate=,2m \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 > "$out" 2>&1 &
+	nb_load=$!
+	sleep 3
+	kill -0 "$nb_load" 2> /dev/null ||
+		nb_fail "fio ended before the $side-side removal: $(tail -5 "$out")"
+	nb_mark="ndkblk-removal: $side side"
+	kmsg "$nb_mark"
+	t0=$EPOCHREALTIME
+	if [[ $side == target ]]; then
+		: > "$R/remove-b"
+		for _ in $(seq 600); do
+			[[ -e $R/remove-b.done ]] && break
+			sleep 0.2
+		done
+		[[ -e $R/remove-b.done ]] ||
+			nb_fail "no remove-b.done from B within 120 s of remove-b"
+		sed 's/^/  B: /' "$R/remove-b.done"
+		grep -qx 'rc 0' "$R/remove-b.done" || nb_fail "B's removal and re-add failed"
+	else
+		timeout 60 rdma link delete rxe0
+		rc=$?
+		((rc == 124)) && nb_fail "rdma link delete rxe0 did not return within 60 s"
+		((rc == 0)) || nb_fail "rdma link delete rxe0 failed ($rc)"
+		echo "  A: rdma link delete rxe0 returned in $(nb_since "$t0") s"
+		sleep 3
+		timeout 60 rdma link add rxe0 type rxe netdev "$(nic_name)" ||
+			nb_fail "rdma link add rxe0 failed"
+		echo "  A: rdma link add rxe0 done $(nb_since "$t0") s after the delete began"
+	fi
+	nb_wait_log 60 'ndkblk: connection lost'
+	nb_wait_log 60 'ndkblk: reconnected'
+	nb_log | grep -E 'ndkblk: (connection lost|reconnected)' | head -1 |
+		grep -q 'connection lost' || nb_fail "reconnected before the connection was lost"
+	while kill -0 "$nb_load" 2> /dev/null; do
+		((${EPOCHREALTIME/./} - ${t0/./} < 120000000)) ||
+			nb_fail "fio still running 120 s after the $side-side removal"
+		sleep 0.2
+	done
+	wait "$nb_load"
 	rc=$?
-	((rc == 124)) && nb_fail "rmmod ndkblk did not return within 60 s"
-	((rc == 0)) || nb_fail "rmmod ndkblk failed"
-	lsmod | grep -q '^ndkblk ' && nb_fail "ndkblk still loaded after rmmod"
-	echo "ndkblk: rmmod in $(nb_since "$t1") s: $(dmesg | grep -m1 -oE 'ndkblk: [0-9]+ I/Os;.*')"
+	nb_load=""
+	((rc == 0)) || nb_fail "fio failed across the $side-side removal ($rc): $(tail -8 "$out")"
+	tm=$(nb_ktime "ndk-testbed: $nb_mark\$")
+	tl=$(nb_ktime 'ndkblk: connection lost')
+	tr=$(nb_ktime 'ndkblk: reconnected')
+	echo "ndkblk removal, $side side: connection lost $(awk "BEGIN { printf \"%.1f\", $tl - $tm }") s, reconnected $(awk "BEGIN { printf \"%.1f\", $tr - $tm }") s after the removal began$([[ $side == target ]] && echo " (counted from remove-b: the host's and B's polls add up to 1 s)"), fio write+verify (crc32c, 16 MiB) ok in $(nb_since "$t0") s"
+	echo "  kernel: $(nb_log | grep -m1 'ndkblk: connection lost')"
+	echo "  kernel: $(nb_log | grep -m1 'ndkblk: reconnected')"
+	grep -E 'err=|WRITE:|READ:' "$out" | sed 's/^ */  fio: /'
+}
+ndkblk_removal() {
+	nb_work=$(mktemp -d)
+	nb_mark="begin ndkblk-removal"	# ndk_judge's marker
+	# 1.
+	nb_insmod io_timeout=10 retry_timeout=30
+	# 2., 3.
+	nb_removal target
+	nb_removal initiator
+	# 4.
+	nb_rmmod
 	rm -rf "$nb_work"
 }
 
 # ndk-target until the host creates $R/finish; its exit status and
-# output are the verdict.
-serve() {
-	local t i
+# output are the verdict.  On remove-b (A's ndkblk-removal step, copied
+# here by the host) B removes its rxe0 and adds it again (b_removal).
+# ndk-target gets ADAPTER_REMOVED and exits with 1 ("the adapter was
+# removed"): it does not reopen an adapter.  serve() expects that and
+# starts a new one once rxe0 is back, as a service manager would, so
+# user-client-after runs after the removal against the new one.  This is
+# simpler than running the removal after user-client-after: ndk-target
+# would exit all the same, and serve() would have to tell that exit from
+# a failure anyway.
+# target_start OUT: starts ndk-target (its pid in t, output in OUT) and
+# waits until it listens (at most 120 s, or until it exits).
+target_start() {
 	"$NDK_PAIR_TARGET" --listen "$target_addr" --size 65536 --window 4096:8192 \
-		--access rw --adapter rxe0 > "$R/target.out" 2>&1 &
+		--access rw --adapter rxe0 > "$1" 2>&1 &
 	t=$!
-	for i in $(seq 600); do
-		grep -q '^listening' "$R/target.out" && break
+	for _ in $(seq 600); do
+		grep -q '^listening' "$1" && break
 		kill -0 "$t" 2>/dev/null || break
 		sleep 0.2
 	done
-	cat "$R/target.out"
-	grep -q '^listening' "$R/target.out" || { echo "ndk-target did not start"; return 1; }
+	cat "$1"
+	grep -q '^listening' "$1"
+}
+# b_removal: rdma link delete rxe0 (ndk-target, pid t, must exit by itself
+# within 20 s), 3 s later rdma link add rxe0; ndkblk_target.ko must serve
+# again by itself (within 30 s), and a new ndk-target listens.
+b_removal() {
+	local rc t0=$EPOCHREALTIME
+	kmsg "remove-b"
+	timeout 60 rdma link delete rxe0
+	rc=$?
+	((rc == 0)) || { echo "FAIL: rdma link delete rxe0: $rc (124: not within 60 s)"; return 1; }
+	echo "rdma link delete rxe0 returned in $(nb_since "$t0") s"
+	for _ in $(seq 100); do
+		kill -0 "$t" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$t" 2>/dev/null; then
+		echo "FAIL: ndk-target still runs 20 s after its adapter's removal"
+		return 1
+	fi
+	wait "$t"
+	rc=$?
+	echo "ndk-target exited ($rc): $(grep -m1 'adapter was removed' "$R/target.out")"
+	grep -q 'adapter was removed' "$R/target.out" ||
+		{ echo "FAIL: ndk-target did not report the removal"; return 1; }
+	sleep 3
+	timeout 60 rdma link add rxe0 type rxe netdev "$(nic_name)" ||
+		{ echo "FAIL: rdma link add rxe0 failed"; return 1; }
+	echo "rdma link add rxe0 done $(nb_since "$t0") s after the delete began"
+	for _ in $(seq 150); do
+		dmesg | tac | sed '/ndk-testbed: remove-b$/q' |
+			grep -q 'ndkblk_target: serving again' && break
+		sleep 0.2
+	done
+	dmesg | tac | sed '/ndk-testbed: remove-b$/q' | grep -q 'ndkblk_target: serving again' ||
+		{ echo "FAIL: ndkblk_target did not serve again within 30 s of the add"; return 1; }
+	echo "ndkblk_target serves again $(nb_since "$t0") s after the delete began"
+	mv "$R/target.out" "$R/target-before-removal.out"
+	target_start "$R/target.out" ||
+		{ echo "FAIL: ndk-target did not start again"; return 1; }
+	echo "ndk-target listens again $(nb_since "$t0") s after the delete began"
+}
+serve() {
+	local t rc removal=0
+	target_start "$R/target.out" || { echo "ndk-target did not start"; return 1; }
 	while [[ ! -e $R/finish ]]; do
+		if [[ -e $R/remove-b && ! -e $R/remove-b.done ]]; then
+			b_removal > "$R/remove-b.tmp" 2>&1
+			rc=$?
+			echo "rc $rc" >> "$R/remove-b.tmp"
+			mv "$R/remove-b.tmp" "$R/remove-b.done"
+			echo "--- remove-b:"
+			cat "$R/remove-b.done"
+			((rc == 0)) || removal=1
+		fi
 		kill -0 "$t" 2>/dev/null || { echo "ndk-target stopped by itself"; break; }
-		sleep 1
+		sleep 0.5
 	done
 	kill -TERM "$t" 2>/dev/null
 	wait "$t"
-	local rc=$?
+	rc=$?
 	echo "--- ndk-target (exit $rc):"
 	cat "$R/target.out"
+	((removal == 0)) || { echo "FAIL: the removal of rxe0 (remove-b) failed"; return 1; }
 	return "$rc"
 }
 
 # The steps run under timeout(1) in a bash of their own.
-export -f setup wait_peer kernel_client kernel_outage serve
-export -f nb_fail nb_since nb_wait_log nb_verify ndkblk_outage
+export -f kmsg nic_name setup wait_peer kernel_client kernel_outage
+export -f target_start b_removal serve
+export -f nb_fail nb_since nb_log nb_wait_log nb_ktime nb_verify nb_insmod nb_rmmod
+export -f ndkblk_outage nb_removal ndkblk_removal
 export R me peer target_addr nb_dev NDK_SRC NDK_KO NDK_PAIR_TARGET NDK_PAIR_ROLE
 export NDK_PAIR_NDKBLK NDK_PAIR_NDKBLK_TARGET
 if step setup 120 setup; then
@@ -301,6 +483,7 @@ if step setup 120 setup; then
 			"$R/stop-b1" 20 240
 		step kernel-outage 480 kernel_outage
 		step ndkblk-outage 600 ndkblk_outage
+		step ndkblk-removal 300 ndkblk_removal
 		step user-client-after 200 "$NDK_PAIR_CLIENT" "$target_addr" verify 20
 	fi
 fi
