@@ -301,17 +301,23 @@ ndkblk_outage() {
 #     3 s later;
 #     in 2 and 3 the kernel log shows "connection lost", then
 #     "reconnected" (within 60 s each), and fio ends with its
-#     verification passed: the I/O the kill ended is sent again after
-#     the reconnection (within retry_timeout), so no I/O fails;
-#  4. rmmod ndkblk returns within 60 s and succeeds.
-# nb_removal SIDE (target or initiator): one removal under the load: 16
-# MiB of random 64 KiB writes at 2 MiB/s (8 s at least; the removal comes
-# 3 s in), then fio reads them back and checks their crc32c.
+#     verification passed and no I/O error: the I/O the kill ended is
+#     sent again after the reconnection (within retry_timeout);
+#  4. rmmod ndkblk returns within 60 s and succeeds, and its counters
+#     show I/O ended by a kill (else no re-send was tested).
+# nb_removal SIDE (target or initiator): one removal under two fio jobs
+# of 64 KiB I/O: "verified" writes 8 MiB at random at 1 MiB/s (8 s at
+# least; the removal comes 3 s in), then reads them back and checks their
+# crc32c; "load" keeps 4 random reads and writes in flight for 10 s
+# (rate-limited I/O is mostly idle), so the kill ends some: they must be
+# sent again, not fail.
 nb_removal() {
 	local side=$1 out=$nb_work/$1.out rc t0 tm tl tr
-	fio --name=removal --filename=$nb_dev --direct=1 --rw=randwrite --bs=64k \
-		--ioengine=libaio --iodepth=16 --offset=32m --size=16m --rate=,2m \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 > "$out" 2>&1 &
+	fio --filename=$nb_dev --direct=1 --bs=64k --ioengine=libaio \
+		--name=verified --rw=randwrite --iodepth=16 --offset=32m --size=8m \
+		--rate=,1m --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--name=load --rw=randrw --iodepth=4 --offset=48m --size=16m \
+		--time_based --runtime=10 > "$out" 2>&1 &
 	nb_load=$!
 	sleep 3
 	kill -0 "$nb_load" 2> /dev/null ||
@@ -356,10 +362,10 @@ nb_removal() {
 	tm=$(nb_ktime "ndk-testbed: $nb_mark\$")
 	tl=$(nb_ktime 'ndkblk: connection lost')
 	tr=$(nb_ktime 'ndkblk: reconnected')
-	echo "ndkblk removal, $side side: connection lost $(awk "BEGIN { printf \"%.1f\", $tl - $tm }") s, reconnected $(awk "BEGIN { printf \"%.1f\", $tr - $tm }") s after the removal began$([[ $side == target ]] && echo " (counted from remove-b: the host's and B's polls add up to 1 s)"), fio write+verify (crc32c, 16 MiB) ok in $(nb_since "$t0") s"
+	echo "ndkblk removal, $side side: connection lost $(awk "BEGIN { printf \"%.1f\", $tl - $tm }") s, reconnected $(awk "BEGIN { printf \"%.1f\", $tr - $tm }") s after the removal began$([[ $side == target ]] && echo " (counted from remove-b: the host's and B's polls add up to 1 s)"), fio write+verify (crc32c, 8 MiB) ok, load ok, in $(nb_since "$t0") s"
 	echo "  kernel: $(nb_log | grep -m1 'ndkblk: connection lost')"
 	echo "  kernel: $(nb_log | grep -m1 'ndkblk: reconnected')"
-	grep -E 'err=|WRITE:|READ:' "$out" | sed 's/^ */  fio: /'
+	grep -E 'err=|read:|write:' "$out" | sed 's/^ */  fio: /'
 }
 ndkblk_removal() {
 	nb_work=$(mktemp -d)
@@ -371,6 +377,8 @@ ndkblk_removal() {
 	nb_removal initiator
 	# 4.
 	nb_rmmod
+	nb_log | grep -qE 'ndkblk: [0-9]+ I/Os;.* ended by a kill [1-9]' ||
+		nb_fail "no I/O in flight was ended by a kill: the removals tested no re-send"
 	rm -rf "$nb_work"
 }
 
