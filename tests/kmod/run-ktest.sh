@@ -6,12 +6,13 @@
 #   run-ktest.sh NAME [--fail-mr-alloc N]
 # --fail-mr-alloc arms ndk.ko's debugfs fault injection for the scenario
 # (the next N fast-register MR allocations fail) and disarms it after.
-# NDK_KTEST_PARAMS: module parameters for ndk_test.ko (peer_ip=...).
+# NDK_KTEST_PARAMS: module parameters for ndk_test.ko (peer_ip=...);
+# NDK_KTEST_KO: the module (default: ndk_test.ko beside this script).
 set -u
 name=$1
 fail_mr_alloc=${3:-}
 dir=$(cd "$(dirname "$0")" && pwd)
-ko=$dir/ndk_test.ko
+ko=${NDK_KTEST_KO:-$dir/ndk_test.ko}
 dbg=/sys/kernel/debug/ndk_test
 
 # shellcheck disable=SC2086 # parameters are words

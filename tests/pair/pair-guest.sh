@@ -478,6 +478,8 @@ export -f nb_fail nb_since nb_log nb_wait_log nb_ktime nb_verify nb_insmod nb_rm
 export -f ndkblk_outage nb_removal ndkblk_removal
 export R me peer target_addr nb_dev NDK_SRC NDK_KO NDK_PAIR_TARGET NDK_PAIR_ROLE
 export NDK_PAIR_NDKBLK NDK_PAIR_NDKBLK_TARGET
+# run-ktest.sh loads the ndk_test.ko vm-pair.sh was given (--ktest).
+export NDK_KTEST_KO=$NDK_PAIR_KTEST
 if step setup 120 setup; then
 	if [[ $NDK_PAIR_ROLE == b ]]; then
 		step serve 900 serve
