@@ -29,12 +29,13 @@
  * removal kills the connection, every queue's: the QPs are flushed, and
  * every I/O in flight waits for the reconnection (blk-mq's requeue list)
  * and is sent again, as nvme-rdma retries, unless retry_timeout passes
- * first or it has lived through NBK_RETRIES kills: then it fails, and
- * so does new I/O until the connections are up again.  A work item then closes every NDK object
- * (the adapter too, so that a removal can proceed) and tries to connect
- * again every second, reopening the adapter by name; the disk stays.  A
- * queue's objects are replaced only while its dead flag is set under its
- * post_lock, and every post checks it in the same lock section.
+ * first or it has lived through NBK_RETRIES kills: then it fails, and so
+ * does new I/O until the connections are up again.  A work item then
+ * closes every NDK object (the adapter too, so that a removal can
+ * proceed) and tries to connect again every second, reopening the
+ * adapter by name; the disk stays.  A queue's objects are replaced only
+ * while its dead flag is set under its post_lock, and every post checks
+ * it in the same lock section.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
