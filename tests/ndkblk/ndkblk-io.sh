@@ -78,20 +78,21 @@ detach() {
 	done
 }
 
-# replays: a kill is allowed only for rxe's replayed fast-register (a
-# retransmission re-runs a REG_MR that already ran: "rxe_reg_fast_mr:
-# ... not free", IB_WC_LOC_QP_OP_ERR; Documentation/ndkblk.md,
-# "Lifecycle"); its I/O is sent again after the reconnection, which fio's
-# verification checks.
+# replays: a kill is allowed only for rxe's replayed local operation (a
+# retransmission re-runs a fast-register or bind that already ran and
+# the QP fails it, IB_WC_LOC_QP_OP_ERR: "ndkblk: request type 4 (or 8):
+# 0xc0000010", rxe logs "rxe_reg_fast_mr: ... not free" or, once per
+# boot, "... MW not in the free state"; performance.md, B1); its I/O is
+# sent again after the reconnection, which fio's verification checks.
 replays() {
 	local log kills replayed
 	log=$(dmesg | tail -n +"$((ndmesg + 1))")
 	kills=$(grep -c 'ndkblk: connection lost' <<< "$log")
 	((kills == 0)) && return
-	replayed=$(grep -c 'rxe_reg_fast_mr: .*not free' <<< "$log")
+	replayed=$(grep -cE 'ndkblk: request type (4|8): 0xc0000010' <<< "$log")
 	((kills <= replayed)) ||
-		fail "$kills kills, $replayed of them rxe's replayed fast-register: $(grep 'ndkblk' <<< "$log" | tail -5)"
-	echo "NOTE: $kills kills from rxe's replayed fast-register; their I/O was sent again"
+		fail "$kills kills, $replayed of them rxe's replayed local operation: $(grep -E 'ndkblk|rdma_rxe' <<< "$log" | tail -8)"
+	echo "NOTE: $kills kills from rxe's replayed local operation, their I/O sent again: $(grep -m1 -E 'not free|not in the free state' <<< "$log")"
 }
 
 # queues N: the disk has N hardware queues.
