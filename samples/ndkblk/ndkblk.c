@@ -15,9 +15,8 @@
  *  2. fast-register them with the right the target needs (remote write
  *     for a read, remote read for a write), silent and deferred;
  *  3. send the request with the token, address and length: one doorbell
- *     for both (a write of up to inline_max bytes skips 2: the send
- *     gathers its pages behind the request, through the privileged token
- *     and the mapping's logical addresses, and the answer is a plain
+ *     for both (a write of up to inline_max bytes skips 1 and 2: its data
+ *     is copied into the request message, and the answer is a plain
  *     send);
  *  4. the target moves the data and answers with send-and-invalidate; the
  *     receive's result names the invalidated token, and the I/O completes;
@@ -78,8 +77,6 @@ MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
 
 #define NBK_DEPTH	NDKBLK_DEPTH
 #define NBK_INV		1UL	/* request context bit: a local invalidate */
-/* Data SGEs of an inline write: the pages NDKBLK_INLINE_MAX bytes span. */
-#define NBK_INLINE_SGES	(NDKBLK_INLINE_MAX / PAGE_SIZE + 1)
 /* Kills an I/O lives through before it fails (its retries). */
 #define NBK_RETRIES	2
 /* An I/O's outcome when a kill ends it: sent again after the reconnection. */
@@ -177,7 +174,6 @@ static struct nbk {
 	u32 lam_size;
 	u32 max_io;		/* bytes per request, fixed at the first connection */
 	u32 fr_pages;		/* pages per registration: max_io's span */
-	u32 priv_token;		/* the PD's privileged token: inline data */
 	u64 sectors;
 	unsigned long broken;	/* bit 0: killed since the last nbk_up() */
 	struct blk_mq_tag_set tags;
@@ -289,7 +285,9 @@ static s32 nbk_post_receive(struct nbk_queue *q, u32 i)
 	return st;
 }
 
-/* A write's data goes into the slot's pool buffer (window mode). */
+/* A small write's data goes into its request message, or any write's
+ * into the slot's pool buffer (window mode).
+ */
 static void nbk_copy_in(u8 *dst, struct request *rq)
 {
 	struct req_iterator iter;
@@ -326,9 +324,9 @@ static void nbk_finish(struct nbk_slot *s, blk_status_t err)
 		return;
 	if (err == NBK_STS_RETRY && s->kind != NBK_INLINE)
 		atomic64_inc(&nbk.killed);	/* its registration too */
-	if (s->kind != NBK_WINDOW)
+	if (s->kind == NBK_FR)
 		ndk_release_lam(nbk.adapter, s->lam);
-	else if (!err && rq_data_dir(rq) == READ)
+	else if (s->kind == NBK_WINDOW && !err && rq_data_dir(rq) == READ)
 		nbk_copy_out(rq, s->pool);
 	s->err = err;
 	blk_mq_complete_request(rq);
@@ -460,26 +458,6 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 	return 0;
 }
 
-/*
- * An inline write's data SGEs: its mapped pages through the privileged
- * token, gathered by the send behind the request.  Return: their number.
- */
-static u32 nbk_inline_sges(const struct nbk_slot *s, struct ndk_sge *sge,
-			   u32 fbo, u32 len)
-{
-	u32 i, n;
-
-	for (i = 0; len; i++) {
-		n = min_t(u32, len, PAGE_SIZE - fbo);
-		sge[i].logical_address = s->lam->adapter_page_array[i] + fbo;
-		sge[i].length = n;
-		sge[i].memory_region_token = nbk.priv_token;
-		len -= n;
-		fbo = 0;
-	}
-	return i;
-}
-
 static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				 const struct blk_mq_queue_data *bd)
 {
@@ -490,16 +468,16 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct ndkblk_req *req = &msg->req;
 	bool write = rq_data_dir(rq) == WRITE;
 	u32 len = blk_rq_bytes(rq);
-	struct ndk_sge sge[1 + NBK_INLINE_SGES] = { {
+	struct ndk_sge sge = {
 		.virtual_address = msg,
 		.length = sizeof(*req),
 		.memory_region_token = q->ctrl_token,
-	} };
-	u32 fbo, op, nsge = 1;
+	};
 	unsigned long flags;
 	blk_status_t ret;
 	bool posted;
 	u64 base = 0;
+	u32 fbo, op;
 	s32 st = 0;
 
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
@@ -511,8 +489,12 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_mq_start_request(rq);
 	s->kind = write && len <= nbk.inline_max ? NBK_INLINE :
 		  nbk.window ? NBK_WINDOW : NBK_FR;
-	if (s->kind == NBK_WINDOW && write)
+	if (s->kind == NBK_INLINE) {
+		nbk_copy_in(msg->data, rq);
+		sge.length += len;
+	} else if (s->kind == NBK_WINDOW && write) {
 		nbk_copy_in(s->pool, rq);
+	}
 	op = s->kind == NBK_INLINE ? NDKBLK_OP_WRITE_INLINE :
 	     write ? NDKBLK_OP_WRITE : NDKBLK_OP_READ;
 	/* The adapter and the QP live while q->dead is clear. */
@@ -523,7 +505,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
 						BLK_STS_RESOURCE;
 	}
-	if (s->kind != NBK_WINDOW && nbk_map(s, rq, &fbo)) {
+	if (s->kind == NBK_FR && nbk_map(s, rq, &fbo)) {
 		spin_unlock_irqrestore(&q->post_lock, flags);
 		pr_warn_ratelimited("ndkblk: an I/O's pages cannot be mapped\n");
 		return BLK_STS_IOERR;
@@ -561,9 +543,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		req->length = cpu_to_le32(len);
 		req->token = cpu_to_le32(s->token);
 		req->address = cpu_to_le64(base);
-		if (s->kind == NBK_INLINE)
-			nsge += nbk_inline_sges(s, &sge[1], fbo, len);
-		st = ndk_send(q->qp, s, sge, nsge, NDK_OP_FLAG_SILENT_SUCCESS);
+		st = ndk_send(q->qp, s, &sge, 1, NDK_OP_FLAG_SILENT_SUCCESS);
 	}
 	if (!st) {
 		q->ios++;
@@ -575,7 +555,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (st == STATUS_INSUFFICIENT_RESOURCES && !posted) {
 		/* The queue is full and nothing was posted: blk-mq retries. */
 		s->rq = NULL;
-		if (s->kind != NBK_WINDOW)
+		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
 		spin_unlock_irqrestore(&q->post_lock, flags);
 		return BLK_STS_RESOURCE;
@@ -588,7 +568,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	ret = BLK_STS_OK;	/* unless it is still ours: a flush finished it */
 	if (xchg(&s->rq, NULL)) {
-		if (s->kind != NBK_WINDOW)
+		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
 		ret = READ_ONCE(nbk.failing) ? BLK_STS_IOERR : BLK_STS_RESOURCE;
 	}
@@ -793,10 +773,7 @@ static int nbk_queue_open(struct nbk_queue *q)
 	 * blk-mq retry.
 	 */
 	if (ndk_create_qp(nbk.pd, q->cq, q->cq, q, NBK_DEPTH,
-			  6 * NBK_DEPTH + 8, 1,
-			  min_t(u32, 1 + NBK_INLINE_SGES,
-				nbk.info.max_initiator_request_sge),
-			  0, NULL, NULL, &q->qp)) {
+			  6 * NBK_DEPTH + 8, 1, 1, 0, NULL, NULL, &q->qp)) {
 		q->qp = NULL;
 		return -EIO;
 	}
@@ -917,7 +894,6 @@ static int nbk_open_all(void)
 		nbk.pd = NULL;
 		return -EIO;
 	}
-	ndk_get_privileged_memory_region_token(nbk.pd, &nbk.priv_token);
 	for (i = 0; i < n; i++) {
 		ret = nbk_queue_open(&nbk.q[i]);
 		if (!ret)
@@ -937,9 +913,6 @@ static int nbk_open_all(void)
 		nbk.sectors = le64_to_cpu(hello.sectors);
 		nbk.inline_max = min3(inline_max, NDKBLK_INLINE_MAX,
 				      le32_to_cpu(hello.inline_max));
-		/* The request and the pages of the data: one send. */
-		if (nbk.info.max_initiator_request_sge < 1 + NBK_INLINE_SGES)
-			nbk.inline_max = 0;
 	}
 	nbk.nr_queues = n;
 	return 0;
