@@ -410,8 +410,8 @@ target_start() {
 # within 20 s), 3 s later rdma link add rxe0; ndkblk_target.ko must serve
 # again by itself (within 30 s), and a new ndk-target listens.
 b_removal() {
-	local rc t0=$EPOCHREALTIME
-	kmsg "remove-b"
+	local rc t0=$EPOCHREALTIME nb_mark=remove-b
+	kmsg "$nb_mark"
 	timeout 60 rdma link delete rxe0
 	rc=$?
 	((rc == 0)) || { echo "FAIL: rdma link delete rxe0: $rc (124: not within 60 s)"; return 1; }
@@ -434,11 +434,10 @@ b_removal() {
 		{ echo "FAIL: rdma link add rxe0 failed"; return 1; }
 	echo "rdma link add rxe0 done $(nb_since "$t0") s after the delete began"
 	for _ in $(seq 150); do
-		dmesg | tac | sed '/ndk-testbed: remove-b$/q' |
-			grep -q 'ndkblk_target: serving again' && break
+		nb_log | grep -q 'ndkblk_target: serving again' && break
 		sleep 0.2
 	done
-	dmesg | tac | sed '/ndk-testbed: remove-b$/q' | grep -q 'ndkblk_target: serving again' ||
+	nb_log | grep -q 'ndkblk_target: serving again' ||
 		{ echo "FAIL: ndkblk_target did not serve again within 30 s of the add"; return 1; }
 	echo "ndkblk_target serves again $(nb_since "$t0") s after the delete began"
 	mv "$R/target.out" "$R/target-before-removal.out"
