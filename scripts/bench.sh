@@ -43,7 +43,7 @@ list=$out/bench.list
 if [[ $mode == smoke ]]; then
 	tmo=300 mem=${NDK_VM_MEM:-2048}
 else
-	tmo=3000 mem=${NDK_VM_MEM:-3072}
+	tmo=3600 mem=${NDK_VM_MEM:-3072}
 fi
 printf 'bench\t%s\t%s\n' "$tmo" \
 	"$src/tests/bench/bench-guest.sh $mode \"\$NDK_RESULTS/raw\" $ubench $only" > "$list"

@@ -5,8 +5,12 @@
 # test-bed guest.  Both serve 64 MiB of RAM over a loopback connection on
 # rxe0: ndkblk_target.ko (vmalloc) to ndkblk.ko, nvmet-rdma (a brd RAM
 # disk) to nvme-rdma, each with one I/O queue of 32 entries (ndkblk
-# nr_queues=1; nvme connect --nr-io-queues=1 --queue-size=32).  Each fio job runs on
-# one device, then on the other, ROUNDS times (interleaved).
+# nr_queues=1; nvme connect --nr-io-queues=1 --queue-size=32).  Each fio
+# job runs on one device, then on the other, in rounds (interleaved; the
+# order alternates from round to round, so neither device always runs
+# first): 7 rounds of 4 s for the goals' jobs, whose ratio compares the
+# medians (one 3 x 4 s run moved rows near their goal by 0.1-0.3), and 3
+# for the variants given for reference.
 #
 #   ndkblk-bench.sh full|smoke OUT NDKBLK_KO NDKBLK_TARGET_KO
 #
@@ -28,8 +32,8 @@ hostnqn=nqn.2026-11.org.ndk-linux:b1-host
 cfs=/sys/kernel/config/nvmet
 res=$out/b1.txt
 case $mode in
-full) rounds=3 secs=4 fill=64 ;;
-*) rounds=1 secs=1 fill=8 ;;
+full) goal_rounds=7 ref_rounds=3 secs=4 fill=64 ;;
+*) goal_rounds=1 ref_rounds=1 secs=1 fill=8 ;;
 esac
 : > "$res"
 err() { echo "E b1 $*" >> "$res"; echo "b1: $*"; cleanup; exit 1; }
@@ -86,12 +90,15 @@ done
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 tick_ns=$((1000000000 / $(getconf CLK_TCK)))
 
-# job NAME RW BS DEPTH: one fio run per device per round, interleaved.
-tags="ndkblk nvme"
+# job NAME RW BS DEPTH: one fio run per device (tags) per round, the
+# order reversed in odd rounds.
+tags="ndkblk nvme" rounds=$goal_rounds
 job() {
-	local name=$1 rw=$2 bs=$3 qd=$4 r dev tag b0 b1 json
+	local name=$1 rw=$2 bs=$3 qd=$4 r dev tag order b0 b1 json
 	for ((r = 0; r < rounds; r++)); do
-		for tag in $tags; do
+		order=$tags
+		((r % 2)) && order="${tags#* } ${tags%% *}"
+		for tag in $order; do
 			dev=/dev/ndkblk0
 			[[ $tag == nvme ]] && dev=$nvmedev
 			b0=$(busy)
@@ -133,7 +140,7 @@ job write-qd4 write 1m 4
 rmmod ndkblk || err "rmmod ndkblk failed"
 insmod "$ini" target=$ip nr_queues=1 inline_max=0 || err "insmod ndkblk inline_max=0 failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
-tags="ndkblk-fr nvme"
+tags="ndkblk-fr nvme" rounds=$ref_rounds
 job randwrite-qd1 randwrite 4k 1
 job randwrite-qd32 randwrite 4k 32
 # The window-pool variant (mode=window): copies through a registered
