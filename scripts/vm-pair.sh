@@ -28,8 +28,11 @@
 # step, dmesg-live.txt and console.log, and for a and b4 module-unload.*
 # and dmesg-clean.*; DIR/summary.txt.  Exit: 0 pass, 1 fail, 77 when QEMU or
 # a guest kernel is missing and CI is not "true" (as vm-run.sh).
-# Environment: NDK_PAIR_TIMEOUT (s, default 600) bounds the whole run;
-# NDK_VM_MEM (MiB, default 1024 here), NDK_VM_SMP (default 1 here).
+# Environment: NDK_GUEST (stock or debug), NDK_KO_TREE (the modules of
+# the debug kernel, as vm-run.sh), NDK_VM_TIMEOUT_SCALE (every
+# bound x this, default 1), NDK_PAIR_TIMEOUT (s, default 600 x the scale)
+# bounds the whole run; NDK_VM_MEM (MiB, default 1024 here, 2048 for
+# debug), NDK_VM_SMP (default 1 here, 2 for debug).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,13 +55,22 @@ done
 	exit 2
 }
 
-# Two debug guests (KASAN, lockdep) under TCG on two shared cores take far
-# longer than the tier's budget; the pair runs on the stock kernel only
-# (Documentation/reliability.md, "Two hosts").
-if [[ "${NDK_GUEST:-stock}" != stock ]]; then
-	echo "vm-pair: two hosts run on the stock kernel only (make check), not NDK_GUEST=$NDK_GUEST"
-	exit 77
+# With NDK_KO_TREE (make check-debug: this tree's modules rebuilt for the
+# debug kernel, scripts/debug-modules.sh), each module given inside the
+# source tree is taken from that tree instead.
+if [[ -n "${NDK_KO_TREE:-}" ]]; then
+	tree=$(realpath "$NDK_KO_TREE")
+	for v in ko ktest ndkblk ndkblk_target; do
+		[[ ${!v} == "$src"/* ]] && printf -v "$v" '%s' "$tree/${!v#"$src"/}"
+	done
 fi
+
+# Every bound of the guests' steps and of the host's waits is multiplied
+# by NDK_VM_TIMEOUT_SCALE (an integer, as in vm-run.sh): the debug guests
+# (NDK_GUEST=debug, KASAN and lockdep under TCG) run it with 6.
+scale=${NDK_VM_TIMEOUT_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "vm-pair: NDK_VM_TIMEOUT_SCALE must be a positive integer, not $scale" >&2; exit 2; }
 
 # B's lives: b1 .. b<outages> are killed, the last one ($last) finishes.
 outages=3
@@ -87,9 +99,16 @@ fatal() {
 # shellcheck source=tests/testbed/vm-lib.sh
 . "$src/tests/testbed/vm-lib.sh"
 command -v qemu-system-x86_64 > /dev/null || unavailable "qemu-system-x86_64 not installed"
-# Two guests on two shared CPUs: one vCPU and 1 GiB each.
-NDK_VM_SMP=${NDK_VM_SMP:-1}
-NDK_VM_MEM=${NDK_VM_MEM:-1024}
+# Two guests on two shared CPUs: one vCPU and 1 GiB each.  The debug
+# kernel gets two vCPUs, as in vm-run.sh (its checks see more of the
+# concurrency), and 2 GiB (KASAN's shadow, kmemleak's objects).
+if [[ ${NDK_GUEST:-stock} == debug ]]; then
+	NDK_VM_SMP=${NDK_VM_SMP:-2}
+	NDK_VM_MEM=${NDK_VM_MEM:-2048}
+else
+	NDK_VM_SMP=${NDK_VM_SMP:-1}
+	NDK_VM_MEM=${NDK_VM_MEM:-1024}
+fi
 vm_select_guest
 for f in "$ko" "$ktest" "$client" "$target" "$ndkblk" "$ndkblk_target"; do
 	[[ -r "$f" ]] || fatal "$f missing (make kmod lib)"
@@ -109,7 +128,7 @@ port_a=$(free_port)
 port_b=$(free_port)
 while ((port_b == port_a)); do port_b=$(free_port); done
 
-declare -A pid
+declare -A pid role_of started reboots
 # start_guest NAME ROLE: boots guest NAME (a, b1 .. b4) in the background.
 start_guest() {
 	local name=$1 role=$2 dir=$results/$1 mine theirs mac
@@ -126,6 +145,7 @@ NDK_GUEST_MODULES='$moddir'
 NDK_RUNNER='$src/tests/pair/pair-guest.sh'
 NDK_PAIR_ROLE='$role'
 NDK_PAIR_NAME='$name'
+NDK_PAIR_SCALE='$scale'
 NDK_PAIR_KTEST='$ktest'
 NDK_PAIR_CLIENT='$client'
 NDK_PAIR_TARGET='$target'
@@ -138,9 +158,30 @@ CFG
 		-device "virtio-net-pci,netdev=n0,mac=$mac" \
 		< /dev/null > "$dir/console.log" 2>&1 &
 	pid[$name]=$!
+	role_of[$name]=$role
+	started[$name]=$SECONDS
 	echo "vm-pair: guest $name booted (role $role, qemu pid ${pid[$name]}, udp $mine -> $theirs)"
 }
 running() { [[ -n "${pid[$1]:-}" ]] && kill -0 "${pid[$1]}" 2>/dev/null; }
+# boot_watch NAME: a guest whose kernel has not started pair-guest.sh
+# 60 s (x the scale) after its boot began is killed and booted again, at
+# most twice, before any of its steps ran.  The debug kernel sometimes
+# hangs in its boot-time self test of RCU Tasks when two guests boot at
+# once (Documentation/reliability.md, "Two hosts"), before any module of
+# ours is loaded; the console of each such boot is kept.
+boot_watch() {
+	local name=$1 dir=$results/$1 n
+	running "$name" || return 0
+	grep -q "^guest: $name: kernel" "$dir/console.log" 2> /dev/null && return 0
+	((SECONDS - started[$name] > 60 * scale)) || return 0
+	n=$((${reboots[$name]:-0} + 1))
+	stop_guest "$name"
+	mv "$dir/console.log" "$dir/console-hung-boot-$n.log"
+	echo "vm-pair: $(now) s: guest $name did not start its steps within $((60 * scale)) s of its boot: killed (last console line: $(tail -n 1 "$dir/console-hung-boot-$n.log"))"
+	((n <= 2)) || return 1
+	reboots[$name]=$n
+	start_guest "$name" "${role_of[$name]}"
+}
 stop_guest() {
 	running "$1" && kill -KILL "${pid[$1]}" 2>/dev/null
 	[[ -n "${pid[$1]:-}" ]] && wait "${pid[$1]}" 2>/dev/null
@@ -152,7 +193,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-limit=${NDK_PAIR_TIMEOUT:-600}
+limit=${NDK_PAIR_TIMEOUT:-$((600 * scale))}
 echo "vm-pair: $kver ($guest) under TCG, two guests, timeout $limit s"
 start=$SECONDS
 now() { echo $((SECONDS - start)); }
@@ -161,10 +202,11 @@ start_guest b1 b
 
 # The host's part of the scenario, $outages outages: kill b<k> when A
 # creates stop-b<k>, boot b<k+1> once A has seen the error
-# (stop-b<k>.seen) or after 90 s; when A is done, finish the last life.
+# (stop-b<k>.seen) or after 90 s (x the scale); when A is done, finish
+# the last life.
 # A's remove-b (its ndkblk-removal step) goes to B's current life, and
 # B's remove-b.done back to A: each guest sees only its own share.
-phase=run k=1 timed_out=0
+phase=run k=1 timed_out=0 hung=""
 declare -A killed_at booted_at
 relay() {
 	[[ -e $1/$3 && ! -e $2/$3 ]] || return 0
@@ -179,6 +221,10 @@ while :; do
 	fi
 	relay "$results/a" "$results/b$k" remove-b
 	relay "$results/b$k" "$results/a" remove-b.done
+	for g in a "b$k"; do
+		boot_watch "$g" || hung=$g
+	done
+	[[ -z $hung ]] || break
 	case $phase in
 	run)
 		if [[ -e $results/a/stop-b$k ]]; then
@@ -200,7 +246,7 @@ while :; do
 		fi
 		;;
 	killed)
-		if [[ -e $results/a/stop-b$k.seen ]] || ((SECONDS - killed_at[$k] > 90)) || ! running a; then
+		if [[ -e $results/a/stop-b$k.seen ]] || ((SECONDS - killed_at[$k] > 90 * scale)) || ! running a; then
 			echo "vm-pair: $(now) s: guest A saw the error $((SECONDS - killed_at[$k])) s after the kill (host clock); booting B again"
 			k=$((k + 1))
 			start_guest "b$k" b
@@ -216,7 +262,7 @@ while :; do
 done
 # Whatever is still up: a guest that does not finish by itself is a failure.
 if running a || running "$last"; then
-	grace=$((SECONDS + 60))
+	grace=$((SECONDS + 60 * scale))
 	: > "$results/$last/finish"
 	while (running a || running "$last") && ((SECONDS < grace)); do sleep 1; done
 fi
@@ -228,6 +274,10 @@ fail=0
 {
 	echo "two hosts run of $(date -u +%FT%TZ), $(now) s wall"
 	((timed_out)) && echo "FAIL: timed out after $limit s"
+	[[ -n $hung ]] && echo "FAIL: guest $hung hung in its boot three times"
+	for g in "${!reboots[@]}"; do
+		echo "guest $g booted again ${reboots[$g]} time(s): its kernel hung before pair-guest.sh ($g/console-hung-boot-*.log)"
+	done
 	for g in a "$last"; do
 		if [[ $(cat "$results/$g/runner.status" 2>/dev/null) != complete ]]; then
 			echo "FAIL: guest $g did not complete (console tail below)"

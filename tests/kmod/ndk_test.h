@@ -31,12 +31,15 @@
  *                for rdma_cm loopback connections
  * @pair_target:  "a.b.c.d:port" of ndk-target on another host (module
  *                parameter), for the pair-client scenario; may be empty
+ * @pair_scale:   factor of the pair scenarios' time bounds (module
+ *                parameter, at least 1; 6 on the debug kernel)
  * @failures:     checks failed so far (NDK_T_CHECK counts them)
  */
 struct ndk_test_env {
 	const char *adapter_name;
 	const char *peer_ip;
 	const char *pair_target;
+	unsigned int pair_scale;
 	int failures;
 };
 

@@ -29,6 +29,10 @@ export HOME=/root LANG=C
 . "$R/config.sh"
 
 say() { echo "guest: $NDK_PAIR_NAME: $*"; }
+# Every bound below (a step's timeout, a wait, retry_timeout) is in
+# seconds on the stock kernel, multiplied by $scale (vm-pair.sh's
+# NDK_VM_TIMEOUT_SCALE: 6 on the debug kernel).
+scale=${NDK_PAIR_SCALE:-1}
 kmsg() { echo "ndk-testbed: $*" > /dev/kmsg; }
 poweroff_now() {
 	sync
@@ -48,11 +52,12 @@ fi
 say "kernel $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 kmsg "setup begin"
 
-# step NAME TIMEOUT COMMAND...: one verdict, as guest-runner.sh's tests.
+# step NAME TIMEOUT COMMAND...: one verdict, as guest-runner.sh's tests;
+# TIMEOUT x the scale.
 # shellcheck source=tests/testbed/guest-lib.sh
 . "$NDK_SRC/tests/testbed/guest-lib.sh"
 step() {
-	local name=$1 tmo=$2 rc
+	local name=$1 tmo=$(($2 * scale)) rc
 	shift 2
 	# bash runs the exported functions (setup, serve, ...) for timeout.
 	ndk_judge "$name" "$tmo" bash -c '"$@"' "$name" "$@"
@@ -113,7 +118,7 @@ setup() {
 # host's busybox has a ping when the host has none.
 wait_peer() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq $((300 * scale))); do
 		busybox ping -c 1 -W 1 "$peer" > /dev/null 2>&1 &&
 			{ echo "$peer answers after $i tries"; return 0; }
 	done
@@ -123,7 +128,7 @@ wait_peer() {
 
 # The kernel consumer: ndk_test.ko's pair-client scenario against B.
 kernel_client() {
-	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr" \
+	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr pair_scale=$scale" \
 		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-client
 }
 
@@ -133,17 +138,17 @@ kernel_client() {
 kernel_outage() {
 	local w rc
 	(
-		for _ in $(seq 1200); do
+		for _ in $(seq $((1200 * scale))); do
 			dmesg | grep -q '# pair-outage: traffic running' && { : > "$R/stop-b2"; break; }
 			sleep 0.5
 		done
-		for _ in $(seq 1200); do
+		for _ in $(seq $((1200 * scale))); do
 			dmesg | grep -q '# pair-outage: error' && { : > "$R/stop-b2.seen"; break; }
 			sleep 0.5
 		done
 	) &
 	w=$!
-	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr" \
+	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr pair_scale=$scale" \
 		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-outage
 	rc=$?
 	kill "$w" 2> /dev/null
@@ -153,6 +158,7 @@ kernel_outage() {
 
 # ndkblk (samples/ndkblk) through B's third loss: A's /dev/ndkblk0 is
 # B's ndkblk_target.ko namespace (RAM: it dies with b3, b4's is zeroed).
+# (Bounds x the scale.)
 #  1. insmod ndkblk.ko io_timeout=10 (retried: B's target may be starting);
 #  2. fio --verify=crc32c passes;
 #  3. fio load (randrw, depth 16), then stop-b3: the host kills b3;
@@ -170,7 +176,7 @@ nb_fail() {
 	echo "FAIL: $*"
 	dmesg | grep -E 'ndkblk' | tail -20
 	[[ -n "${nb_load:-}" ]] && kill "$nb_load" 2> /dev/null
-	lsmod | grep -q '^ndkblk ' && timeout 60 rmmod ndkblk
+	lsmod | grep -q '^ndkblk ' && timeout $((60 * scale)) rmmod ndkblk
 	# ndkblk-removal: the steps after this one need A's rxe0.
 	[[ -e /sys/class/infiniband/rxe0 ]] || rdma link add rxe0 type rxe netdev "$(nic_name)"
 	exit 1
@@ -189,12 +195,14 @@ nb_log() {
 		dmesg
 	fi
 }
-# nb_wait_log SECONDS REGEX: a line matching REGEX appears in nb_log.
-# Deadlines are on bash's clock: a process costs time to start under TCG.
+# nb_wait_log SECONDS REGEX: a line matching REGEX appears in nb_log
+# within SECONDS x the scale.  Deadlines are on bash's clock: a process
+# costs time to start under TCG.
 nb_wait_log() {
-	local end=$((SECONDS + $1))
+	local secs=$(($1 * scale))
+	local end=$((SECONDS + secs))
 	until nb_log | grep -qE "$2"; do
-		((SECONDS < end)) || nb_fail "no kernel-log line matching '$2' within $1 s"
+		((SECONDS < end)) || nb_fail "no kernel-log line matching '$2' within $secs s"
 		sleep 0.2
 	done
 }
@@ -210,26 +218,27 @@ nb_verify() {
 	echo "ndkblk: fio write+verify (crc32c, 4 MiB) $1: ok"
 }
 # nb_insmod PARAM...: insmod ndkblk.ko target=B PARAM..., retried for up
-# to 120 s (B's target may be starting), and /dev/ndkblk0 appears.
+# to 120 s x the scale (B's target may be starting), and /dev/ndkblk0
+# appears.
 nb_insmod() {
 	local i
-	for i in $(seq 60); do
+	for i in $(seq $((60 * scale))); do
 		insmod "$NDK_PAIR_NDKBLK" target="$peer" "$@" 2> "$nb_work/insmod.err" &&
 			break
 		sleep 2
 	done
 	lsmod | grep -q '^ndkblk ' ||
-		nb_fail "insmod ndkblk target=$peer $* failed for 120 s: $(cat "$nb_work/insmod.err")"
+		nb_fail "insmod ndkblk target=$peer $* failed for $((120 * scale)) s: $(cat "$nb_work/insmod.err")"
 	for _ in $(seq 50); do [[ -b $nb_dev ]] && break; sleep 0.1; done
 	[[ -b $nb_dev ]] || nb_fail "$nb_dev did not appear"
 	echo "ndkblk: loaded (attempt $i): $(nb_log | grep -m1 'ndkblk: ndkblk0:')"
 }
-# nb_rmmod: rmmod ndkblk returns within 60 s and succeeds.
+# nb_rmmod: rmmod ndkblk returns within 60 s (x the scale) and succeeds.
 nb_rmmod() {
 	local rc t1=$EPOCHREALTIME
-	timeout 60 rmmod ndkblk
+	timeout $((60 * scale)) rmmod ndkblk
 	rc=$?
-	((rc == 124)) && nb_fail "rmmod ndkblk did not return within 60 s"
+	((rc == 124)) && nb_fail "rmmod ndkblk did not return within $((60 * scale)) s"
 	((rc == 0)) || nb_fail "rmmod ndkblk failed"
 	lsmod | grep -q '^ndkblk ' && nb_fail "ndkblk still loaded after rmmod"
 	echo "ndkblk: rmmod in $(nb_since "$t1") s: $(nb_log | grep -m1 -oE 'ndkblk: [0-9]+ I/Os;.*')"
@@ -243,7 +252,7 @@ ndkblk_outage() {
 	nb_verify "before the outage"
 	# 3.
 	fio --name=load --filename=$nb_dev --direct=1 --rw=randrw --bs=64k \
-		--ioengine=libaio --iodepth=16 --time_based --runtime=120 \
+		--ioengine=libaio --iodepth=16 --time_based --runtime=$((120 * scale)) \
 		--offset=32m --size=32m > "$nb_work/load.out" 2>&1 &
 	nb_load=$!
 	sleep 3
@@ -253,8 +262,8 @@ ndkblk_outage() {
 	: > "$R/stop-b3"
 	# 4.
 	while kill -0 "$nb_load" 2> /dev/null; do
-		((${EPOCHREALTIME/./} - ${t0/./} < 45000000)) ||
-			nb_fail "fio still running 45 s after the kill"
+		((${EPOCHREALTIME/./} - ${t0/./} < 45000000 * scale)) ||
+			nb_fail "fio still running $((45 * scale)) s after the kill"
 		sleep 0.1
 	done
 	secs=$(nb_since "$t0")
@@ -267,9 +276,9 @@ ndkblk_outage() {
 	nb_wait_log 15 'ndkblk: connection lost'
 	echo "  kernel: $(dmesg | grep -m1 'ndkblk: connection lost')"
 	t1=$EPOCHREALTIME
-	timeout 30 dd if=$nb_dev of=/dev/null bs=4k count=1 iflag=direct status=none 2> /dev/null
+	timeout $((30 * scale)) dd if=$nb_dev of=/dev/null bs=4k count=1 iflag=direct status=none 2> /dev/null
 	rc=$?
-	((rc == 124)) && nb_fail "a read with B away did not return within 30 s"
+	((rc == 124)) && nb_fail "a read with B away did not return within $((30 * scale)) s"
 	((rc == 0)) && nb_fail "a read succeeded with B away"
 	echo "ndkblk outage: a read with B away failed after $(nb_since "$t1") s"
 	: > "$R/stop-b3.seen"
@@ -292,6 +301,7 @@ ndkblk_outage() {
 
 # ndkblk through a device removal of either side, after ndkblk-outage
 # (B's fourth life, which lives to the end).  Issue 19.
+#  (Bounds x the scale, retry_timeout too.)
 #  1. insmod ndkblk.ko io_timeout=10 retry_timeout=30 (retried);
 #  2. B's side: a verified fio write load (nb_removal), then A creates
 #     remove-b; the host copies it to B's share and B (serve(), b_removal)
@@ -307,19 +317,27 @@ ndkblk_outage() {
 #     show I/O ended by a kill (else no re-send was tested).
 # nb_removal SIDE (target or initiator): one removal under two fio jobs
 # of 64 KiB I/O: "verified" writes 8 MiB at random at 1 MiB/s (8 s at
-# least; the removal comes 3 s in), then reads them back and checks their
-# crc32c; "load" keeps 4 random reads and writes in flight for 10 s
-# (rate-limited I/O is mostly idle), so the kill ends some: they must be
-# sent again, not fail.
+# least; the removal comes 3 s in, once I/O is in flight), then reads
+# them back and checks their crc32c; "load" keeps 4 random reads and
+# writes in flight for 10 s x the scale (rate-limited I/O is mostly
+# idle), so the kill ends some: they must be sent again, not fail.
 nb_removal() {
-	local side=$1 out=$nb_work/$1.out rc t0 tm tl tr
+	local side=$1 out=$nb_work/$1.out rc t0 tm tl tr rd wr
 	fio --filename=$nb_dev --direct=1 --bs=64k --ioengine=libaio \
 		--name=verified --rw=randwrite --iodepth=16 --offset=32m --size=8m \
 		--rate=,1m --verify=crc32c --do_verify=1 --verify_fatal=1 \
 		--name=load --rw=randrw --iodepth=4 --offset=48m --size=16m \
-		--time_based --runtime=10 > "$out" 2>&1 &
+		--time_based --runtime=$((10 * scale)) > "$out" 2>&1 &
 	nb_load=$!
 	sleep 3
+	# fio takes seconds to start on the debug kernel: wait for I/O in
+	# flight, or the removal may end none and test no re-send.
+	for _ in $(seq $((150 * scale))); do
+		read -r rd wr < "/sys/block/${nb_dev##*/}/inflight"
+		((rd + wr)) && break
+		sleep 0.2
+	done
+	((rd + wr)) || nb_fail "no I/O in flight $((30 * scale)) s after fio started"
 	kill -0 "$nb_load" 2> /dev/null ||
 		nb_fail "fio ended before the $side-side removal: $(tail -5 "$out")"
 	nb_mark="ndkblk-removal: $side side"
@@ -327,22 +345,22 @@ nb_removal() {
 	t0=$EPOCHREALTIME
 	if [[ $side == target ]]; then
 		: > "$R/remove-b"
-		for _ in $(seq 600); do
+		for _ in $(seq $((600 * scale))); do
 			[[ -e $R/remove-b.done ]] && break
 			sleep 0.2
 		done
 		[[ -e $R/remove-b.done ]] ||
-			nb_fail "no remove-b.done from B within 120 s of remove-b"
+			nb_fail "no remove-b.done from B within $((120 * scale)) s of remove-b"
 		sed 's/^/  B: /' "$R/remove-b.done"
 		grep -qx 'rc 0' "$R/remove-b.done" || nb_fail "B's removal and re-add failed"
 	else
-		timeout 60 rdma link delete rxe0
+		timeout $((60 * scale)) rdma link delete rxe0
 		rc=$?
-		((rc == 124)) && nb_fail "rdma link delete rxe0 did not return within 60 s"
+		((rc == 124)) && nb_fail "rdma link delete rxe0 did not return within $((60 * scale)) s"
 		((rc == 0)) || nb_fail "rdma link delete rxe0 failed ($rc)"
 		echo "  A: rdma link delete rxe0 returned in $(nb_since "$t0") s"
 		sleep 3
-		timeout 60 rdma link add rxe0 type rxe netdev "$(nic_name)" ||
+		timeout $((60 * scale)) rdma link add rxe0 type rxe netdev "$(nic_name)" ||
 			nb_fail "rdma link add rxe0 failed"
 		echo "  A: rdma link add rxe0 done $(nb_since "$t0") s after the delete began"
 	fi
@@ -351,8 +369,8 @@ nb_removal() {
 	nb_log | grep -E 'ndkblk: (connection lost|reconnected)' | head -1 |
 		grep -q 'connection lost' || nb_fail "reconnected before the connection was lost"
 	while kill -0 "$nb_load" 2> /dev/null; do
-		((${EPOCHREALTIME/./} - ${t0/./} < 120000000)) ||
-			nb_fail "fio still running 120 s after the $side-side removal"
+		((${EPOCHREALTIME/./} - ${t0/./} < 120000000 * scale)) ||
+			nb_fail "fio still running $((120 * scale)) s after the $side-side removal"
 		sleep 0.2
 	done
 	wait "$nb_load"
@@ -371,7 +389,7 @@ ndkblk_removal() {
 	nb_work=$(mktemp -d)
 	nb_mark="begin ndkblk-removal"	# ndk_judge's marker
 	# 1.
-	nb_insmod io_timeout=10 retry_timeout=30
+	nb_insmod io_timeout=10 retry_timeout=$((30 * scale))
 	# 2., 3.
 	nb_removal target
 	nb_removal initiator
@@ -393,12 +411,12 @@ ndkblk_removal() {
 # would exit all the same, and serve() would have to tell that exit from
 # a failure anyway.
 # target_start OUT: starts ndk-target (its pid in t, output in OUT) and
-# waits until it listens (at most 120 s, or until it exits).
+# waits until it listens (at most 120 s x the scale, or until it exits).
 target_start() {
 	"$NDK_PAIR_TARGET" --listen "$target_addr" --size 65536 --window 4096:8192 \
 		--access rw --adapter rxe0 > "$1" 2>&1 &
 	t=$!
-	for _ in $(seq 600); do
+	for _ in $(seq $((600 * scale))); do
 		grep -q '^listening' "$1" && break
 		kill -0 "$t" 2>/dev/null || break
 		sleep 0.2
@@ -412,16 +430,16 @@ target_start() {
 b_removal() {
 	local rc t0=$EPOCHREALTIME nb_mark=remove-b
 	kmsg "$nb_mark"
-	timeout 60 rdma link delete rxe0
+	timeout $((60 * scale)) rdma link delete rxe0
 	rc=$?
-	((rc == 0)) || { echo "FAIL: rdma link delete rxe0: $rc (124: not within 60 s)"; return 1; }
+	((rc == 0)) || { echo "FAIL: rdma link delete rxe0: $rc (124: not within $((60 * scale)) s)"; return 1; }
 	echo "rdma link delete rxe0 returned in $(nb_since "$t0") s"
-	for _ in $(seq 100); do
+	for _ in $(seq $((100 * scale))); do
 		kill -0 "$t" 2>/dev/null || break
 		sleep 0.2
 	done
 	if kill -0 "$t" 2>/dev/null; then
-		echo "FAIL: ndk-target still runs 20 s after its adapter's removal"
+		echo "FAIL: ndk-target still runs $((20 * scale)) s after its adapter's removal"
 		return 1
 	fi
 	wait "$t"
@@ -430,15 +448,15 @@ b_removal() {
 	grep -q 'adapter was removed' "$R/target.out" ||
 		{ echo "FAIL: ndk-target did not report the removal"; return 1; }
 	sleep 3
-	timeout 60 rdma link add rxe0 type rxe netdev "$(nic_name)" ||
+	timeout $((60 * scale)) rdma link add rxe0 type rxe netdev "$(nic_name)" ||
 		{ echo "FAIL: rdma link add rxe0 failed"; return 1; }
 	echo "rdma link add rxe0 done $(nb_since "$t0") s after the delete began"
-	for _ in $(seq 150); do
+	for _ in $(seq $((150 * scale))); do
 		nb_log | grep -q 'ndkblk_target: serving again' && break
 		sleep 0.2
 	done
 	nb_log | grep -q 'ndkblk_target: serving again' ||
-		{ echo "FAIL: ndkblk_target did not serve again within 30 s of the add"; return 1; }
+		{ echo "FAIL: ndkblk_target did not serve again within $((30 * scale)) s of the add"; return 1; }
 	echo "ndkblk_target serves again $(nb_since "$t0") s after the delete began"
 	mv "$R/target.out" "$R/target-before-removal.out"
 	target_start "$R/target.out" ||
@@ -475,7 +493,7 @@ export -f kmsg nic_name setup wait_peer kernel_client kernel_outage
 export -f target_start b_removal serve
 export -f nb_fail nb_since nb_log nb_wait_log nb_ktime nb_verify nb_insmod nb_rmmod
 export -f ndkblk_outage nb_removal ndkblk_removal
-export R me peer target_addr nb_dev NDK_SRC NDK_KO NDK_PAIR_TARGET NDK_PAIR_ROLE
+export R scale me peer target_addr nb_dev NDK_SRC NDK_KO NDK_PAIR_TARGET NDK_PAIR_ROLE
 export NDK_PAIR_NDKBLK NDK_PAIR_NDKBLK_TARGET
 # run-ktest.sh loads the ndk_test.ko vm-pair.sh was given (--ktest).
 export NDK_KTEST_KO=$NDK_PAIR_KTEST
@@ -488,8 +506,8 @@ if step setup 120 setup; then
 		step kernel-client 200 kernel_client
 		# The host kills B when stop-bN appears and boots it again
 		# when stop-bN.seen does (or 90 s later).
-		step outage 420 "$NDK_PAIR_CLIENT" --timeout 60000 "$target_addr" outage \
-			"$R/stop-b1" 20 240
+		step outage 420 "$NDK_PAIR_CLIENT" --timeout $((60000 * scale)) \
+			"$target_addr" outage "$R/stop-b1" 20 $((240 * scale))
 		step kernel-outage 480 kernel_outage
 		step ndkblk-outage 600 ndkblk_outage
 		step ndkblk-removal 300 ndkblk_removal
@@ -506,7 +524,8 @@ unload() {
 	fi
 	for m in ndkblk ndkblk_target; do
 		lsmod | grep -q "^$m " || continue
-		timeout 60 rmmod "$m" || { echo "rmmod $m failed (or took over 60 s)"; return 1; }
+		timeout $((60 * scale)) rmmod "$m" ||
+			{ echo "rmmod $m failed (or took over $((60 * scale)) s)"; return 1; }
 		echo "rmmod $m: ok"
 	done
 	lsmod | grep -q '^ndk ' || { echo "ndk was not loaded at the end of the run"; return 1; }
