@@ -428,8 +428,10 @@ static void nbk_cq_notify(void *context, s32 status)
  * but the first starts a page, every one but the last ends one, except
  * that a merged request may continue a page where the previous segment
  * ended (two bios into one buffer): that page appears once.
+ * Return: ndk_build_lam()'s status, or STATUS_INVALID_PARAMETER (a
+ * layout one page list cannot describe).
  */
-static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
+static s32 nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 {
 	struct ndk_mdl *mdl = s->mdl;
 	u32 n = 0, end = PAGE_SIZE, lam_size = nbk.lam_size;
@@ -444,7 +446,7 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 		}
 		if (n == nbk.fr_pages || end != PAGE_SIZE ||
 		    (n && bv.bv_offset))
-			return -EINVAL;
+			return STATUS_INVALID_PARAMETER;
 		if (!n)
 			mdl->byte_offset = bv.bv_offset;
 		end = bv.bv_offset + bv.bv_len;
@@ -452,10 +454,10 @@ static int nbk_map(struct nbk_slot *s, struct request *rq, u32 *fbo)
 	}
 	mdl->byte_count = blk_rq_bytes(rq);
 	mdl->page_count = n;
-	if (!n || ndk_build_lam(nbk.adapter, mdl, mdl->byte_count, NULL, NULL,
-				s->lam, &lam_size, fbo))
-		return -EINVAL;
-	return 0;
+	if (!n)
+		return STATUS_INVALID_PARAMETER;
+	return ndk_build_lam(nbk.adapter, mdl, mdl->byte_count, NULL, NULL,
+			     s->lam, &lam_size, fbo);
 }
 
 static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -505,9 +507,22 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
 						BLK_STS_RESOURCE;
 	}
-	if (s->kind == NBK_FR && nbk_map(s, rq, &fbo)) {
+	if (s->kind == NBK_FR)
+		st = nbk_map(s, rq, &fbo);
+	if (st == STATUS_DEVICE_REMOVED) {
+		/*
+		 * The adapter's removal came before its event killed the
+		 * connection: the I/O waits for the next one.
+		 */
 		spin_unlock_irqrestore(&q->post_lock, flags);
-		pr_warn_ratelimited("ndkblk: an I/O's pages cannot be mapped\n");
+		nbk_kill("adapter removed");
+		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
+						BLK_STS_RESOURCE;
+	}
+	if (st) {
+		spin_unlock_irqrestore(&q->post_lock, flags);
+		pr_warn_ratelimited("ndkblk: an I/O's pages cannot be mapped (%#x)\n",
+				    st);
 		return BLK_STS_IOERR;
 	}
 	s->rq = rq;
