@@ -257,6 +257,15 @@ static void nbk_kill(const char *why)
 	nbk_kill_after(why, HZ);
 }
 
+/*
+ * What queue_rq answers for I/O that must wait for the reconnection:
+ * blk-mq tries it again shortly, until retry_timeout is up.
+ */
+static blk_status_t nbk_wait_status(void)
+{
+	return READ_ONCE(nbk.failing) ? BLK_STS_IOERR : BLK_STS_RESOURCE;
+}
+
 static void nbk_disconnected(void *context)
 {
 	nbk_kill("disconnected");
@@ -503,9 +512,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	spin_lock_irqsave(&q->post_lock, flags);
 	if (q->dead) {
 		spin_unlock_irqrestore(&q->post_lock, flags);
-		/* Until the retry time is up blk-mq tries again shortly. */
-		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
-						BLK_STS_RESOURCE;
+		return nbk_wait_status();
 	}
 	if (s->kind == NBK_FR)
 		st = nbk_map(s, rq, &fbo);
@@ -516,8 +523,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		 */
 		spin_unlock_irqrestore(&q->post_lock, flags);
 		nbk_kill("adapter removed");
-		return READ_ONCE(nbk.failing) ? BLK_STS_IOERR :
-						BLK_STS_RESOURCE;
+		return nbk_wait_status();
 	}
 	if (st) {
 		spin_unlock_irqrestore(&q->post_lock, flags);
@@ -585,7 +591,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (xchg(&s->rq, NULL)) {
 		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
-		ret = READ_ONCE(nbk.failing) ? BLK_STS_IOERR : BLK_STS_RESOURCE;
+		ret = nbk_wait_status();
 	}
 	spin_unlock_irqrestore(&q->post_lock, flags);
 	nbk_kill("post refused");
