@@ -6,12 +6,25 @@
  * have outstanding (its queue depth).  A post claims the next slot (the
  * queue is full when that slot is still busy), records what the result
  * needs and names the slot in the wr_id; the CQ poll that translates the
- * completion releases it.  Every request is posted signaled, so every slot
- * comes back through the CQ: SILENT_SUCCESS is applied when translating
- * (a successful silent request gives no result, a failed one does), and
- * the send queue never fills with unreported slots.  A correctly sized
- * NDK CQ has room for this, since a flush makes every outstanding request,
- * silent or not, complete.
+ * completion releases it.  A failed silent request gives a result, a
+ * successful one does not.
+ *
+ * Unsignaled requests: a SILENT_SUCCESS initiator request is posted
+ * without IB_SEND_SIGNALED, as raw verbs consumers post theirs, unless
+ * half the queue's depth of such requests went unsignaled in a row: that
+ * one is signaled, so no more than half the queue ever waits for a
+ * completion behind it.  An RC send queue completes in order, so when the
+ * completion of the slot at position p is translated, every unsignaled
+ * slot still claimed at a position before p has succeeded (a failure or a
+ * flush gives a completion of its own): ndk_sq_retire() releases them and
+ * tells their registrations, under the initiator CQ's lock like every
+ * translation.  Each slot records its position (@seq, written before
+ * @busy), so a slot released out of order and claimed again by a later
+ * position is never taken for an older one.  An unsignaled request that
+ * nothing followed would be retired by nothing: a close posts a signaled
+ * marker after moving the QP to the error state (ndk_qp_drain(), as
+ * ib_drain_sq() does), whose flush completion comes after every request
+ * of the queue and retires the rest.
  *
  * DEFER: a deferred initiator request stays in its slot, chained to the
  * previous one, until a request without DEFER (or an INLINE one, whose
@@ -118,6 +131,34 @@ static void ndk_sq_finish(struct ndk_swr *s, s32 status)
 	}
 }
 
+/*
+ * Retire the unsignaled slots claimed at positions from qp->sq_cons up to
+ * @end (excluded): the device completed a later request of the queue, so
+ * they succeeded.  Only the last sq_depth positions can still be claimed.
+ * Under the initiator CQ's lock.
+ */
+static void ndk_sq_retire(struct ndk_qp *qp, u32 end)
+{
+	u32 pos = end - min(end - qp->sq_cons, qp->sq_depth);
+	u32 n = 0;
+	struct ndk_swr *s;
+
+	lockdep_assert_held(&qp->scq->lock);
+	for (; pos != end; pos++) {
+		s = &qp->sq[pos % qp->sq_depth];
+		/* Pairs with the claim's release: @seq is the claim's. */
+		if (!smp_load_acquire(&s->busy) || s->seq != pos ||
+		    !s->unsignaled)
+			continue;
+		ndk_sq_finish(s, STATUS_SUCCESS);
+		ndk_sq_release(qp, s);
+		n++;
+	}
+	qp->sq_cons = end;
+	if (n)
+		ndk_cq_unreserve(qp->scq, n);
+}
+
 static void ndk_rq_release(struct ndk_qp *qp, struct ndk_rwr *r)
 {
 	/* Pairs with the claim's acquire: the slot is read before reuse. */
@@ -177,9 +218,18 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		return true;
 	}
 
+	if (slot == NDK_WRID_MARKER) {
+		/* Only a close posts it, after the last request. */
+		ndk_sq_retire(qp, READ_ONCE(qp->sq_prod));
+		ndk_cq_unreserve(qp->scq, 1);
+		WRITE_ONCE(qp->sq_marker, false);
+		return false;
+	}
 	if (slot >= qp->sq_depth)
 		return false;
 	s = &qp->sq[slot];
+	ndk_sq_retire(qp, s->seq);
+	qp->sq_cons = s->seq + 1;
 	res->request_context = s->request_context;
 	res->type = s->type;
 	if (res->status)
@@ -204,7 +254,9 @@ static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
 	/* Pairs with the release in ndk_sq_release(). */
 	if (smp_load_acquire(&s->busy) || !ndk_cq_reserve(qp->scq))
 		return NULL;
-	WRITE_ONCE(s->busy, true);
+	s->seq = qp->sq_prod;
+	/* Pairs with ndk_sq_retire()'s acquire. */
+	smp_store_release(&s->busy, true);
 	atomic_inc(&qp->sq_outstanding);
 	qp->sq_prod++;
 	return s;
@@ -301,7 +353,14 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	wr->wr_id = ndk_wrid(qp, false, slot);
 	wr->opcode = req->opcode;
 	wr->sg_list = s->sge;
-	wr->send_flags = IB_SEND_SIGNALED;
+	s->unsignaled = (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
+			qp->sq_unsig_run + 1 < qp->sq_depth / 2;
+	if (s->unsignaled) {
+		qp->sq_unsig_run++;
+	} else {
+		qp->sq_unsig_run = 0;
+		wr->send_flags = IB_SEND_SIGNALED;
+	}
 	if (req->flags & NDK_OP_FLAG_READ_FENCE)
 		wr->send_flags |= IB_SEND_FENCE;
 	if (req->flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
@@ -481,20 +540,70 @@ static void ndk_qp_flush_work(struct work_struct *work)
 	ndk_obj_put(&qp->obj);
 }
 
+/* Whether an unsignaled request may still wait to be retired. */
+static bool ndk_sq_unsignaled(struct ndk_qp *qp)
+{
+	u32 i;
+
+	/* No post runs during a close; a retirement only makes this stale. */
+	for (i = 0; i < qp->sq_depth; i++)
+		if (READ_ONCE(qp->sq[i].busy) &&
+		    READ_ONCE(qp->sq[i].unsignaled))
+			return true;
+	return false;
+}
+
+/*
+ * Post the close's marker, a signaled zero-length write behind every
+ * request of the queue (in the error state the device flushes it).  False
+ * while the device or the CQ has no room for it yet; true once posted, or
+ * when the device refuses it for good (the drain then ends at its timeout
+ * and ndk_qp_resolve() resolves the rest).
+ */
+static bool ndk_qp_post_marker(struct ndk_qp *qp)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = ndk_wrid(qp, false, NDK_WRID_MARKER),
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	int ret;
+
+	if (!ndk_cq_reserve(qp->scq))
+		return false;
+	WRITE_ONCE(qp->sq_marker, true);
+	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
+	if (!ret)
+		return true;
+	WRITE_ONCE(qp->sq_marker, false);
+	ndk_cq_unreserve(qp->scq, 1);
+	if (ret == -ENOMEM)
+		return false;
+	pr_warn("ndk: QP %u: the close's drain marker was refused: %d\n",
+		qp->id, ret);
+	return true;
+}
+
 /*
  * Wait until every claimed slot has come back, moving completions out of
- * the ib_cqs meanwhile.  A dead CQ may have lost completions: stop
- * waiting for those.
+ * the ib_cqs meanwhile; unsignaled requests come back behind the marker.
+ * A dead CQ may have lost completions: stop waiting for those.
  */
 static void ndk_qp_drain(struct ndk_qp *qp)
 {
 	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
+	bool marked = !ndk_sq_unsignaled(qp);
 
 	for (;;) {
+		if (!marked)
+			marked = ndk_qp_post_marker(qp);
 		ndk_cq_drain(qp->scq);
 		if (qp->rcq != qp->scq)
 			ndk_cq_drain(qp->rcq);
-		if ((!atomic_read(&qp->sq_outstanding) ||
+		if (((!atomic_read(&qp->sq_outstanding) &&
+		      !READ_ONCE(qp->sq_marker)) ||
 		     ndk_cq_failed(qp->scq)) &&
 		    (!atomic_read(&qp->rq_outstanding) ||
 		     ndk_cq_failed(qp->rcq)))
@@ -532,7 +641,8 @@ static void ndk_qp_resolve(struct ndk_qp *qp)
 		ndk_rq_release(qp, &qp->rq[i]);
 		rq++;
 	}
-	ndk_cq_unreserve(qp->scq, sq);
+	/* A marker that did not come back keeps its reservation too. */
+	ndk_cq_unreserve(qp->scq, sq + qp->sq_marker);
 	ndk_cq_unreserve(qp->rcq, rq);
 	if (sq || rq)
 		pr_warn("ndk: QP %u: %u initiator and %u receive requests resolved without a completion\n",

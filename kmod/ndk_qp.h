@@ -127,17 +127,24 @@ union ndk_send_wr {
  * @request_context: the consumer's RequestContext
  * @fr:      FAST_REGISTER, BIND, INVALIDATE: the registration the request
  *           changes, told of the outcome (holds a reference on its owner)
+ * @seq:     the claim's position (ndk_qp.sq_prod when claimed), written
+ *           before @busy is set
  * @type:    enum ndk_operation_type
  * @silent:  NDK_OP_FLAG_SILENT_SUCCESS: no result on success
+ * @unsignaled: posted without IB_SEND_SIGNALED (a silent request): on
+ *           success it is retired by the next completion behind it
  * @busy:    claimed by a post, released when its completion is translated
+ *           or it is retired
  */
 struct ndk_swr {
 	union ndk_send_wr w;
 	struct ib_sge *sge;
 	void *request_context;
 	struct ndk_fr *fr;
+	u32 seq;
 	u16 type;
 	bool silent;
+	bool unsignaled;
 	bool busy;
 };
 
@@ -211,6 +218,12 @@ struct ndk_rwr {
  * @sq_posted:  slots handed to the device (or completed in software); the
  *              slots from @sq_posted to @sq_prod are the DEFER chain
  * @sq_outstanding: claimed slots not yet released
+ * @sq_unsig_run: unsignaled requests posted since the last signaled one
+ *              (under @sq_lock)
+ * @sq_cons:    position after the last initiator completion translated;
+ *              the unsignaled slots before it are retired (under the
+ *              initiator CQ's lock)
+ * @sq_marker:  the close's drain marker is posted and not yet translated
  * @sq:         initiator slots
  * @sq_sge:     the SGE arrays of @sq, one allocation
  * @inline_buf: bounce buffer of @inline_size bytes for INLINE requests
@@ -247,6 +260,9 @@ struct ndk_qp {
 	u32 sq_prod;
 	u32 sq_posted;
 	atomic_t sq_outstanding;
+	u32 sq_unsig_run;
+	u32 sq_cons;
+	bool sq_marker;
 	struct ndk_swr *sq;
 	struct ib_sge *sq_sge;
 	void *inline_buf;
@@ -267,9 +283,13 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
 	WRITE_ONCE(qp->connected, connected);
 }
 
-/* wr_id: QP id in the high half, bit 31 for the receive queue, slot. */
+/*
+ * wr_id: QP id in the high half, bit 31 for the receive queue, slot.  The
+ * close's drain marker (ndk_qp_drain()) names no slot.
+ */
 #define NDK_WRID_RECV		BIT_ULL(31)
 #define NDK_WRID_SLOT_MASK	(NDK_WRID_RECV - 1)
+#define NDK_WRID_MARKER		NDK_WRID_SLOT_MASK
 
 static inline u64 ndk_wrid(const struct ndk_qp *qp, bool recv, u32 slot)
 {
