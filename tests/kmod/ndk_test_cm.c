@@ -1057,6 +1057,142 @@ out:
 }
 
 /*
+ * Silent requests reach the device unsignaled (one in every half queue is
+ * signaled): 64 silent writes through 8 slots never leave the queue full
+ * for good and give no result, their data arrives, and a failure among
+ * unsignaled requests still gives its own result, while the successful
+ * ones before it give none.
+ */
+static int t_cm_dp_unsignaled(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	struct ndk_result res;
+	struct ndk_sge sge;
+	u32 rtok, i = 0, full = 0;
+	struct t_fix f;
+	s32 st;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+	t_fill(src.data, 512, 7);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+
+	/* i == 64: a signaled barrier, whose result is the only one. */
+	while (i <= 64 && time_before(jiffies, end)) {
+		sge = t_sge(&src, i * 8, 8);
+		if (i < 64)
+			st = ndk_write(f.qp[0], (void *)(uintptr_t)(100 + i),
+				       &sge, 1, t_raddr(&remote, i * 8), rtok,
+				       NDK_OP_FLAG_SILENT_SUCCESS);
+		else
+			st = ndk_write(f.qp[0], (void *)99, NULL, 0, 0, 0, 0);
+		if (st == STATUS_INSUFFICIENT_RESOURCES) {
+			/* Polling retires; silent successes give nothing. */
+			NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], &res, 1));
+			full++;
+			usleep_range(100, 200);
+			continue;
+		}
+		NDK_T_STATUS(env, st, STATUS_SUCCESS);
+		if (st)
+			goto out;
+		i++;
+	}
+	NDK_T_CHECK(env, i == 65);
+	ndk_test_log("64 silent writes through 8 slots: queue full %u times",
+		     full);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)99);
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 512));
+
+	/* Two silent writes that succeed, then a silent one refused. */
+	for (i = 0; i < 2; i++) {
+		sge = t_sge(&src, 0, 8);
+		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(60 + i),
+					    &sge, 1, t_raddr(&remote, 0), rtok,
+					    NDK_OP_FLAG_SILENT_SUCCESS),
+			     STATUS_SUCCESS);
+	}
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)62, &sge, 1,
+				    t_raddr(&src, 0),
+				    ndk_get_remote_token_from_mr(src.mr),
+				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_REMOTE_RESOURCES);
+	NDK_T_CHECK(env, res.request_context == (void *)62);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+static void t_closed(void *context)
+{
+	complete(context);
+}
+
+/*
+ * A close whose QP still holds unsignaled requests that succeeded: no
+ * completion of theirs will come, so the close's drain marker retires
+ * them; the QP's teardown ends within a second, far from the drain's
+ * 10 s timeout.
+ */
+static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	DECLARE_COMPLETION_ONSTACK(closed);
+	struct ndk_result res;
+	struct ndk_sge sge;
+	unsigned long start;
+	struct t_fix f;
+	u32 rtok, i;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
+	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+		goto out;
+	t_fill(src.data, 64, 3);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+	for (i = 0; i < 3; i++) {
+		sge = t_sge(&src, i * 8, 8);
+		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(10 + i),
+					    &sge, 1, t_raddr(&remote, i * 8),
+					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
+			     STATUS_SUCCESS);
+	}
+	/* The data arrives: the requests are done, no result says so. */
+	start = jiffies + NDK_T_TIMEOUT;
+	while (memcmp(remote.data, src.data, 24) &&
+	       time_before(jiffies, start))
+		msleep(20);
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 24));
+	NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], &res, 1));
+
+	t_close_conn(&f.a);
+	t_close_conn(&f.p);
+	f.conn[0] = NULL;
+	start = jiffies;
+	NDK_T_STATUS(env, ndk_close_qp(f.qp[0], t_closed, &closed),
+		     STATUS_PENDING);
+	f.qp[0] = NULL;
+	NDK_T_CHECK(env, wait_for_completion_timeout(&closed, NDK_T_TIMEOUT * 2));
+	ndk_test_log("close with unsignaled requests claimed: %u ms",
+		     jiffies_to_msecs(jiffies - start));
+	NDK_T_CHECK(env, time_before(jiffies, start + HZ));
+	NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], &res, 1));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+/*
  * DEFER: two deferred writes, then a request that fails inline.  The
  * provider hands the deferred ones to the hardware before returning the
  * failure: both complete and carry their data; the failed one leaves no
@@ -1205,6 +1341,8 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-bytes-send-recv", t_cm_dp_bytes_send_recv },
 	{ "cm-dp-bytes-write-read", t_cm_dp_bytes_write_read },
 	{ "cm-dp-silent", t_cm_dp_silent },
+	{ "cm-dp-unsignaled", t_cm_dp_unsignaled },
+	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
 	{ "cm-dp-inline-invalidate", t_cm_dp_inline_invalidate },
 	{ NULL, NULL },
