@@ -43,6 +43,14 @@ extern struct workqueue_struct *ndk_wq;
 #define NDK_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
 /*
+ * Entries every ib_cq has beyond its NDK depth: room for the completion
+ * of a closing QP's drain marker (ndk_qp.c), one QP at a time per CQ, so
+ * a close never needs room a consumer's unpolled results hold.  The
+ * adapter's MaxCqDepth leaves it out.
+ */
+#define NDK_CQ_SPARE	1
+
+/*
  * Private data of an iWARP connection request, reply or reject: MPA
  * carries at most RDMA_MAX_PRIVATE_DATA (256) bytes and MPA revision 2
  * (siw's default, and cxgb4's) takes 4 of them for its IRD/ORD field;

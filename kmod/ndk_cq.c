@@ -442,7 +442,7 @@ static int ndk_cq_init(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
 	struct ib_cq_init_attr attr = {
-		.cqe = cq->depth,
+		.cqe = cq->depth + NDK_CQ_SPARE,
 		.comp_vector = cq->comp_vector,
 	};
 	int ret;
@@ -655,7 +655,7 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 			goto out_restore_depth;
 		}
 	}
-	ret = ib_resize_cq(cq->ibcq, depth);
+	ret = ib_resize_cq(cq->ibcq, depth + NDK_CQ_SPARE);
 	if (ret) {
 		kvfree(sw);
 		status = ndk_status_from_errno(ret);

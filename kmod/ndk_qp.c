@@ -221,8 +221,8 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	if (slot == NDK_WRID_MARKER) {
 		/* Only a close posts it, after the last request. */
 		ndk_sq_retire(qp, READ_ONCE(qp->sq_prod));
-		ndk_cq_unreserve(qp->scq, 1);
 		WRITE_ONCE(qp->sq_marker, false);
+		atomic_set(&qp->scq->marker, 0);
 		return false;
 	}
 	if (slot >= qp->sq_depth)
@@ -555,10 +555,11 @@ static bool ndk_sq_unsignaled(struct ndk_qp *qp)
 
 /*
  * Post the close's marker, a signaled zero-length write behind every
- * request of the queue (in the error state the device flushes it).  False
- * while the device or the CQ has no room for it yet; true once posted, or
- * when the device refuses it for good (the drain then ends at its timeout
- * and ndk_qp_resolve() resolves the rest).
+ * request of the queue (in the error state the device flushes it), into
+ * the initiator CQ's spare entry.  False while the device has no room for
+ * it yet or another closing QP's marker holds the spare entry; true once
+ * posted, or when the device refuses it for good (the drain then ends at
+ * its timeout and ndk_qp_resolve() resolves the rest).
  */
 static bool ndk_qp_post_marker(struct ndk_qp *qp)
 {
@@ -571,14 +572,14 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 	};
 	int ret;
 
-	if (!ndk_cq_reserve(qp->scq))
+	if (atomic_cmpxchg(&qp->scq->marker, 0, 1))
 		return false;
 	WRITE_ONCE(qp->sq_marker, true);
 	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
 	if (!ret)
 		return true;
 	WRITE_ONCE(qp->sq_marker, false);
-	ndk_cq_unreserve(qp->scq, 1);
+	atomic_set(&qp->scq->marker, 0);
 	if (ret == -ENOMEM)
 		return false;
 	pr_warn("ndk: QP %u: the close's drain marker was refused: %d\n",
@@ -641,8 +642,10 @@ static void ndk_qp_resolve(struct ndk_qp *qp)
 		ndk_rq_release(qp, &qp->rq[i]);
 		rq++;
 	}
-	/* A marker that did not come back keeps its reservation too. */
-	ndk_cq_unreserve(qp->scq, sq + qp->sq_marker);
+	/* A marker that did not come back gives the spare entry back. */
+	if (qp->sq_marker)
+		atomic_set(&qp->scq->marker, 0);
+	ndk_cq_unreserve(qp->scq, sq);
 	ndk_cq_unreserve(qp->rcq, rq);
 	if (sq || rq)
 		pr_warn("ndk: QP %u: %u initiator and %u receive requests resolved without a completion\n",

@@ -80,6 +80,8 @@ enum ndk_cq_arm {
  *                QPs posted and not yet polled, plus results in @sw and
  *                in @sink; never above @depth (ndk_cq_reserve()), so the
  *                ib_cq cannot overflow
+ * @marker:       1 while a closing QP's drain marker holds the ib_cq's
+ *                spare entry (NDK_CQ_SPARE)
  * @sink:         where results go as they arrive, or NULL
  *                (ndk_cq_set_sink())
  * @sink_held:    results pushed to @sink that its reader has not taken
@@ -109,6 +111,7 @@ struct ndk_cq {
 	bool dev_armed;
 	struct work_struct notify_work;
 	atomic_t reserved;
+	atomic_t marker;
 	struct ndk_cq_sink *sink;
 	u32 sink_held;
 };
