@@ -1137,55 +1137,71 @@ static void t_closed(void *context)
 }
 
 /*
- * A close whose QP still holds unsignaled requests that succeeded: no
- * completion of theirs will come, so the close's drain marker retires
- * them; the QP's teardown ends within a second, far from the drain's
- * 10 s timeout.
+ * A close whose QP still holds unsignaled requests that succeeded, on a
+ * CQ of the QP's depth that unpolled results fill: no completion of the
+ * unsignaled requests will come, so the close's drain marker retires
+ * them, in the ib_cq's spare entry since the results hold every
+ * reservation; the QP's teardown ends within a second, far from the
+ * drain's 10 s timeout, and the results are still there to poll.
  */
 static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
 	DECLARE_COMPLETION_ONSTACK(closed);
-	struct ndk_result res;
-	struct ndk_sge sge;
+	struct ndk_result res[8];
 	unsigned long start;
+	struct ndk_sge sge;
 	struct t_fix f;
 	u32 rtok, i;
 
-	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	ndk_close_cq(f.cq[0], NULL, NULL);
+	f.cq[0] = NULL;
+	NDK_T_STATUS(env, ndk_create_cq(f.adapter, 8, NULL, NULL, NULL, NULL,
+					NULL, &f.cq[0]), STATUS_SUCCESS);
+	if (!f.cq[0] || t_new_qp(env, &f, 0) || t_new_qp(env, &f, 1) ||
+	    t_listen(env, &f) || t_connect_async(env, &f))
 		return t_verdict(env, &f);
 	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
 	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
 		goto out;
 	t_fill(src.data, 64, 3);
 	rtok = ndk_get_remote_token_from_mr(remote.mr);
-	for (i = 0; i < 3; i++) {
+	/* 5 writes whose results nobody polls, then 3 silent ones. */
+	for (i = 0; i < 8; i++) {
 		sge = t_sge(&src, i * 8, 8);
 		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(10 + i),
 					    &sge, 1, t_raddr(&remote, i * 8),
-					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
+					    rtok,
+					    i < 5 ? 0 : NDK_OP_FLAG_SILENT_SUCCESS),
 			     STATUS_SUCCESS);
 	}
-	/* The data arrives: the requests are done, no result says so. */
+	/* The CQ is committed to its depth: a ninth request is refused. */
+	NDK_T_STATUS(env, ndk_write(f.qp[0], NULL, NULL, 0, 0, 0, 0),
+		     STATUS_INSUFFICIENT_RESOURCES);
+	/* The data arrives: the requests are done. */
 	start = jiffies + NDK_T_TIMEOUT;
-	while (memcmp(remote.data, src.data, 24) &&
+	while (memcmp(remote.data, src.data, 64) &&
 	       time_before(jiffies, start))
 		msleep(20);
-	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 24));
-	NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], &res, 1));
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 64));
 
 	t_close_conn(&f.a);
 	t_close_conn(&f.p);
-	f.conn[0] = NULL;
 	start = jiffies;
 	NDK_T_STATUS(env, ndk_close_qp(f.qp[0], t_closed, &closed),
 		     STATUS_PENDING);
 	f.qp[0] = NULL;
 	NDK_T_CHECK(env, wait_for_completion_timeout(&closed, NDK_T_TIMEOUT * 2));
-	ndk_test_log("close with unsignaled requests claimed: %u ms",
+	ndk_test_log("close with unsignaled requests claimed, CQ full: %u ms",
 		     jiffies_to_msecs(jiffies - start));
 	NDK_T_CHECK(env, time_before(jiffies, start + HZ));
-	NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], &res, 1));
+	/* The five results, and nothing of the silent ones. */
+	NDK_T_CHECK(env, ndk_get_cq_results(f.cq[0], res, 8) == 5);
+	for (i = 0; i < 5; i++)
+		t_check_result(env, &res[i], STATUS_SUCCESS, &f.qp[0],
+			       (void *)(uintptr_t)(10 + i));
 out:
 	t_buf_free(env, &src);
 	t_buf_free(env, &remote);
