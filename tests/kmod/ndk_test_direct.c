@@ -5,9 +5,11 @@
  * cq-direct, over a loopback connection (QP 0 on CQ 0 sends to QP 1 on
  * CQ 1, zero-length messages):
  *  - the call is refused once the CQ was armed;
- *  - callbacks come from the completion handler (not in task context),
- *    report the results, and a re-arm inside the callback brings the next
- *    one;
+ *  - callbacks come from the completion handler (on rxe a tasklet, so
+ *    not in task context; siw's handler also runs in its TX thread and
+ *    in socket backlog processing, so there the context is only
+ *    logged), report the results, and a re-arm inside the callback
+ *    brings the next one;
  *  - under a burst of completions the callbacks of one CQ never overlap,
  *    whether the completion handler or ndk.ko's work item delivers them:
  *    every other round the first callback takes one result and does not
@@ -43,8 +45,8 @@
  * @calls:        callbacks so far
  * @running:      callbacks running now
  * @max_running:  the most that ever ran at once
- * @atomic_calls: callbacks not in task context (direct)
- * @task_calls:   callbacks in task context (ndk.ko's work item)
+ * @atomic_calls: callbacks not in task context (on rxe: direct)
+ * @task_calls:   callbacks in task context (on rxe: ndk.ko's work item)
  * @results:      results polled in the callbacks
  * @bad:          failed results, and callbacks with a non-zero status
  * @after_close:  callbacks that began after the close returned
@@ -283,9 +285,11 @@ static int t_cq_direct(struct ndk_test_env *env)
 	struct t_dn d[2];
 	struct t_fix f;
 	int calls, i;
+	bool iwarp;
 
 	if (t_dn_open(env, &f, d))
 		return t_verdict(env, &f);
+	iwarp = f.info.rdma_technology == NDK_IWARP;
 	t_dn_refused(env, &f);	/* (0) too late after an arm */
 
 	/* (a) Direct callbacks report the results; their re-arm works. */
@@ -295,11 +299,11 @@ static int t_cq_direct(struct ndk_test_env *env)
 		if (t_dn_round(env, &f, d, 1, false))
 			return t_verdict(env, &f);
 	for (i = 0; i < 2; i++) {
-		ndk_test_log("CQ %d: %d callbacks (%d direct), %d results", i,
+		ndk_test_log("CQ %d: %d callbacks (%d atomic), %d results", i,
 			     atomic_read(&d[i].calls),
 			     atomic_read(&d[i].atomic_calls),
 			     atomic_read(&d[i].results));
-		NDK_T_CHECK(env, atomic_read(&d[i].atomic_calls) > 0);
+		NDK_T_CHECK(env, iwarp || atomic_read(&d[i].atomic_calls) > 0);
 		NDK_T_CHECK(env, atomic_read(&d[i].results) == 3);
 	}
 
@@ -309,7 +313,7 @@ static int t_cq_direct(struct ndk_test_env *env)
 			return t_verdict(env, &f);
 	msleep(100);	/* notifications still queued are delivered */
 	for (i = 0; i < 2; i++) {
-		ndk_test_log("CQ %d burst: %d calls (%d direct, %d work), %d results, max %d",
+		ndk_test_log("CQ %d burst: %d calls (%d atomic, %d task), %d results, max %d",
 			     i, atomic_read(&d[i].calls),
 			     atomic_read(&d[i].atomic_calls),
 			     atomic_read(&d[i].task_calls),
@@ -328,7 +332,7 @@ static int t_cq_direct(struct ndk_test_env *env)
 	NDK_T_CHECK(env, t_dn_wait_flag(&d[1].entered, true));
 	if (env->failures)
 		return t_verdict(env, &f);
-	NDK_T_CHECK(env, READ_ONCE(d[1].busy_atomic));
+	NDK_T_CHECK(env, iwarp || READ_ONCE(d[1].busy_atomic));
 	NDK_T_STATUS(env, ndk_close_cq(d[1].cq, NULL, NULL), STATUS_SUCCESS);
 	NDK_T_CHECK(env, READ_ONCE(d[1].left));
 	NDK_T_CHECK(env, atomic_read(&d[1].running) == 0);
@@ -354,7 +358,7 @@ static int t_cq_direct(struct ndk_test_env *env)
 		return t_verdict(env, &f);
 	}
 	NDK_T_STATUS(env, d[0].close_status, STATUS_PENDING);
-	NDK_T_CHECK(env, READ_ONCE(d[0].close_atomic));
+	NDK_T_CHECK(env, iwarp || READ_ONCE(d[0].close_atomic));
 	f.cq[0] = NULL;
 	/* QP 0 (kept by its connector) holds the CQ until it is closed. */
 	t_close_all(&f);
