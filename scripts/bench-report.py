@@ -307,11 +307,20 @@ class Report:
                          f"{p} B", ("B1-cpu-" + job, "ndkblk", p), ("B1-cpu-" + job, "nvme", p),
                          "cost", "info", 0, "ns")
             for v, text in (("ndkblk-fr", "without inline writes (every write fast-registered)"),
-                            ("ndkblk-mw", "in window mode (a window over a registered pool)")):
+                            ("ndkblk-mw", "in window mode (a window over a registered pool)"),
+                            ("ndkblk-wq", "with notifications from ndk.ko's work item")):
                 for p in self.params("B1-" + job, v):
                     self.row("B1", f"ndkblk {text} vs nvme-rdma, fio {job}, IOPS", f"{p} B",
                              ("B1-" + job, v, p), ("B1-" + job, "nvme", p), "rate", "info", 0,
                              "ns/IO")
+            # The same boot's A/B of direct CQ notifications (direct_notify).
+            for p in self.params("B1-" + job, "ndkblk-wq"):
+                self.row("B1", f"ndkblk direct vs work-item notifications, fio {job}, IOPS",
+                         f"{p} B", ("B1-" + job, "ndkblk", p), ("B1-" + job, "ndkblk-wq", p),
+                         "rate", "info", 0, "ns/IO")
+                self.row("B1", f"ndkblk direct vs work-item notifications, fio {job}, p99",
+                         f"{p} B", ("B1-p99-" + job, "ndkblk", p),
+                         ("B1-p99-" + job, "ndkblk-wq", p), "cost", "info", 0, "ns")
 
     def build_u1(self):
         """U1: per size, ndk (MEM_REGISTER) vs verbs; fits of registration

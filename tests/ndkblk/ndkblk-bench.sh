@@ -22,8 +22,12 @@
 # with <dev> ndkblk or nvme, and "ok b1" at the end.  The 4 KiB write
 # jobs run once more with ndkblk loaded with inline_max=0 (<dev>
 # ndkblk-fr): every write fast-registered and RDMA-read by the target;
-# three jobs run again in window mode (<dev> ndkblk-mw).  Exit 0 when every
-# job ran on both.
+# three jobs run again in window mode (<dev> ndkblk-mw); the 4 KiB random
+# jobs at depth 1 (with the goals' rounds) and the writes at depth 32 run
+# again with both ends loaded with direct_notify=0 (<dev> ndkblk-wq): CQ
+# notifications from ndk.ko's work item instead of the completion
+# handler, a same-boot A/B of that hop.  Exit 0 when every job ran on
+# both.
 set -u
 mode=$1 out=$2 ini=$3 tgt=$4
 ip=10.99.0.1
@@ -152,6 +156,20 @@ tags="ndkblk-mw nvme"
 job randread-qd1 randread 4k 1
 job read-qd16 read 64k 16
 job write-qd16 write 64k 16
+# CQ notifications from ndk.ko's work item on both ends (direct_notify=0,
+# read when the CQs are created: both modules again, the namespace
+# filled again).
+rmmod ndkblk ndkblk_target || err "rmmod ndkblk ndkblk_target failed"
+insmod "$tgt" addr=$ip size_mb=64 direct_notify=0 || err "insmod ndkblk_target direct_notify=0 failed"
+insmod "$ini" target=$ip nr_queues=1 direct_notify=0 || err "insmod ndkblk direct_notify=0 failed"
+for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
+dd if=/dev/urandom of=/dev/ndkblk0 bs=1M count=$fill oflag=direct status=none ||
+	err "filling /dev/ndkblk0 failed"
+tags="ndkblk-wq nvme" rounds=$goal_rounds
+job randread-qd1 randread 4k 1
+job randwrite-qd1 randwrite 4k 1
+rounds=$ref_rounds
+job randwrite-qd32 randwrite 4k 32
 cleanup
 grep -q '^E ' "$res" && exit 1
 echo "ok b1" >> "$res"
