@@ -19,7 +19,9 @@
 #   S B1-<job> <dev> <bs> <round> <runtime ns> <I/Os>       (ns per I/O)
 #   S B1-p99-<job> <dev> <bs> <round> <p99 ns> 1            (completion p99)
 #   S B1-cpu-<job> <dev> <bs> <round> <busy ns> <I/Os>      (all CPUs)
-# with <dev> ndkblk or nvme, and "ok b1" at the end.  The 4 KiB write
+# with <dev> ndkblk or nvme, and "ok b1" at the end.  A variant's runs
+# are interleaved with nvme runs of their own (<dev> nvme-<variant>), so
+# each ratio compares runs of the same minutes.  The 4 KiB write
 # jobs run once more with ndkblk loaded with inline_max=0 (<dev>
 # ndkblk-fr): every write fast-registered and RDMA-read by the target;
 # three jobs run again in window mode (<dev> ndkblk-mw); the 4 KiB random
@@ -104,7 +106,7 @@ job() {
 		((r % 2)) && order="${tags#* } ${tags%% *}"
 		for tag in $order; do
 			dev=/dev/ndkblk0
-			[[ $tag == nvme ]] && dev=$nvmedev
+			[[ $tag == nvme* ]] && dev=$nvmedev
 			b0=$(busy)
 			json=$(fio --name=b1 --filename="$dev" --direct=1 --rw="$rw" --bs="$bs" \
 				--iodepth="$qd" --ioengine=libaio --time_based --runtime="$secs" \
@@ -144,7 +146,7 @@ job write-qd4 write 1m 4
 rmmod ndkblk || err "rmmod ndkblk failed"
 insmod "$ini" target=$ip nr_queues=1 inline_max=0 || err "insmod ndkblk inline_max=0 failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
-tags="ndkblk-fr nvme" rounds=$ref_rounds
+tags="ndkblk-fr nvme-fr" rounds=$ref_rounds
 job randwrite-qd1 randwrite 4k 1
 job randwrite-qd32 randwrite 4k 32
 # The window-pool variant (mode=window): copies through a registered
@@ -152,7 +154,7 @@ job randwrite-qd32 randwrite 4k 32
 rmmod ndkblk || err "rmmod ndkblk failed"
 insmod "$ini" target=$ip nr_queues=1 mode=window || err "insmod ndkblk mode=window failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
-tags="ndkblk-mw nvme"
+tags="ndkblk-mw nvme-mw"
 job randread-qd1 randread 4k 1
 job read-qd16 read 64k 16
 job write-qd16 write 64k 16
@@ -165,7 +167,7 @@ insmod "$ini" target=$ip nr_queues=1 direct_notify=0 || err "insmod ndkblk direc
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
 dd if=/dev/urandom of=/dev/ndkblk0 bs=1M count=$fill oflag=direct status=none ||
 	err "filling /dev/ndkblk0 failed"
-tags="ndkblk-wq nvme" rounds=$goal_rounds
+tags="ndkblk-wq nvme-wq" rounds=$goal_rounds
 job randread-qd1 randread 4k 1
 job randwrite-qd1 randwrite 4k 1
 rounds=$ref_rounds
