@@ -20,13 +20,22 @@
  * waiting satisfy the arm at once); ERRORS arms nothing in the device and
  * is satisfied by a CQ error (IB_EVENT_CQ_ERR, or our software queue
  * overflowing): STATUS_BUFFER_OVERFLOW for an overrun, otherwise
- * STATUS_INTERNAL_ERROR.  A satisfied arm queues one notification; a
- * single work item delivers them, so the callbacks are serialized and run
- * in process context.  The consumer's close marks the CQ closed (no
- * notification is queued any more) and, without a completion, waits for
- * a callback in progress, so no callback runs once ndk_close_cq()
- * returns, even when the QPs still attached keep the CQ alive for a
- * while; destroy cancels the work again after marking the CQ dying.
+ * STATUS_INTERNAL_ERROR.  A satisfied arm counts one notification, and
+ * by default a single work item delivers them: the callbacks run in
+ * process context.  A kernel consumer may opt in to direct delivery
+ * (ndk_cq_set_direct_notification(), before its first arm): then an arm
+ * satisfied by the completion handler is delivered from that handler's
+ * context (softirq, or hard interrupt), as Windows calls it at
+ * DISPATCH_LEVEL; arms satisfied inside ndk_arm_cq() and CQ errors still
+ * go to the work item, so no callback ever runs inside the consumer's own
+ * call.  Either way one deliverer at a time runs the callbacks: it sets
+ * @running under the lock and loops until nothing is waiting (errors
+ * first); a fire that finds it running only counts.  The consumer's close
+ * marks the CQ closed (nothing is delivered any more) and, without a
+ * completion, cancels the work and waits on @notify_wait until @running is
+ * clear, so no callback runs once ndk_close_cq() returns, even when the
+ * QPs still attached keep the CQ alive for a while; destroy does both
+ * again after marking the CQ dying.
  *
  * Capacity: every request posted on a QP reserves one result in the CQ
  * its result goes to (ndk_cq_reserve()); the reservation is released
@@ -64,46 +73,95 @@
 
 #include "ndk_qp.h"
 
-/* Queue one notification with @status; the arm is used up.  Lock held. */
-static void ndk_cq_fire_locked(struct ndk_cq *cq, s32 status)
+/* Take the next notification to deliver, errors first.  Lock held. */
+static bool ndk_cq_take_locked(struct ndk_cq *cq, s32 *status)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->dying || cq->closed)
+		return false;
+	if (cq->fire_status) {
+		*status = cq->fire_status;
+		cq->fire_status = 0;
+		return true;
+	}
+	if (cq->fires) {
+		cq->fires--;
+		*status = STATUS_SUCCESS;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Run the callback for every notification waiting, one at a time, until
+ * none is left; nothing when another deliverer runs already (it picks them
+ * up).  Called with the lock held (irqsave into *@flags), which is dropped
+ * around each callback; returns with it held.  Clearing @running and the
+ * wake-up happen under the lock: a waiter that sees @running clear may
+ * free the CQ once it has the lock, and nothing here touches the CQ after
+ * the caller unlocks it.
+ */
+static void ndk_cq_deliver_locked(struct ndk_cq *cq, unsigned long *flags)
+{
+	s32 status;
+
+	lockdep_assert_held(&cq->lock);
+	if (cq->running)
+		return;
+	cq->running = true;
+	while (ndk_cq_take_locked(cq, &status)) {
+		spin_unlock_irqrestore(&cq->lock, *flags);
+		if (cq->notify)
+			cq->notify(cq->notify_context, status);
+		spin_lock_irqsave(&cq->lock, *flags);
+	}
+	cq->running = false;
+	/* Waiters queue themselves under the lock (ndk_cq_wait_idle()). */
+	if (waitqueue_active(&cq->notify_wait))
+		wake_up(&cq->notify_wait);
+}
+
+/*
+ * Count one notification with @status; the arm is used up.  @direct: the
+ * caller (a direct CQ's completion handler) delivers it itself with
+ * ndk_cq_deliver_locked() once this returns true; otherwise the work item
+ * does.  Lock held.
+ */
+static bool ndk_cq_fire_locked(struct ndk_cq *cq, s32 status, bool direct)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->arm = NDK_CQ_ARM_NONE;
 	if (cq->dying || cq->closed)
-		return;
+		return false;
 	if (status)
 		cq->fire_status = status;
 	else
 		cq->fires++;
+	if (direct)
+		return true;
 	queue_work(ndk_wq, &cq->notify_work);
+	return false;
 }
 
 static void ndk_cq_notify_work(struct work_struct *work)
 {
 	struct ndk_cq *cq = container_of(work, struct ndk_cq, notify_work);
 	unsigned long flags;
-	s32 status;
 
-	for (;;) {
-		spin_lock_irqsave(&cq->lock, flags);
-		if (cq->dying || cq->closed) {
-			spin_unlock_irqrestore(&cq->lock, flags);
-			return;
-		}
-		if (cq->fire_status) {
-			status = cq->fire_status;
-			cq->fire_status = 0;
-		} else if (cq->fires) {
-			cq->fires--;
-			status = STATUS_SUCCESS;
-		} else {
-			spin_unlock_irqrestore(&cq->lock, flags);
-			return;
-		}
-		spin_unlock_irqrestore(&cq->lock, flags);
-		if (cq->notify)
-			cq->notify(cq->notify_context, status);
-	}
+	spin_lock_irqsave(&cq->lock, flags);
+	ndk_cq_deliver_locked(cq, &flags);
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
+ * Wait until no deliverer runs the callbacks: the CQ is closed or dying,
+ * so none starts again.  Process context.
+ */
+static void ndk_cq_wait_idle(struct ndk_cq *cq)
+{
+	spin_lock_irq(&cq->lock);
+	wait_event_lock_irq(cq->notify_wait, !cq->running, cq->lock);
+	spin_unlock_irq(&cq->lock);
 }
 
 /* The CQ is dead: remember why and tell an armed consumer.  Lock held. */
@@ -115,7 +173,7 @@ static void ndk_cq_fail_locked(struct ndk_cq *cq, s32 status)
 	cq->failed = status;
 	if (cq->arm != NDK_CQ_ARM_NONE) {
 		cq->failure_reported = true;
-		ndk_cq_fire_locked(cq, status);
+		ndk_cq_fire_locked(cq, status, false);
 	}
 }
 
@@ -186,7 +244,7 @@ void ndk_cq_notify_locked(struct ndk_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
 	if (cq->arm >= NDK_CQ_ARM_SOLICITED)
-		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 }
 
 /* Translate one ib_wc through its QP; false when there is no result. */
@@ -368,7 +426,7 @@ static void ndk_cq_sink_fill_locked(struct ndk_cq *cq)
 	} while (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
 				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
 	if (wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
-		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 }
 
 /**
@@ -410,8 +468,9 @@ static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->sink && !cq->dying)
 		ndk_cq_sink_fill_locked(cq);
-	else if (cq->arm >= NDK_CQ_ARM_SOLICITED)
-		ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+	else if (cq->arm >= NDK_CQ_ARM_SOLICITED &&
+		 ndk_cq_fire_locked(cq, STATUS_SUCCESS, cq->direct))
+		ndk_cq_deliver_locked(cq, &flags);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
@@ -540,8 +599,13 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	/* Every QP is gone (they hold the CQ): nothing completes into it. */
 	ndk_cq_quiesce(cq);
 	ib_destroy_cq(cq->ibcq);
-	/* Waits for a notification callback in progress. */
+	/*
+	 * Waits for a notification callback in progress: the work item's,
+	 * then a direct one (a completion handler that ran before the
+	 * ib_cq was destroyed may still be in the consumer's callback).
+	 */
 	cancel_work_sync(&cq->notify_work);
+	ndk_cq_wait_idle(cq);
 	xa_destroy(&cq->qps);
 	kvfree(cq->sw);
 	kfree(cq);
@@ -553,6 +617,8 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
  * @cq_depth:             completions the CQ must hold, 1 to max_cq_depth
  * @notification:         called once per satisfied ndk_arm_cq(), in
  *                        process context, one call at a time; may be NULL
+ *                        (ndk_cq_set_direct_notification() lets it run
+ *                        from the device's completion handler instead)
  * @notification_context: passed to @notification
  * @affinity:             CPUs to prefer for notifications (picks the
  *                        device's completion vector), or NULL
@@ -591,6 +657,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	c->notify = notification;
 	c->notify_context = notification_context;
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
+	init_waitqueue_head(&c->notify_wait);
 	atomic_set(&c->reserved, 0);
 	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
 			      request_context, (void **)cq);
@@ -606,9 +673,12 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
  *
  * No notification is queued once this is called, and no notification
  * callback runs once the close has completed: without a completion, once
- * this returns (a callback in progress is waited for, unless the caller is
- * that callback), even when the CQ itself lives on until its QPs are
- * closed.
+ * this returns (a callback in progress is waited for, work-delivered or
+ * direct, unless the caller is a work-delivered callback of this CQ),
+ * even when the CQ itself lives on until its QPs are closed.  A direct
+ * callback (ndk_cq_set_direct_notification()) runs in atomic context: it
+ * may only close its CQ with a completion, which runs once the callback
+ * has returned.
  *
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
@@ -621,12 +691,59 @@ s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
 	spin_lock_irqsave(&cq->lock, flags);
 	cq->closed = true;
 	spin_unlock_irqrestore(&cq->lock, flags);
-	/* Nothing requeues the work now; wait for a callback running. */
-	if (!close_completion && current_work() != &cq->notify_work)
-		cancel_work_sync(&cq->notify_work);
+	/* Nothing delivers any more; wait for a callback running. */
+	if (!close_completion) {
+		might_sleep();
+		if (current_work() != &cq->notify_work) {
+			cancel_work_sync(&cq->notify_work);
+			ndk_cq_wait_idle(cq);
+		}
+	}
 	return ndk_obj_close(&cq->obj, close_completion, request_context);
 }
 EXPORT_SYMBOL_GPL(ndk_close_cq);
+
+/**
+ * ndk_cq_set_direct_notification() - deliver notifications from the
+ * device's completion handler (Linux extension)
+ * @cq: the CQ, created by a kernel consumer and never armed yet
+ *
+ * Windows calls an NDK CQ's notification at DISPATCH_LEVEL; by default
+ * ndk.ko calls it from a work item, in process context, which costs a
+ * scheduler hop per notification.  After this call, a notification that
+ * the device's completion handler satisfies (an ANY or SOLICITED arm met
+ * by a new completion) runs the callback from that handler's context:
+ * softirq on rxe and siw, hard interrupt on mlx5.  The callback must not
+ * sleep, and the locks it takes must be taken with interrupts off
+ * wherever else they are used (spin_lock_irqsave()).  What stays as
+ * before: callbacks of the CQ run one at a time, never nested (a
+ * notification raised while one runs is delivered by that deliverer once
+ * it returns); an arm satisfied inside ndk_arm_cq() (results already
+ * waiting, a CQ error, results in a sink) and CQ errors are delivered by
+ * the work item; a blocking ndk_close_cq() waits for a direct callback in
+ * progress, and none runs after it has returned.  Inside a direct
+ * callback the consumer may poll, arm, post, and close objects with a
+ * completion only (blocking calls sleep).
+ *
+ * Context: any.
+ * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_STATE when the CQ was
+ * armed already, is closed, or hands its results to a sink (the user
+ * path).
+ */
+s32 ndk_cq_set_direct_notification(struct ndk_cq *cq)
+{
+	unsigned long flags;
+	s32 status = STATUS_SUCCESS;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->was_armed || cq->closed || cq->dying || cq->sink)
+		status = STATUS_INVALID_DEVICE_STATE;
+	else
+		cq->direct = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_cq_set_direct_notification);
 
 static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 {
@@ -757,6 +874,11 @@ EXPORT_SYMBOL_GPL(ndk_resize_cq);
  * ANY or SOLICITED arm is satisfied at once; a CQ error not yet reported
  * satisfies any arm at once.  Unknown types are ignored.
  *
+ * The callback never runs inside this call: an arm satisfied here is
+ * delivered by the CQ's work item, in process context, also on a direct
+ * CQ (ndk_cq_set_direct_notification()), so the caller may hold a lock
+ * its callback takes.
+ *
  * Context: any; the consumer serializes it with ndk_get_cq_results*().
  */
 void ndk_arm_cq(struct ndk_cq *cq, u32 type)
@@ -780,17 +902,18 @@ void ndk_arm_cq(struct ndk_cq *cq, u32 type)
 	}
 
 	spin_lock_irqsave(&cq->lock, irqflags);
+	cq->was_armed = true;
 	cq->arm = max(cq->arm, arm);
 	if (cq->failed) {
 		if (!cq->failure_reported) {
 			cq->failure_reported = true;
-			ndk_cq_fire_locked(cq, cq->failed);
+			ndk_cq_fire_locked(cq, cq->failed, false);
 		}
 	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED && cq->sink) {
 		/* The ib_cq is armed already: results waiting satisfy it. */
 		ndk_cq_sink_reclaim_locked(cq);
 		if (cq->sink_held || cq->sw_count)
-			ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+			ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 	} else if (cq->arm >= NDK_CQ_ARM_SOLICITED) {
 		flags = cq->arm == NDK_CQ_ARM_ANY ? IB_CQ_NEXT_COMP :
 						    IB_CQ_SOLICITED;
@@ -798,7 +921,7 @@ void ndk_arm_cq(struct ndk_cq *cq, u32 type)
 		if (ib_req_notify_cq(cq->ibcq,
 				     flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 		    cq->sw_count)
-			ndk_cq_fire_locked(cq, STATUS_SUCCESS);
+			ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 	}
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 }

@@ -68,14 +68,21 @@ enum ndk_cq_arm {
  * @arm:          enum ndk_cq_arm, merged arms not yet satisfied
  * @failed:       the CQ is dead (overrun or device error): its status
  * @failure_reported: @failed was delivered to a notification
- * @fires:        SUCCESS notifications waiting for @notify_work
- * @fire_status:  error notification waiting for @notify_work, or 0
+ * @fires:        SUCCESS notifications waiting for their callback
+ * @fire_status:  error notification waiting for its callback, or 0
  * @dying:        destroy started: no notification is queued any more
  * @closed:       the consumer closed the CQ: no notification callback
  *                runs any more (ndk_close_cq())
  * @dev_armed:    the ib_cq was ever armed: its driver may have a
  *                completion callback pending (ndk_cq_quiesce())
  * @notify_work:  delivers notifications one at a time (serialized)
+ * @notify_wait:  woken when @running is cleared (ndk_close_cq(), destroy)
+ * @running:      a deliverer (@notify_work, or the completion handler of
+ *                a direct CQ) is running the callbacks; another fire
+ *                only counts, the deliverer picks it up
+ * @direct:       notifications satisfied by the completion handler are
+ *                delivered from it (ndk_cq_set_direct_notification())
+ * @was_armed:    ndk_arm_cq() was called: too late to choose @direct
  * @reserved:     results the CQ is committed to hold: requests of its
  *                QPs posted and not yet polled, plus results in @sw and
  *                in @sink; never above @depth (ndk_cq_reserve()), so the
@@ -110,6 +117,10 @@ struct ndk_cq {
 	bool closed;
 	bool dev_armed;
 	struct work_struct notify_work;
+	wait_queue_head_t notify_wait;
+	bool running;
+	bool direct;
+	bool was_armed;
 	atomic_t reserved;
 	atomic_t marker;
 	struct ndk_cq_sink *sink;

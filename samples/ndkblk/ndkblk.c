@@ -22,7 +22,12 @@
  *     receive's result names the invalidated token, and the I/O completes;
  *     if the peer did not invalidate it (an error answer), a local
  *     invalidate runs first.
- * Completions are handled in the CQ's notification callback.
+ * Completions are handled in the CQ's notification callback.  With
+ * direct_notify (the default) it runs from the device's completion
+ * handler (softirq on rxe, hard interrupt on mlx5;
+ * ndk_cq_set_direct_notification()), otherwise from ndk.ko's work item:
+ * every lock it takes is taken with interrupts off, and nothing it calls
+ * sleeps (blk_mq_complete_request(), NDK posts, ndk_flush()).
  *
  * Lifecycle: a failed request, a disconnect, a timeout or the adapter's
  * removal kills the connection, every queue's: the QPs are flushed, and
@@ -74,6 +79,9 @@ MODULE_PARM_DESC(retry_timeout, "seconds the I/O of a lost connection waits for 
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
+static bool direct_notify = true;
+module_param(direct_notify, bool, 0644);
+MODULE_PARM_DESC(direct_notify, "CQ notifications from the completion handler (1) or ndk.ko's work item (0); read when a connection's CQs are created");
 
 #define NBK_DEPTH	NDKBLK_DEPTH
 #define NBK_INV		1UL	/* request context bit: a local invalidate */
@@ -787,6 +795,9 @@ static int nbk_queue_open(struct nbk_queue *q)
 		q->cq = NULL;
 		return -EIO;
 	}
+	/* Before the first arm (nbk_up()'s nbk_cq_notify()). */
+	if (READ_ONCE(direct_notify) && ndk_cq_set_direct_notification(q->cq))
+		return -EIO;
 	/*
 	 * Up to two I/Os' requests per slot (a fast-register or bind, a
 	 * send, a local invalidate): the silent ones of the last I/O may not

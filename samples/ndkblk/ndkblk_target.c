@@ -25,7 +25,11 @@
  * locally.
  *
  * Every CQ result of a queue is handled in the CQ's notification
- * callback, under the queue's lock.  The queue's ordered workqueue resets
+ * callback, under the queue's lock.  With direct_notify (the default)
+ * the callback runs from the device's completion handler (softirq on
+ * rxe, hard interrupt on mlx5; ndk_cq_set_direct_notification()),
+ * otherwise from ndk.ko's work item: the lock is taken with interrupts
+ * off, and nothing under it sleeps.  The queue's ordered workqueue resets
  * the connection (disconnect, failed accept): it closes the connector and
  * the QP and makes a fresh QP for the next initiator.  Results of a closed
  * QP are told apart by their qp_context (a connection generation) and
@@ -67,6 +71,9 @@ MODULE_PARM_DESC(stall, "test knob: leave every request unanswered (as a hung ho
 static uint queues = 4;
 module_param(queues, uint, 0444);
 MODULE_PARM_DESC(queues, "connections served at once (1 .. 8)");
+static bool direct_notify = true;
+module_param(direct_notify, bool, 0644);
+MODULE_PARM_DESC(direct_notify, "CQ notifications from the completion handler (1) or ndk.ko's work item (0); read when the CQs are created");
 
 enum nbt_state { NBT_IDLE, NBT_ACCEPTING, NBT_CONNECTED, NBT_RESETTING };
 
@@ -117,7 +124,8 @@ struct nbt_ctrl {
 /**
  * struct nbt_queue - one connection's worth of objects
  * @lock:       serializes every use of @qp and @cq and the requests'
- *              state: the CQ callback, @retry and @reset_work
+ *              state: the CQ callback, @retry and @reset_work; taken
+ *              with interrupts off (the callback may be a hard interrupt)
  * @cq:         its CQ
  * @qp:         its QP, replaced for each connection
  * @ctrl:       its control buffers, registered in @ctrl_mr
@@ -481,12 +489,17 @@ static void nbt_poll(struct nbt_queue *q)
 
 static void nbt_serve(struct nbt_queue *q)
 {
-	spin_lock_bh(&q->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
 	nbt_poll(q);
-	spin_unlock_bh(&q->lock);
+	spin_unlock_irqrestore(&q->lock, flags);
 }
 
-/* Results are handled in the callback itself: no workqueue hop. */
+/*
+ * Results are handled in the callback itself: no workqueue hop of ours;
+ * with direct_notify none of ndk.ko's either.
+ */
 static void nbt_cq_notify(void *context, s32 status)
 {
 	nbt_serve(context);
@@ -511,7 +524,7 @@ static int nbt_qp_open(struct nbt_queue *q)
 	if (ndk_create_qp(nbt.pd, q->cq, q->cq, (void *)q->gen, NDKBLK_DEPTH,
 			  4 * NDKBLK_DEPTH + 8, 1, 1, 0, NULL, NULL, &qp))
 		return -EIO;
-	spin_lock_bh(&q->lock);
+	spin_lock_irq(&q->lock);
 	q->qp = qp;
 	INIT_LIST_HEAD(&q->pending);
 	for (i = 0; i < NDKBLK_DEPTH; i++) {
@@ -521,7 +534,7 @@ static int nbt_qp_open(struct nbt_queue *q)
 		if (!ret && nbt_post_receive(q, i))
 			ret = -EIO;
 	}
-	spin_unlock_bh(&q->lock);
+	spin_unlock_irq(&q->lock);
 	return ret;
 }
 
@@ -539,12 +552,12 @@ static void nbt_qp_close(struct nbt_queue *q)
 	 * No post uses the QP any more, nothing is left to post, and the
 	 * flush's results carry the old generation: dropped.
 	 */
-	spin_lock_bh(&q->lock);
+	spin_lock_irq(&q->lock);
 	qp = q->qp;
 	q->qp = NULL;
 	INIT_LIST_HEAD(&q->pending);
 	q->gen++;
-	spin_unlock_bh(&q->lock);
+	spin_unlock_irq(&q->lock);
 	if (c) {
 		ndk_disconnect(c, NULL, NULL);
 		ndk_close_connector(c, NULL, NULL);
@@ -565,10 +578,10 @@ static void nbt_reset_work(struct work_struct *work)
 
 	nbt_qp_close(q);
 	if (READ_ONCE(nbt.exiting)) {
-		spin_lock_bh(&q->lock);
+		spin_lock_irq(&q->lock);
 		cq = q->cq;
 		q->cq = NULL;
-		spin_unlock_bh(&q->lock);
+		spin_unlock_irq(&q->lock);
 		if (cq)
 			ndk_close_cq(cq, NULL, NULL);
 		return;
@@ -733,6 +746,9 @@ static int nbt_queue_start(struct nbt_queue *q)
 		q->cq = NULL;
 		return -EIO;
 	}
+	/* Before the first arm (nbt_start()'s nbt_serve()). */
+	if (READ_ONCE(direct_notify) && ndk_cq_set_direct_notification(q->cq))
+		return -EIO;
 	ret = ndkblk_register(nbt.pd, &q->ctrl_mr, q->ctrl, sizeof(*q->ctrl),
 			      rw, &q->ctrl_token);
 	for (i = 0; !ret && i < NDKBLK_DEPTH; i++)

@@ -116,5 +116,6 @@ extern const struct ndk_test ndk_tests_fr[];
 extern const struct ndk_test ndk_tests_pair[];
 extern const struct ndk_test ndk_tests_pdata[];
 extern const struct ndk_test ndk_tests_iw[];
+extern const struct ndk_test ndk_tests_direct[];
 
 #endif /* NDK_TEST_H */

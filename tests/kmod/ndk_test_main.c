@@ -44,6 +44,7 @@ static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_pair,
 	ndk_tests_pdata,
 	ndk_tests_iw,
+	ndk_tests_direct,
 };
 
 #define NDK_TEST_RESULT_MAX (64 * 1024)

@@ -19,11 +19,17 @@
 #   S B1-<job> <dev> <bs> <round> <runtime ns> <I/Os>       (ns per I/O)
 #   S B1-p99-<job> <dev> <bs> <round> <p99 ns> 1            (completion p99)
 #   S B1-cpu-<job> <dev> <bs> <round> <busy ns> <I/Os>      (all CPUs)
-# with <dev> ndkblk or nvme, and "ok b1" at the end.  The 4 KiB write
+# with <dev> ndkblk or nvme, and "ok b1" at the end.  A variant's runs
+# are interleaved with nvme runs of their own (<dev> nvme-<variant>), so
+# each ratio compares runs of the same minutes.  The 4 KiB write
 # jobs run once more with ndkblk loaded with inline_max=0 (<dev>
 # ndkblk-fr): every write fast-registered and RDMA-read by the target;
-# three jobs run again in window mode (<dev> ndkblk-mw).  Exit 0 when every
-# job ran on both.
+# three jobs run again in window mode (<dev> ndkblk-mw); the 4 KiB random
+# jobs at depth 1 (with the goals' rounds) and the writes at depth 32 run
+# again with both ends loaded with direct_notify=0 (<dev> ndkblk-wq): CQ
+# notifications from ndk.ko's work item instead of the completion
+# handler, a same-boot A/B of that hop.  Exit 0 when every job ran on
+# both.
 set -u
 mode=$1 out=$2 ini=$3 tgt=$4
 ip=10.99.0.1
@@ -100,7 +106,7 @@ job() {
 		((r % 2)) && order="${tags#* } ${tags%% *}"
 		for tag in $order; do
 			dev=/dev/ndkblk0
-			[[ $tag == nvme ]] && dev=$nvmedev
+			[[ $tag == nvme* ]] && dev=$nvmedev
 			b0=$(busy)
 			json=$(fio --name=b1 --filename="$dev" --direct=1 --rw="$rw" --bs="$bs" \
 				--iodepth="$qd" --ioengine=libaio --time_based --runtime="$secs" \
@@ -140,7 +146,7 @@ job write-qd4 write 1m 4
 rmmod ndkblk || err "rmmod ndkblk failed"
 insmod "$ini" target=$ip nr_queues=1 inline_max=0 || err "insmod ndkblk inline_max=0 failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
-tags="ndkblk-fr nvme" rounds=$ref_rounds
+tags="ndkblk-fr nvme-fr" rounds=$ref_rounds
 job randwrite-qd1 randwrite 4k 1
 job randwrite-qd32 randwrite 4k 32
 # The window-pool variant (mode=window): copies through a registered
@@ -148,10 +154,24 @@ job randwrite-qd32 randwrite 4k 32
 rmmod ndkblk || err "rmmod ndkblk failed"
 insmod "$ini" target=$ip nr_queues=1 mode=window || err "insmod ndkblk mode=window failed"
 for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
-tags="ndkblk-mw nvme"
+tags="ndkblk-mw nvme-mw"
 job randread-qd1 randread 4k 1
 job read-qd16 read 64k 16
 job write-qd16 write 64k 16
+# CQ notifications from ndk.ko's work item on both ends (direct_notify=0,
+# read when the CQs are created: both modules again, the namespace
+# filled again).
+rmmod ndkblk ndkblk_target || err "rmmod ndkblk ndkblk_target failed"
+insmod "$tgt" addr=$ip size_mb=64 direct_notify=0 || err "insmod ndkblk_target direct_notify=0 failed"
+insmod "$ini" target=$ip nr_queues=1 direct_notify=0 || err "insmod ndkblk direct_notify=0 failed"
+for _ in $(seq 50); do [[ -b /dev/ndkblk0 ]] && break; sleep 0.1; done
+dd if=/dev/urandom of=/dev/ndkblk0 bs=1M count=$fill oflag=direct status=none ||
+	err "filling /dev/ndkblk0 failed"
+tags="ndkblk-wq nvme-wq" rounds=$goal_rounds
+job randread-qd1 randread 4k 1
+job randwrite-qd1 randwrite 4k 1
+rounds=$ref_rounds
+job randwrite-qd32 randwrite 4k 32
 cleanup
 grep -q '^E ' "$res" && exit 1
 echo "ok b1" >> "$res"

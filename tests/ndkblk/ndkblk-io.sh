@@ -17,7 +17,9 @@
 #  each its own connection: the disk's queue count is checked, and the
 #  mixed I/O of two jobs on two CPUs must reach both queues; the
 #  reconnection without inline writes uses nr_queues=1 and max_io=65536
-#  (requests of 64 KiB: larger I/O is split).
+#  (requests of 64 KiB: larger I/O is split) and direct_notify=0 (the
+#  initiator's CQ notifications from ndk.ko's work item; every other step
+#  has them from the completion handler, the default).
 #   ndkblk-io.sh NDKBLK_KO NDKBLK_TARGET_KO
 #  Every I/O's registration must have been invalidated by the target
 #  (send-and-invalidate), none locally; writes of up to 4 KiB go inline
@@ -108,6 +110,9 @@ nq=$(nproc)
 insmod "$tgt" addr=$addr size_mb=64 || fail "insmod ndkblk_target failed"
 attach
 queues "$nq"
+# CQ notifications from the completion handler unless told otherwise.
+[[ $(cat /sys/module/ndkblk/parameters/direct_notify) == Y ]] ||
+	fail "ndkblk's direct_notify is not on by default"
 [[ $(blockdev --getsize64 $dev) == $((64 << 20)) ]] ||
 	fail "$dev has $(blockdev --getsize64 $dev) bytes, not 64 MiB"
 
@@ -161,8 +166,9 @@ done
 umount "$work/mnt" || fail "umount failed"
 detach some spread
 # Without inline writes: small writes take the fast-register path too;
-# one hardware queue, 64 KiB per request (the block layer splits more).
-attach inline_max=0 nr_queues=1 max_io=65536
+# one hardware queue, 64 KiB per request (the block layer splits more);
+# the initiator's notifications from ndk.ko's work item (direct_notify=0).
+attach inline_max=0 nr_queues=1 max_io=65536 direct_notify=0
 queues 1
 kb=$(cat /sys/block/ndkblk0/queue/max_hw_sectors_kb)
 ((kb == 64)) || fail "max_io=65536 gave $kb KiB per request"
@@ -193,4 +199,4 @@ detach some
 # 4. Unload.
 rmmod ndkblk_target || fail "rmmod ndkblk_target failed"
 rm -rf "$work"
-echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across reconnections, small writes inline and registered, window mode: ok"
+echo "ndkblk: fio verify at 512 B .. 4 MiB, mixed I/O, ext4 across reconnections, small writes inline and registered, window mode, notifications direct and from the work item: ok"

@@ -303,7 +303,9 @@ typedef void (*ndk_fn_create_completion)(void *context, s32 status,
 					 struct ndk_object_header *object);
 /*
  * CQ notification: status SUCCESS, BUFFER_OVERFLOW (overrun) or
- * INTERNAL_ERROR (fatal); may run in softirq context.
+ * INTERNAL_ERROR (fatal).  Runs in process context, one at a time; after
+ * ndk_cq_set_direct_notification() also from the device's completion
+ * handler (softirq or hard interrupt): it must not sleep then.
  */
 typedef void (*ndk_fn_cq_notification_callback)(void *context, s32 status);
 typedef void (*ndk_fn_connect_event_callback)(void *context,
@@ -402,6 +404,8 @@ s32 ndk_resize_cq(struct ndk_cq *cq, u32 cq_depth,
 		  ndk_fn_request_completion request_completion,
 		  void *request_context);
 void ndk_arm_cq(struct ndk_cq *cq, u32 type);
+/* Linux extension: notifications from the completion handler (ndk_cq.c). */
+s32 ndk_cq_set_direct_notification(struct ndk_cq *cq);
 u32 ndk_get_cq_results(struct ndk_cq *cq, struct ndk_result *results,
 		       u32 count);
 u32 ndk_get_cq_results_ex(struct ndk_cq *cq, struct ndk_result_ex *results,
