@@ -675,7 +675,9 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
  * callback runs once the close has completed: without a completion, once
  * this returns (a callback in progress is waited for, work-delivered or
  * direct, unless the caller is a work-delivered callback of this CQ),
- * even when the CQ itself lives on until its QPs are closed.  A direct
+ * even when the CQ itself lives on until its QPs are closed.  Called
+ * from the CQ's own work-delivered callback, it returns at once and the
+ * CQ is torn down once that callback has returned.  A direct
  * callback (ndk_cq_set_direct_notification()) runs in atomic context: it
  * may only close its CQ with a completion, which runs once the callback
  * has returned.
@@ -687,19 +689,30 @@ s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
 		 void *request_context)
 {
 	unsigned long flags;
+	s32 status;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	cq->closed = true;
 	spin_unlock_irqrestore(&cq->lock, flags);
-	/* Nothing delivers any more; wait for a callback running. */
-	if (!close_completion) {
-		might_sleep();
-		if (current_work() != &cq->notify_work) {
-			cancel_work_sync(&cq->notify_work);
-			ndk_cq_wait_idle(cq);
-		}
+	if (close_completion)
+		return ndk_obj_close(&cq->obj, close_completion,
+				     request_context);
+	might_sleep();
+	if (current_work() != &cq->notify_work) {
+		/* Nothing delivers any more; wait for a callback running. */
+		cancel_work_sync(&cq->notify_work);
+		ndk_cq_wait_idle(cq);
+		return ndk_obj_close(&cq->obj, NULL, NULL);
 	}
-	return ndk_obj_close(&cq->obj, close_completion, request_context);
+	/*
+	 * From the CQ's own work-delivered callback: the teardown waits for
+	 * that work (ndk_cq_destroy()), so it must not run here.  Our own
+	 * reference, dropped after the close, sends it to ndk_wq.
+	 */
+	ndk_obj_get(&cq->obj);
+	status = ndk_obj_close(&cq->obj, NULL, NULL);
+	ndk_obj_put(&cq->obj);
+	return status;
 }
 EXPORT_SYMBOL_GPL(ndk_close_cq);
 
