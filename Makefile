@@ -89,7 +89,7 @@ check-debug: kmod lib
 # reliability.md, "The debug-kernel tier in CI"): the reliability, memory
 # and lifetime tests and every security test (sec-*, Documentation/
 # security.md); `make check-debug` runs all of them.
-NDK_DEBUG_CI = dev-open|ioctl-abi|uring|uobj-handles|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cq-direct|k-cm-dp-unsignaled|k-cm-dp-unsignaled-close|siw-cm-dp-unsignaled-close|k-cm-close-order|removal-live-objects|removal-in-callback|k-fr-reinit-race|sec-.*|siw-mr-register|siw-mr-register-invalid|siw-mr-lifetime|siw-fr-params|siw-mw-params|reg-user-lazy|reg-user-modes|k-mr-classes|k-mr-join-mid-page|ndkblk-lifecycle
+NDK_DEBUG_CI = dev-open|ioctl-abi|uring|uobj-handles|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cq-direct|k-cq-close-in-callback|k-cm-dp-unsignaled|k-cm-dp-unsignaled-close|siw-cm-dp-unsignaled-close|k-cm-close-order|removal-live-objects|removal-in-callback|k-fr-reinit-race|sec-.*|siw-mr-register|siw-mr-register-invalid|siw-mr-lifetime|siw-fr-params|siw-mw-params|reg-user-lazy|reg-user-modes|k-mr-classes|k-mr-join-mid-page|ndkblk-lifecycle
 # The debug kernel builds in the background while the stock tiers run: a
 # TCG guest and a kernel build share the two cores at little cost to
 # either (Documentation/testing.md, "CI budget"), which keeps a fresh

@@ -465,6 +465,59 @@ out_close:
 	return NDK_TEST_PASS;
 }
 
+/* A notification callback that closes its own CQ, blocking. */
+struct ndk_t_self_close {
+	struct ndk_cq *cq;
+	struct completion done;
+	s32 status;
+};
+
+static void ndk_t_close_self(void *context, s32 status)
+{
+	struct ndk_t_self_close *c = context;
+
+	c->status = ndk_close_cq(c->cq, NULL, NULL);
+	complete(&c->done);
+}
+
+/*
+ * A blocking ndk_close_cq() from the CQ's own work-delivered callback,
+ * dropping its last reference (its QP is gone): the call returns, and the
+ * teardown, which waits for that callback's work, runs after it on
+ * ndk_wq.  Run inline, the teardown waited for its own work for ever.
+ */
+static int ndk_t_cq_close_in_callback(struct ndk_test_env *env)
+{
+	struct ndk_t_self_close c = { .status = STATUS_PENDING };
+	struct ndk_t_base b;
+	struct ndk_qp *qp;
+	int ctx[1];
+
+	if (ndk_t_open(env, &b))
+		return NDK_TEST_FAIL;
+	init_completion(&c.done);
+	NDK_T_STATUS(env, ndk_create_cq(b.adapter, 8, ndk_t_close_self, &c,
+					NULL, NULL, NULL, &c.cq),
+		     STATUS_SUCCESS);
+	if (!c.cq)
+		goto out_close;
+	qp = ndk_t_qp(env, &b, c.cq, c.cq, &qp, 4);
+	if (!qp) {
+		ndk_close_cq(c.cq, NULL, NULL);
+		goto out_close;
+	}
+	/* A flushed receive leaves a result; the QP's close drops its hold. */
+	ndk_t_receives(env, qp, ctx, 1);
+	NDK_T_STATUS(env, ndk_close_qp(qp, NULL, NULL), STATUS_SUCCESS);
+	/* The result is waiting: the arm is satisfied at once. */
+	ndk_arm_cq(c.cq, NDK_CQ_NOTIFY_ANY);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&c.done, NDK_T_TIMEOUT));
+	NDK_T_STATUS(env, c.status, STATUS_SUCCESS);
+out_close:
+	ndk_t_close_base(&b);
+	return NDK_TEST_PASS;
+}
+
 /*
  * A CQ smaller than its QP's queues cannot overrun: each request reserves
  * room for its result, and a post beyond the CQ's depth fails inline with
@@ -1163,6 +1216,7 @@ const struct ndk_test ndk_tests_qp[] = {
 	{ "cq-moderation", ndk_t_cq_moderation },
 	{ "cq-arm", ndk_t_cq_arm },
 	{ "cq-overrun", ndk_t_cq_overrun },
+	{ "cq-close-in-callback", ndk_t_cq_close_in_callback },
 	{ "qp-sync", ndk_t_qp_sync },
 	{ "qp-async", ndk_t_qp_async },
 	{ "qp-close-order", ndk_t_qp_close_order },
