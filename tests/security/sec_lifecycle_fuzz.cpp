@@ -754,8 +754,9 @@ class Sequence {
                 }
                 break;
             case NDK_U_OP_FAST_REGISTER: {
-                Obj* m = Registered();
+                // OfPd() may add objects: pointers into objs_ after it.
                 p.object_handle = OfPd(kFr);
+                Obj* m = Registered();
                 p.mr_handle = m ? m->h : HandleOf(kMr);
                 p.flags = fr_flags[Rand(6)];
                 if (m) {
@@ -768,8 +769,8 @@ class Sequence {
                 break;
             }
             case NDK_U_OP_BIND: {
-                Obj* m = Registered();
                 p.object_handle = OfPd(kMw);
+                Obj* m = Registered();
                 p.mr_handle = m ? m->h : HandleOf(kMr);
                 p.flags =
                     Chance(50) ? NDK_U_OP_FLAG_ALLOW_REMOTE_READ : NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
@@ -785,7 +786,9 @@ class Sequence {
                 break;
         }
         int rc;
-        if (const Obj* q = Find(p.qp_handle); q && q->ring && Chance(60))
+        // The handle may name another kind of object: only a QP's ring
+        // is an array of descriptors.
+        if (const Obj* q = Find(p.qp_handle); q && q->k == kQp && q->ring && Chance(60))
             rc = RingPost(*q, p);
         else
             rc = Io(kOpPost, NDK_IOCTL_QP_POST, &p);
@@ -847,7 +850,7 @@ class Sequence {
         p.count = 1 + Rand(8);
         p.results = reinterpret_cast<std::uintptr_t>(res);
         // A ring is read as libndk does, or its head is set to garbage.
-        if (const Obj* c = Find(p.handle); c && c->ring && Chance(60)) {
+        if (const Obj* c = Find(p.handle); c && c->k == kCq && c->ring && Chance(60)) {
             auto* hdr = reinterpret_cast<ndk_u_cq_ring*>(c->ring);
             std::uint32_t tail = __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE);
             std::uint32_t head = Chance(80) ? tail : static_cast<std::uint32_t>(rng_());
