@@ -2,8 +2,9 @@
 #
 # Scan kernel log text for reports that fail a vm run: oops, BUG, WARNING,
 # refcount and list corruption, KASAN/UBSAN/KFENCE, lockdep, kmemleak,
-# hung tasks, soft lockups, panics.  Prints the offending lines; exits 1
-# when any was found, 0 when clean.
+# hung tasks, soft lockups, panics, and ndk.ko's QP close that waited out
+# its drain (a request the device never completed).  Prints the offending
+# lines; exits 1 when any was found, 0 when clean.
 #
 # With -v from=TEXT [-v to=TEXT] only the lines from one ending in TEXT to
 # the next ending in to's TEXT are scanned (as sed -n '/from$/,/to$/p'),
@@ -26,6 +27,8 @@ BEGIN {
 	pattern = pattern "|possible circular locking|possible recursive locking|inconsistent lock state"
 	pattern = pattern "|lockdep|suspicious RCU usage|INFO: task .* blocked for more than"
 	pattern = pattern "|soft lockup|hard LOCKUP|Kernel panic|stack-protector|double free"
+	# ndk.ko's own: a QP close whose drain waited out its 10 s limit
+	pattern = pattern "|ndk: QP [0-9]+ closed with .* completions missing"
 	frame = "^(\\[[^]]*\\])? *(\\[ *[CT][0-9]+\\])? *(\\? )?[A-Za-z0-9_.]+\\+0x[0-9a-f]+/0x[0-9a-f]+( \\[[^]]+\\])? *$"
 	inside = (from == "")
 	found = 0

@@ -26,6 +26,8 @@ check 0 "clean log passes" dmesg_of "rxe: loaded"
 check 0 "ndk lines pass" dmesg_of "infiniband rxe0: ndk: adapter 1 added"
 check 0 "fault-injection frames pass" dmesg_of "  ? lockdep_init_map_type+0x169/0x770"
 check 0 "module frames pass" dmesg_of " refcount_inc_checked+0x5/0x10 [ndk]"
+check 0 "a removal's resolved requests pass" \
+	dmesg_of "ndk: QP 7: 2 initiator and 0 receive requests resolved without a completion"
 check 1 "a lockdep frame under a header fails" \
 	dmesg_of "$(printf '%s\n[    1.000000]  ? lockdep_init_map_type+0x169/0x770' 'WARNING: CPU: 0 PID: 1 at x')"
 for line in \
@@ -42,7 +44,8 @@ for line in \
 	"kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)" \
 	"INFO: task rdma:123 blocked for more than 120 seconds." \
 	"watchdog: BUG: soft lockup - CPU#0 stuck for 22s!" \
-	"Kernel panic - not syncing: Fatal exception"; do
+	"Kernel panic - not syncing: Fatal exception" \
+	"ndk: QP 3 closed with 1 initiator and 0 receive completions missing"; do
 	check 1 "flags: ${line:0:50}" dmesg_of "$line"
 done
 
