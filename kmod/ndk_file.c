@@ -282,9 +282,11 @@ void ndk_file_adapter_removed(void *context)
  * @inode: the device inode
  * @file:  the file
  *
- * Children before parents (ndk_uobj_rank()), each through the kernel API;
- * pinned pages come back to the opener's VmPin.  Adapters are closed
- * last, without the lock, since a removal callback may be waiting for it.
+ * Children before parents (ndk_uobj_destroy_below()), each through the
+ * kernel API; pinned pages come back to the opener's VmPin with their
+ * registrations (at once, or when the teardown of a window still bound in
+ * one ends).  Adapters are closed last, without the lock, since a removal
+ * callback may be waiting for it.
  *
  * Context: process context (any process: the last holder of the file).
  * Return: 0.

@@ -21,6 +21,7 @@
 #include <ndk/ndk_netlink.h>
 
 #include "ndk_core.h"
+#include "ndk_mr.h"
 
 /**
  * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
@@ -84,9 +85,6 @@ struct ndk_uobj;
  * struct ndk_uobj_desc - what the user path knows of one handle type
  * @parent:    the type of the entry it is created from (adapters: none)
  * @nl_type:   its NDK_NL_OBJ_* (netlink)
- * @rank:      its place in the release order (children before parents,
- *             ndk_uobj_destroy_below())
- * @rank_held: its place while it holds pinned pages (a registered MR)
  * @open:      the types ndk_uv_create() makes (CQ, connector, listener,
  *             MR, MW): creates the new entry's object from its create
  *             command's struct; an NTSTATUS
@@ -98,8 +96,6 @@ struct ndk_uobj;
 struct ndk_uobj_desc {
 	u8 parent;
 	u8 nl_type;
-	u8 rank;
-	u8 rank_held;
 	s32 (*open)(struct ndk_uobj *u, void *arg);
 	void (*published)(struct ndk_uobj *u, void *arg);
 	void (*destroy)(struct ndk_uobj *u);
@@ -185,7 +181,7 @@ struct ndk_uevent {
  * @removed:  NDK_UOBJ_ADAPTER: the ADAPTER_REMOVED event
  * @pd:       NDK_UOBJ_PD: the PD
  * @mems:     NDK_UOBJ_PD: its WSP registrations (struct ndk_uobj.mem.node),
- *            ordered by (mem.umem.address, mem.umem.length, mem.flags),
+ *            ordered by their range (ndk_uobj_umem()) and mem.flags,
  *            equal keys oldest first; an entry leaves it (destroy)
  *            right after its pages are released, under the file's lock
  * @keys:     NDK_UOBJ_PD: its MEM and MR entries with a local token
@@ -194,7 +190,6 @@ struct ndk_uevent {
  *            SGEs may only name these
  * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
  * @mem.mr:   its MR
- * @mem.umem: its pinned pages (none: an MR not registered, or fast-register)
  * @mem.cache: MEM: its cache slot and MMU notifier while registered
  * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
@@ -229,7 +224,6 @@ struct ndk_uobj {
 		};
 		struct {
 			struct ndk_mr *mr;
-			struct ndk_umem umem;
 			struct ndk_ucache_reg *cache;
 			u32 flags;
 			u32 refs;
@@ -267,10 +261,16 @@ static inline bool ndk_uobj_is_mem(const struct ndk_uobj *u)
 	return u->type == NDK_UOBJ_MEM || u->type == NDK_UOBJ_MR;
 }
 
+/* A registration entry's user memory: its MR owns it (ndk_mr_own_umem()). */
+static inline struct ndk_umem *ndk_uobj_umem(const struct ndk_uobj *u)
+{
+	return &u->mem.mr->umem;
+}
+
 /* A registration entry that holds registered pages. */
 static inline bool ndk_uobj_holds_pages(const struct ndk_uobj *u)
 {
-	return ndk_uobj_is_mem(u) && ndk_umem_held(&u->mem.umem);
+	return ndk_uobj_is_mem(u) && ndk_umem_held(ndk_uobj_umem(u));
 }
 
 /**

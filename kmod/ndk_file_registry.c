@@ -152,8 +152,8 @@ bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
 		xa_for_each(&nf->handles, handle, u) {
 			s->counts[ndk_uobj_nl_type(u)]++;
 			if (ndk_uobj_holds_pages(u)) {
-				s->bytes += u->mem.umem.length;
-				s->pages += u->mem.umem.npages;
+				s->bytes += ndk_uobj_umem(u)->length;
+				s->pages += ndk_uobj_umem(u)->npages;
 			}
 		}
 		mutex_unlock(&nf->lock);
@@ -187,9 +187,9 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
 	}
 	if (ndk_uobj_holds_pages(u)) {
 		o->mem = true;
-		o->address = u->mem.umem.address;
-		o->length = u->mem.umem.length;
-		o->pages = u->mem.umem.npages;
+		o->address = ndk_uobj_umem(u)->address;
+		o->length = ndk_uobj_umem(u)->length;
+		o->pages = ndk_uobj_umem(u)->npages;
 		o->flags = u->mem.flags;
 	}
 	if (u->type == NDK_UOBJ_MEM) {

@@ -533,8 +533,8 @@ err_idle:
 	return ret;
 }
 
-/* Invalidate and give back the registration of a registered MR. */
-static void ndk_mr_release_registration(struct ndk_mr *mr)
+/* Invalidate and give back the pooled registration of a registered MR. */
+static void ndk_mr_release_pooled(struct ndk_mr *mr)
 {
 	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
 	struct ndk_reg_mr *rmr = mr->rmr;
@@ -543,10 +543,6 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	struct ndk_reg *reg;
 	int ret = -ENODEV;
 
-	if (mr->user) {
-		ndk_mr_user_release(mr);
-		return;
-	}
 	/* The tokens go before the ib_mr is pooled or freed. */
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->lkey = 0;
@@ -572,6 +568,19 @@ static void ndk_mr_release_registration(struct ndk_mr *mr)
 	}
 	mr->ibmr = NULL;
 	mr->rmr = NULL;
+}
+
+/*
+ * Release the registration of a registered MR, then the user memory it
+ * owns: the device can no longer reach the pages.
+ */
+static void ndk_mr_release_registration(struct ndk_mr *mr)
+{
+	if (mr->user)
+		ndk_mr_user_release(mr);
+	else
+		ndk_mr_release_pooled(mr);
+	ndk_umem_unpin(&mr->umem);
 }
 
 static int ndk_mr_do_deregister(struct ndk_mr_req *req)
@@ -656,7 +665,6 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	mutex_init(&m->init_lock);
 	ndk_fr_init(&m->fr, &m->obj);
 	init_completion(&m->done);
-	init_waitqueue_head(&m->windows_gone);
 	m->cqe.done = ndk_mr_wr_done;
 	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
 			      request_context, (void **)mr);
@@ -936,46 +944,31 @@ s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 void ndk_mr_window_gone(struct ndk_mr *mr)
 {
 	unsigned long flags;
-	bool last;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	last = !--mr->bound_windows;
+	mr->bound_windows--;
 	spin_unlock_irqrestore(&mr->lock, flags);
-	if (last)
-		wake_up_all(&mr->windows_gone);
 	ndk_obj_put(&mr->obj);
 }
 
-static bool ndk_mr_unbound(struct ndk_mr *mr)
-{
-	unsigned long flags;
-	bool ret;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	ret = !mr->bound_windows;
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return ret;
-}
-
 /**
- * ndk_mr_wait_windows() - wait until no window is counted in the MR
- * @mr:      the MR
- * @timeout: jiffies to wait at most
+ * ndk_mr_own_umem() - hand the user memory a registration maps to its MR
+ * @mr: registered from @um (by ndk_register_mr() of @um's MDL, or by the
+ *      driver: ndk_register_user_mr())
+ * @um: held; emptied
  *
- * A window or fast-register MR closed while a request on it was still
- * outstanding is torn down (and leaves the MR) only after that request
- * is resolved, from ndk_wq.  Once every window and QP that could use the
- * MR is closed, the counts left are such teardowns, already under way:
- * a caller that closed them all waits here before deregistering.
+ * The pages go with the registration: a deregistration that succeeds, or
+ * the MR's teardown, which waits for every window and fast-registered MR
+ * counted in it (each holds a reference).  So the user path can close a
+ * registration's handle in any order with the handles of what uses it.
  *
- * Context: process context.
- * Return: true when no window is counted any more.
+ * Context: any.
  */
-bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout)
+void ndk_mr_own_umem(struct ndk_mr *mr, struct ndk_umem *um)
 {
-	might_sleep();
-	return wait_event_timeout(mr->windows_gone, ndk_mr_unbound(mr),
-				  timeout) > 0;
+	WARN_ON(ndk_umem_held(&mr->umem));
+	mr->umem = *um;
+	memset(um, 0, sizeof(*um));
 }
 
 /*

@@ -154,8 +154,13 @@ enum ndk_mr_state {
  *                 @rmr; @sgt is set once ndk_mr_attach_pages() gave it a
  *                 page list
  * @fr:            fast-register: the registration state of @ibmr
- * @bound_windows: windows bound inside this MR (deregister is refused)
- * @windows_gone:  woken when @bound_windows drops to 0
+ * @bound_windows: windows bound inside this MR (deregister is refused);
+ *                 each holds a reference, so the MR's teardown, and with
+ *                 it the release of @umem, waits for the last one
+ * @umem:          user memory the registration maps (ndk_mr_own_umem()):
+ *                 pinned by ndk.ko, or by the driver (@user); unpinned
+ *                 when the registration is released, as rxe's MR owns
+ *                 its ib_umem.  Not held for kernel MDLs
  * @cqe:           completion of the internal REG_MR / LOCAL_INV
  * @wc_status:     status of that completion
  * @done:          signalled by @cqe for blocking callers
@@ -163,7 +168,6 @@ enum ndk_mr_state {
 struct ndk_mr {
 	struct ndk_obj obj;
 	struct ndk_pd *pd;
-	bool fast_register;
 	enum ndk_mr_state state;
 	spinlock_t lock; /* protects state, bound_windows, lkey, rkey */
 	struct ib_mr *ibmr;
@@ -174,16 +178,17 @@ struct ndk_mr {
 	u32 flags;
 	u32 lkey;
 	u32 rkey;
+	u32 bound_windows;
 	struct mutex init_lock; /* serialises initialisations */
 	atomic64_t init_calls;
 	u64 init_done;
-	bool writable;
-	bool user;
 	struct ndk_fr fr;
-	u32 bound_windows;
-	wait_queue_head_t windows_gone;
+	struct ndk_umem umem;
 	struct ib_cqe cqe;
 	enum ib_wc_status wc_status;
+	bool fast_register;
+	bool writable;
+	bool user;
 	struct completion done;
 };
 
@@ -237,7 +242,7 @@ int ndk_mr_cache_init(void);
 void ndk_mr_cache_exit(void);
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access);
 void ndk_mr_window_gone(struct ndk_mr *mr);
-bool ndk_mr_wait_windows(struct ndk_mr *mr, unsigned long timeout);
+void ndk_mr_own_umem(struct ndk_mr *mr, struct ndk_umem *um);
 
 /* Does @mr hold a registration (NdkRegisterMr or a user one)? */
 static inline bool ndk_mr_registered(struct ndk_mr *mr)

@@ -358,8 +358,9 @@ int ndk_umem_pin_again(struct ndk_umem *um)
 }
 
 /**
- * ndk_umem_unpin() - release what ndk_umem_pin() took
- * @um: pinned; no registration may use its pages any more
+ * ndk_umem_unpin() - release what ndk_umem_pin() or ndk_umem_hold() took
+ * @um: no registration may use its pages any more; nothing happens
+ *      when it holds no range (ndk_umem_held())
  *
  * Pages the device may have written are marked dirty.
  *
@@ -367,6 +368,8 @@ int ndk_umem_pin_again(struct ndk_umem *um)
  */
 void ndk_umem_unpin(struct ndk_umem *um)
 {
+	if (!ndk_umem_held(um))
+		return;
 	if (um->driver) {
 		/* The driver's pin goes with its MR; only ours is left. */
 		if (um->pages)

@@ -116,13 +116,13 @@ s32 ndk_umr_deregister(struct ndk_uobj *u)
 {
 	s32 status = STATUS_SUCCESS;
 
-	if (ndk_umem_held(&u->mem.umem)) {
+	if (ndk_uobj_holds_pages(u)) {
+		/* The MR unpins the pages with its registration. */
 		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
 		if (status)
 			return status;
 		ndk_ucache_untrack(u->mem.cache);
 		u->mem.cache = NULL;
-		ndk_umem_unpin(&u->mem.umem);
 	}
 	ndk_umr_key_del(u);
 	return status;
@@ -134,7 +134,7 @@ static void ndk_umr_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 	m->local_token = ndk_get_local_token_from_mr(u->mem.mr);
 	m->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	m->references = u->mem.refs;
-	m->base_address = u->mem.umem.address;
+	m->base_address = ndk_uobj_umem(u)->address;
 	ndk_ucache_result(u->mem.cache, &m->cache_slot, &m->cache_generation);
 	m->reserved = 0;
 }
@@ -322,10 +322,10 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 }
 
 /**
- * ndk_umr_finish() - register what ndk_umr_acquire() pinned
+ * ndk_umr_finish() - register what ndk_umr_acquire() pinned, in its MR
  * @req: as given to ndk_umr_acquire()
  * @mr:  the entry's MR, idle unless the driver registered it
- * @um:  the range
+ * @um:  the range; on success emptied: the MR owns it (ndk_mr_own_umem())
  *
  * Context: process context of the opener, ndk_file.lock held.
  * Return: 0; what ndk_register_mr() fails with, as an errno.
@@ -335,20 +335,24 @@ int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
 {
 	s32 status;
 
-	if (req->driver)
-		return 0;
-	status = ndk_register_mr(mr, um->mdl, um->length, req->mr_flags,
-				 NULL, NULL);
-	return ndk_errno_from_status(status);
+	if (!req->driver) {
+		status = ndk_register_mr(mr, um->mdl, um->length,
+					 req->mr_flags, NULL, NULL);
+		if (status)
+			return ndk_errno_from_status(status);
+	}
+	ndk_mr_own_umem(mr, um);
+	return 0;
 }
 
 /**
  * ndk_umr_release() - undo ndk_umr_acquire() (and ndk_umr_finish())
  * @mr:         the MR
- * @um:         the range
+ * @um:         the range, unless ndk_umr_finish() gave it to @mr
  * @cache:      its tracking; freed
  * @registered: @mr holds the registration (the driver's, or
- *              ndk_umr_finish() succeeded)
+ *              ndk_umr_finish() succeeded); its deregistration unpins
+ *              what @mr owns
  *
  * Context: process context, may sleep.
  */
@@ -378,7 +382,7 @@ void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
  */
 int ndk_umr_pages(struct ndk_uobj *u)
 {
-	struct ndk_umem *um = &u->mem.umem;
+	struct ndk_umem *um = ndk_uobj_umem(u);
 	int ret;
 
 	lockdep_assert_held(&u->nf->lock);
@@ -421,11 +425,12 @@ static int ndk_umr_cmp(u64 address, u64 length, u32 flags,
 		       const struct rb_node *n)
 {
 	const struct ndk_uobj *u = rb_entry(n, struct ndk_uobj, mem.node);
+	const struct ndk_umem *um = ndk_uobj_umem(u);
 
-	if (address != u->mem.umem.address)
-		return address < u->mem.umem.address ? -1 : 1;
-	if (length != u->mem.umem.length)
-		return length < u->mem.umem.length ? -1 : 1;
+	if (address != um->address)
+		return address < um->address ? -1 : 1;
+	if (length != um->length)
+		return length < um->length ? -1 : 1;
 	if (flags != u->mem.flags)
 		return flags < u->mem.flags ? -1 : 1;
 	return 0;
@@ -444,7 +449,7 @@ static bool ndk_umr_less(struct rb_node *a, const struct rb_node *b)
 {
 	const struct ndk_uobj *u = rb_entry(a, struct ndk_uobj, mem.node);
 
-	return ndk_umr_cmp(u->mem.umem.address, u->mem.umem.length,
+	return ndk_umr_cmp(ndk_uobj_umem(u)->address, ndk_uobj_umem(u)->length,
 			   u->mem.flags, b) < 0;
 }
 
@@ -511,6 +516,7 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 		.slot = true,
 	};
 	struct ndk_uobj *pd, *u, *fresh;
+	struct ndk_umem um = {};
 	struct ndk_mr *mr = NULL;
 	struct ndk_pd *kpd;
 	struct ndk_file *nf;
@@ -563,7 +569,7 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 	fresh->mem.flags = m->flags;
 	fresh->mem.refs = 1;
 	RB_CLEAR_NODE(&fresh->mem.key_node);
-	ret = ndk_umr_acquire(nf, &req, mr, &fresh->mem.umem, &fresh->mem.cache);
+	ret = ndk_umr_acquire(nf, &req, mr, &um, &fresh->mem.cache);
 	if (ret)
 		goto err_free_uobj;
 
@@ -590,10 +596,10 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 			ret = ndk_errno_from_status(status);
 			goto err_release;
 		}
-		ret = ndk_umr_finish(&req, mr, &fresh->mem.umem);
-		if (ret)
-			goto err_release;
 	}
+	ret = ndk_umr_finish(&req, mr, &um);
+	if (ret)
+		goto err_release;
 	fresh->mem.mr = mr;
 	fresh->parent = pd;
 	ret = ndk_umr_key_add(fresh);
@@ -612,7 +618,7 @@ err_key_del:
 	ndk_umr_key_del(fresh);
 err_release:
 	mutex_unlock(&nf->lock);
-	ndk_umr_release(mr, &fresh->mem.umem, fresh->mem.cache,
+	ndk_umr_release(mr, &um, fresh->mem.cache,
 			mr && ndk_mr_registered(mr));
 err_free_uobj:
 	ndk_uobj_free(fresh);

@@ -6,9 +6,10 @@
  * caller) wraps one object of the kernel API and gets its handle when
  * published (ndk_uobj_publish()).  One const descriptor per handle type
  * (ndk_uobj_descs[]) says what an entry's parent is, how netlink names
- * it, where it goes in the release order and how it is opened and
- * destroyed, so no other code switches on the type.  An entry counts the
- * entries created from it; the release takes children before parents.
+ * it and how it is opened and destroyed, so no other code switches on
+ * the type.  An entry counts the entries created from it; the release
+ * takes children before parents, and needs no other order: a
+ * registration's MR owns its pinned pages (ndk_mr_own_umem()).
  *
  * Locking: every function here runs with ndk_file.lock held, but the
  * cache's init/exit, ndk_uobj_alloc() and ndk_uobj_free().
@@ -194,22 +195,16 @@ struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u)
 	return u;
 }
 
-/* A QP's drain gives up after 10 s: its requests are resolved by then. */
-#define NDK_MEM_WINDOWS_TIMEOUT	(60 * HZ)
-
-/* MR and MEM entries: release the registration, then the MR. */
+/*
+ * MR and MEM entries: the token leaves the PD's index and the range its
+ * tracking; the registration and its pages go with the MR, at once or,
+ * while windows or fast-registered MRs still use them (their own entries
+ * closed, their teardown waiting for a QP to resolve a request), when
+ * the last of those goes (ndk_mr_own_umem()).
+ */
 static void ndk_uobj_mr_destroy(struct ndk_uobj *u)
 {
-	/*
-	 * Windows and fast-register MRs closed while a request on them was
-	 * outstanding leave the memory from their teardown, once the QPs
-	 * (released before: their rank) resolved it.
-	 */
-	if (ndk_umr_deregister(u) &&
-	    ndk_mr_wait_windows(u->mem.mr, NDK_MEM_WINDOWS_TIMEOUT))
-		ndk_umr_deregister(u);
-	WARN_ON(ndk_umem_held(&u->mem.umem));
-	/* The notifier goes with the entry, whatever happened above. */
+	ndk_umr_key_del(u);
 	ndk_ucache_untrack(u->mem.cache);
 	u->mem.cache = NULL;
 	ndk_close_mr(u->mem.mr, NULL, NULL);
@@ -227,49 +222,36 @@ static void ndk_uobj_pd_destroy(struct ndk_uobj *u)
 	ndk_close_pd(u->pd, NULL, NULL);
 }
 
-/*
- * One descriptor per handle type.  Release order: connection requests not
- * taken (ndk_uevent_drop_requests()), then connectors (they reference QPs
- * and listeners), listeners, QPs, windows, fast-register MRs (they use
- * other registrations' pages), registrations, CQs, PDs.
- */
+/* One descriptor per handle type. */
 const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 	[NDK_UOBJ_ADAPTER] = { .parent = NDK_UOBJ_ADAPTER,
-			       .nl_type = NDK_NL_OBJ_ADAPTER,
-			       .rank = 8, .rank_held = 8 },
+			       .nl_type = NDK_NL_OBJ_ADAPTER },
 	[NDK_UOBJ_CONNECTOR] = { .parent = NDK_UOBJ_ADAPTER,
 				 .nl_type = NDK_NL_OBJ_CONNECTOR,
-				 .rank = 0, .rank_held = 0,
 				 .open = ndk_uv_connector_open,
 				 .published = ndk_uv_connector_published,
 				 .destroy = ndk_uv_connector_destroy },
 	[NDK_UOBJ_LISTENER] = { .parent = NDK_UOBJ_ADAPTER,
 				.nl_type = NDK_NL_OBJ_LISTENER,
-				.rank = 1, .rank_held = 1,
 				.open = ndk_uv_listener_open,
 				.destroy = ndk_uv_listener_destroy },
 	[NDK_UOBJ_QP] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_QP,
-			  .rank = 2, .rank_held = 2,
 			  .destroy = ndk_uv_qp_destroy },
 	[NDK_UOBJ_MW] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MW,
-			  .rank = 3, .rank_held = 3, .open = ndk_uv_mw_open,
+			  .open = ndk_uv_mw_open,
 			  .destroy = ndk_uv_mw_destroy },
 	[NDK_UOBJ_MR] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MR,
-			  .rank = 4, .rank_held = 5, .open = ndk_uv_mr_open,
+			  .open = ndk_uv_mr_open,
 			  .destroy = ndk_uobj_mr_destroy },
 	[NDK_UOBJ_MEM] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MEM,
-			   .rank = 5, .rank_held = 5,
 			   .destroy = ndk_uobj_mem_destroy },
 	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
-			  .rank = 6, .rank_held = 6, .open = ndk_uv_cq_open,
+			  .open = ndk_uv_cq_open,
 			  .published = ndk_uv_cq_published,
 			  .destroy = ndk_uv_cq_destroy },
 	[NDK_UOBJ_PD] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_PD,
-			  .rank = 7, .rank_held = 7,
 			  .destroy = ndk_uobj_pd_destroy },
 };
-
-#define NDK_UOBJ_RANKS 8
 
 /*
  * Remove @u, not an adapter (ndk_uobj_adapter_detach()), from the table
@@ -289,27 +271,31 @@ void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	ndk_uobj_free(u);
 }
 
-/* @u's place in the release order (ndk_uobj_descs[]). */
-static int ndk_uobj_rank(struct ndk_uobj *u)
-{
-	const struct ndk_uobj_desc *d = &ndk_uobj_descs[u->type];
-
-	return ndk_uobj_holds_pages(u) ? d->rank_held : d->rank;
-}
-
-/* Release every object below @adapter (all adapters if NULL), ranked. */
+/*
+ * Release every object below @adapter (all adapters if NULL): the
+ * connection requests not taken, then each entry once it has no children
+ * left, so children go before parents.  Any order of the rest is one a
+ * caller could have chosen with HANDLE_CLOSE: what one object still uses
+ * of another (a connector its QP, a window its MR's pages, a request its
+ * MR) holds a reference in the kernel API, so nothing else is ordered.
+ */
 void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter)
 {
-	struct ndk_uobj *u;
 	unsigned long index;
-	int rank;
+	struct ndk_uobj *u;
+	bool progress;
 
 	ndk_uevent_drop_requests(nf, adapter);
-	for (rank = 0; rank < NDK_UOBJ_RANKS; rank++)
-		xa_for_each(&nf->handles, index, u)
-			if (ndk_uobj_rank(u) == rank &&
-			    (!adapter || ndk_uobj_root(u) == adapter))
-				ndk_uobj_destroy(nf, u);
+	do {
+		progress = false;
+		xa_for_each(&nf->handles, index, u) {
+			if (u->type == NDK_UOBJ_ADAPTER || u->children ||
+			    (adapter && ndk_uobj_root(u) != adapter))
+				continue;
+			ndk_uobj_destroy(nf, u);
+			progress = true;
+		}
+	} while (progress);
 }
 
 /*

@@ -361,6 +361,7 @@ static int ndk_uv_post_copy(const struct ndk_u_qp_post *p,
 static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 		      const struct ndk_u_sge *usge, struct ndk_sge *sgl)
 {
+	const struct ndk_umem *um;
 	struct ndk_uobj *m;
 	u64 end;
 	u32 i;
@@ -372,9 +373,10 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 		if (check_add_overflow(usge[i].address, (u64)usge[i].length,
 				       &end))
 			return -EFAULT;
-		if (ndk_umem_held(&m->mem.umem) &&
-		    (usge[i].address < m->mem.umem.address ||
-		     end > m->mem.umem.address + m->mem.umem.length))
+		um = ndk_uobj_umem(m);
+		if (ndk_umem_held(um) &&
+		    (usge[i].address < um->address ||
+		     end > um->address + um->length))
 			return -EFAULT;
 		sgl[i].logical_address = usge[i].address;
 		sgl[i].length = usge[i].length;
@@ -390,7 +392,7 @@ static struct ndk_uobj *ndk_uv_registration(struct ndk_file *nf, u32 handle)
 
 	if (PTR_ERR_OR_ZERO(u) == -EINVAL)
 		u = ndk_uobj_find(nf, handle, NDK_UOBJ_MR);
-	if (!IS_ERR(u) && !ndk_umem_held(&u->mem.umem))
+	if (!IS_ERR(u) && !ndk_uobj_holds_pages(u))
 		return ERR_PTR(-EBADRQC);
 	return u;
 }
@@ -939,7 +941,7 @@ static struct ndk_uobj *ndk_uv_mr_registrable(struct ndk_file *nf,
 
 	if (IS_ERR(u))
 		return u;
-	if (ndk_umem_held(&u->mem.umem))
+	if (ndk_uobj_holds_pages(u))
 		return ERR_PTR(-EBADRQC);
 	/* Fast-register MRs are registered by posts. */
 	if (u->mem.mr->fast_register)
@@ -1024,12 +1026,10 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	ret = ndk_umr_finish(&req, u->mem.mr, &um);
 	if (ret)
 		goto err_release;
-	u->mem.umem = um;
 	u->mem.cache = cache;
 	cache->handle = u->handle;
 	ret = ndk_umr_key_add(u);
 	if (ret) {
-		memset(&u->mem.umem, 0, sizeof(u->mem.umem));
 		u->mem.cache = NULL;
 		ndk_umr_release(u->mem.mr, &um, cache, true);
 		goto out_unlock;
@@ -1071,7 +1071,7 @@ int ndk_uv_mr_deregister(struct file *file, void *arg)
 	u = ndk_file_lock_uobj(file, d->handle, NDK_UOBJ_MR, &nf);
 	if (IS_ERR(u))
 		return PTR_ERR(u);
-	if (!ndk_umem_held(&u->mem.umem))
+	if (!ndk_uobj_holds_pages(u))
 		ret = -EBADRQC;
 	else
 		ret = ndk_errno_from_status(ndk_umr_deregister(u));
