@@ -15,7 +15,11 @@
 //                               send from B: no event of the closed CQ
 //   sec-lifetimes bind-close    a bind (window) and a fast-register (FR-MR)
 //                               posted, their handles closed, close(fd):
-//                               200 rounds, no WARN, no pages left pinned
+//                               200 rounds, no WARN, no pages left pinned;
+//                               every other round registers before the
+//                               QPs exist, so the release reaches the
+//                               registration's handle before the QP that
+//                               resolves the requests
 //   sec-lifetimes cq-tasklet    CQ_ARM, one outstanding receive, close(fd):
 //                               the QP's flush completion schedules rxe's
 //                               CQ tasklet right before the CQ is destroyed
@@ -344,15 +348,20 @@ int BindCloseChild() {
         Dev d;
         Pair p;
         if (d.fd() < 0 || !Open(d, &p)) return 1;
+        rel::Mapping buf(4 * kPage);
+        ndk_u_mr_register reg{};
+        auto register_mr = [&] {
+            return rel::RegisterMr(
+                d, p.pd, buf.addr(), buf.size(),
+                NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_U_MR_FLAG_ALLOW_REMOTE_READ, &reg);
+        };
+        // Odd rounds: the registration's handle is older than the QPs'.
+        std::uint32_t mr = r % 2 ? register_mr() : 0;
         if (!rel::Connect(d, p.ad, p.lis, p.to, p.pd, p.pd, &p.c)) {
             std::fprintf(stderr, "bind-close: loopback connection failed\n");
             return 1;
         }
-        rel::Mapping buf(4 * kPage);
-        ndk_u_mr_register reg{};
-        std::uint32_t mr = rel::RegisterMr(
-            d, p.pd, buf.addr(), buf.size(),
-            NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_U_MR_FLAG_ALLOW_REMOTE_READ, &reg);
+        if (r % 2 == 0) mr = register_mr();
         std::uint32_t mw = mr ? CreateMw(d, p.pd) : 0;
         ndk_u_mr_create mc{};
         mc.pd_handle = p.pd;
