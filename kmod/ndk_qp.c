@@ -159,6 +159,13 @@ static void ndk_sq_retire(struct ndk_qp *qp, u32 end)
 		ndk_cq_unreserve(qp->scq, n);
 }
 
+/* The close's marker is gone: the initiator CQ's spare entry is free. */
+static void ndk_qp_unmark(struct ndk_qp *qp)
+{
+	WRITE_ONCE(qp->sq_marker, false);
+	atomic_set(&qp->scq->marker, 0);
+}
+
 static void ndk_rq_release(struct ndk_qp *qp, struct ndk_rwr *r)
 {
 	/* Pairs with the claim's acquire: the slot is read before reuse. */
@@ -221,8 +228,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	if (slot == NDK_WRID_MARKER) {
 		/* Only a close posts it, after the last request. */
 		ndk_sq_retire(qp, READ_ONCE(qp->sq_prod));
-		WRITE_ONCE(qp->sq_marker, false);
-		atomic_set(&qp->scq->marker, 0);
+		ndk_qp_unmark(qp);
 		return false;
 	}
 	if (slot >= qp->sq_depth)
@@ -578,8 +584,7 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
 	if (!ret)
 		return true;
-	WRITE_ONCE(qp->sq_marker, false);
-	atomic_set(&qp->scq->marker, 0);
+	ndk_qp_unmark(qp);
 	if (ret == -ENOMEM)
 		return false;
 	pr_warn("ndk: QP %u: the close's drain marker was refused: %d\n",
@@ -644,7 +649,7 @@ static void ndk_qp_resolve(struct ndk_qp *qp)
 	}
 	/* A marker that did not come back gives the spare entry back. */
 	if (qp->sq_marker)
-		atomic_set(&qp->scq->marker, 0);
+		ndk_qp_unmark(qp);
 	ndk_cq_unreserve(qp->scq, sq);
 	ndk_cq_unreserve(qp->rcq, rq);
 	if (sq || rq)
