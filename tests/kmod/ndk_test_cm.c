@@ -1018,6 +1018,24 @@ out:
 	return t_verdict(env, &f);
 }
 
+/*
+ * Register a page to write from and a page of the peer to write to, and
+ * take @remote's remote token.  Return: 0, or what t_buf_reg() failed with.
+ */
+static int t_src_remote(struct ndk_test_env *env, struct t_fix *f,
+			struct t_buf *src, struct t_buf *remote, u32 *rtok)
+{
+	int ret;
+
+	ret = t_buf_reg(env, f, src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ);
+	if (!ret)
+		ret = t_buf_reg(env, f, remote, 4096,
+				NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	if (!ret)
+		*rtok = ndk_get_remote_token_from_mr(remote->mr);
+	return ret;
+}
+
 /* SILENT_SUCCESS: no result on success, one on failure. */
 static int t_cm_dp_silent(struct ndk_test_env *env)
 {
@@ -1029,11 +1047,9 @@ static int t_cm_dp_silent(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
 		return t_verdict(env, &f);
-	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
-	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	memset(src.data, 0x5c, src.len);
-	rtok = ndk_get_remote_token_from_mr(remote.mr);
 
 	sge = t_sge(&src, 0, 100);
 	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)51, &sge, 1,
@@ -1075,11 +1091,9 @@ static int t_cm_dp_unsignaled(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
 		return t_verdict(env, &f);
-	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
-	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	t_fill(src.data, 512, 7);
-	rtok = ndk_get_remote_token_from_mr(remote.mr);
 
 	/* i == 64: a signaled barrier, whose result is the only one. */
 	while (i <= 64 && time_before(jiffies, end)) {
@@ -1163,11 +1177,9 @@ static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 	if (!f.cq[0] || t_new_qp(env, &f, 0) || t_new_qp(env, &f, 1) ||
 	    t_listen(env, &f) || t_connect_async(env, &f))
 		return t_verdict(env, &f);
-	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
-	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	t_fill(src.data, 64, 3);
-	rtok = ndk_get_remote_token_from_mr(remote.mr);
 	/* 5 writes whose results nobody polls, then 3 silent ones. */
 	for (i = 0; i < 8; i++) {
 		sge = t_sge(&src, i * 8, 8);
@@ -1226,11 +1238,9 @@ static int t_cm_dp_defer_inline_failure(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
 		return t_verdict(env, &f);
-	if (t_buf_reg(env, &f, &src, 4096, NDK_MR_FLAG_ALLOW_LOCAL_READ) ||
-	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_WRITE))
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	get_random_bytes(src.data, src.len);
-	rtok = ndk_get_remote_token_from_mr(remote.mr);
 
 	sge = t_sge(&src, 0, 64);
 	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)61, &sge, 1,
