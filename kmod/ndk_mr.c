@@ -45,9 +45,12 @@
  * @pages:      initialise: page count
  * @segs:       register: physically contiguous runs of the pages
  *              (entries of the scatter table, ndk_mr_layout_run()), or
- *              an upper bound of them (the page count)
+ *              an upper bound of them (the page count); not measured
+ *              (a blocking call beyond the page list): the page list's
+ *              length, and the fill stops there
  * @entries:    register: page-list entries at the best page size of the
- *              physical layout, or an upper bound (the page count)
+ *              physical layout, or an upper bound (the page count); not
+ *              measured: the page list's length
  * @access:     register: IB access flags
  * @flags:      register: NDK_MR_FLAG_*
  * @remote:     initialise: RemoteAccess
@@ -205,9 +208,12 @@ static bool ndk_mdl_read_only(const struct ndk_mdl *chain, u64 length)
  * @segs:    runs so far
  * @fill:    the scatter table to fill, or NULL to only measure
  * @sg:      filling: the entry of the current run
+ * @cap:     filling: entries of @fill; a run beyond them stops the walk
  *
  * One walk measures (ndk_mr_start_register(): page-list entries, table
- * size), the other fills the table; both cut the runs the same way.
+ * size), the other fills the table; both cut the runs the same way.  A
+ * blocking call beyond the page list does only the second
+ * (ndk_mr_start_register()).
  */
 struct ndk_mr_layout {
 	u64 va;
@@ -218,12 +224,14 @@ struct ndk_mr_layout {
 	u32 segs;
 	struct scatterlist *fill;
 	struct scatterlist *sg;
+	u32 cap;
 };
 
 /*
  * A physically contiguous range of the registration (__ndk_mdl_walk_runs()):
  * continues the current run when it starts where that one ended, else
  * starts one; runs are cut at the DMA segment limit, on page boundaries.
+ * -E2BIG when a run would not fit the table being filled.
  */
 static int ndk_mr_layout_run(struct page *page, u32 offset, u32 len,
 			     void *context)
@@ -243,6 +251,8 @@ static int ndk_mr_layout_run(struct page *page, u32 offset, u32 len,
 			if (l->fill)
 				l->sg->length += n;
 		} else {
+			if (l->fill && l->segs == l->cap)
+				return -E2BIG;
 			n = min_t(u64, len, l->seg_max);
 			if (n < len)
 				n = round_down(pa + n, PAGE_SIZE) - pa;
@@ -329,7 +339,10 @@ static int ndk_mr_measure(struct ib_device *ibdev, struct ndk_mr_req *req)
 	return 0;
 }
 
-/* Fill @rmr's scatter table with the chain's runs (grown if too short). */
+/*
+ * Fill @rmr's scatter table with the chain's runs (grown if too short);
+ * -E2BIG when they are more than @req->segs (a chain not measured).
+ */
 static int ndk_mr_fill(struct ib_device *ibdev, struct ndk_reg *reg,
 		       struct ndk_reg_mr *rmr, struct ndk_mr_req *req)
 {
@@ -356,11 +369,13 @@ static int ndk_mr_fill(struct ib_device *ibdev, struct ndk_reg *reg,
 	if (rmr->last)
 		sg_unmark_end(rmr->last);
 	l.fill = rmr->sgt.sgl;
-	__ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run, &l);
+	l.cap = rmr->sg_cap;
+	ret = __ndk_mdl_walk_runs(req->mdl, req->length, ndk_mr_layout_run,
+				  &l);
 	sg_mark_end(l.sg);
 	rmr->last = l.sg;
 	rmr->used = l.segs;
-	return 0;
+	return ret;
 }
 
 static void ndk_mr_dma_unmap(struct ib_device *ibdev, struct ndk_reg_mr *rmr)
@@ -398,7 +413,8 @@ static u64 ndk_mr_dma_mask(struct sg_table *sgt, u64 va)
  *
  * Context: process context.
  * Return: the MR, its table DMA-mapped and loaded; an ERR_PTR: -EINVAL
- * when the DMA layout needs more entries than the device has, -ENOMEM.
+ * when the DMA layout needs more entries than the device has, -E2BIG when
+ * the physical one does (a chain not measured), -ENOMEM.
  */
 static struct ndk_reg_mr *ndk_mr_map(struct ndk_mr *mr, struct ndk_reg *reg,
 				     struct ndk_mr_req *req)
@@ -733,6 +749,16 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 	if (pages <= ibdev->attrs.max_fast_reg_page_list_len) {
 		req.segs = pages;
 		req.entries = pages;
+	} else if (!request_completion) {
+		/*
+		 * Blocking: the fill measures (ndk_mr_map()), one walk of
+		 * the chain instead of two; the runs cannot be more than
+		 * the entries, so a table of the page list's length holds
+		 * every layout that fits, and one that does not fails
+		 * there, inline.
+		 */
+		req.segs = ibdev->attrs.max_fast_reg_page_list_len;
+		req.entries = req.segs;
 	} else if (ndk_mr_measure(ibdev, &req) ||
 		   req.entries > ibdev->attrs.max_fast_reg_page_list_len) {
 		return STATUS_INVALID_PARAMETER;

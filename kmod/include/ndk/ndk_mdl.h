@@ -140,6 +140,38 @@ static __always_inline int __ndk_mdl_walk_pages(const struct ndk_mdl *chain,
 	return page ? fn(page, page_off, page_len, context) : 0;
 }
 
+/* Non-zero when @pages[@j] is not the @j-th page after @page. */
+static __always_inline unsigned long
+__ndk_mdl_diff(struct page *const *pages, const struct page *page, u64 j)
+{
+	return (unsigned long)pages[j] ^ (unsigned long)nth_page(page, j);
+}
+
+/*
+ * The first of @pages[1 ... @n] that does not follow @pages[0] physically
+ * (nth_page()), or @n + 1: eight pages with one branch, then one by one.
+ */
+static __always_inline u64 __ndk_mdl_follow(struct page *const *pages, u64 n)
+{
+	const struct page *p = pages[0];
+	u64 j;
+
+	for (j = 1; j + 7 <= n; j += 8)
+		if (__ndk_mdl_diff(pages, p, j) |
+		    __ndk_mdl_diff(pages, p, j + 1) |
+		    __ndk_mdl_diff(pages, p, j + 2) |
+		    __ndk_mdl_diff(pages, p, j + 3) |
+		    __ndk_mdl_diff(pages, p, j + 4) |
+		    __ndk_mdl_diff(pages, p, j + 5) |
+		    __ndk_mdl_diff(pages, p, j + 6) |
+		    __ndk_mdl_diff(pages, p, j + 7))
+			break;
+	for (; j <= n; j++)
+		if (__ndk_mdl_diff(pages, p, j))
+			break;
+	return j;
+}
+
 /**
  * __ndk_mdl_walk_runs() - visit the first @length bytes in physical runs
  * @chain:   a chain that ndk_mdl_check_contiguous() accepted for @length
@@ -179,9 +211,7 @@ static __always_inline int __ndk_mdl_walk_runs(const struct ndk_mdl *chain,
 			left -= len;
 			/* The whole pages that follow @page physically. */
 			full = left >> PAGE_SHIFT;
-			for (j = 1; j <= full; j++)
-				if (mdl->pages[i + j] != nth_page(page, j))
-					break;
+			j = __ndk_mdl_follow(mdl->pages + i, full);
 			len += (j - 1) << PAGE_SHIFT;
 			left -= (j - 1) << PAGE_SHIFT;
 			i += j - 1;
