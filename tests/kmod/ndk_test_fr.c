@@ -2035,14 +2035,18 @@ static struct ndk_mr *reg_mr(struct ndk_test_env *env, struct fr_fix *x,
  * its last chunk is chunk 15, so the last page is memory nothing else
  * maps.  RDMA writes and reads through the token at the first, a middle
  * and the last page and across a chunk boundary land in the right chunk.
- * The same chain at an address 4 KiB off the chunks' alignment needs
- * 4 KiB pages, 262144 of them: STATUS_INVALID_PARAMETER.
+ * A blocking call measures the layout while it fills the table, an
+ * asynchronous one before it returns: the same chain registers
+ * asynchronously too, its last page reachable.  The same chain at an
+ * address 4 KiB off the chunks' alignment needs 4 KiB pages, 262144 of
+ * them: STATUS_INVALID_PARAMETER, inline in both ways.
  */
 static int t_mr_huge_chunks(struct ndk_test_env *env)
 {
 	struct page *chunk[REG_CHUNKS] = {};
 	struct ndk_mdl *chain = NULL, **tail = &chain, *m;
 	struct fr_fix *x = fr_open(env);
+	struct ndk_t_wait w;
 	u32 n, k, i, rtok;
 	struct ndk_mr *mr;
 	u64 len;
@@ -2100,12 +2104,37 @@ static int t_mr_huge_chunks(struct ndk_test_env *env)
 			FR_READ(env, x, 0, REG_VA + (5ULL << 21) - 2048, rtok,
 				PAGE_SIZE, STATUS_SUCCESS);
 		NDK_T_CHECK(env, !memcmp(x->sink.data, x->src.data, PAGE_SIZE));
+		/* Again, asynchronously (measured before the call returns). */
+		NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
+			     STATUS_SUCCESS);
+		ndk_t_wait_init(&w);
+		NDK_T_STATUS(env, ndk_register_mr(mr, chain, len,
+						  NDK_MR_FLAG_ALLOW_REMOTE_READ |
+						  NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+						  ndk_t_requested, &w),
+			     STATUS_PENDING);
+		NDK_T_CHECK(env, ndk_t_wait(&w));
+		NDK_T_STATUS(env, w.status, STATUS_SUCCESS);
+		if (w.status == STATUS_SUCCESS)
+			reg_rw(env, __LINE__, x, REG_VA + len - PAGE_SIZE,
+			       ndk_get_remote_token_from_mr(mr),
+			       page_address(chunk[REG_CHUNKS - 1]) + SZ_2M -
+			       PAGE_SIZE, PAGE_SIZE);
 		NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
 	}
 	/* 4 KiB off the chunks' alignment: 4 KiB pages, far too many. */
 	for (m = chain; m; m = m->next)
 		m->start_va += PAGE_SIZE;
 	reg_mr(env, x, chain, len, STATUS_INVALID_PARAMETER);
+	if (ndk_create_mr(x->f.pd, false, NULL, NULL, &mr) == STATUS_SUCCESS) {
+		ndk_t_wait_init(&w);
+		NDK_T_STATUS(env, ndk_register_mr(mr, chain, len,
+						  NDK_MR_FLAG_ALLOW_REMOTE_READ,
+						  ndk_t_requested, &w),
+			     STATUS_INVALID_PARAMETER);
+		ndk_close_mr(mr, NULL, NULL);
+		NDK_T_CHECK(env, atomic_read(&w.calls) == 0);
+	}
 out:
 	ndk_mdl_free_chain(chain);
 	for (i = 0; i < REG_CHUNKS; i++)

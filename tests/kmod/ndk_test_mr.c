@@ -298,6 +298,7 @@ static int ndk_t_mr_register_invalid(struct ndk_test_env *env)
 	{
 		struct ndk_mdl *big = ndk_mdl_alloc(0x100000000ULL, too_big,
 						    GFP_KERNEL);
+		struct ndk_t_wait w;
 		u32 i;
 
 		for (i = 0; big && i < big->page_count; i++)
@@ -306,6 +307,12 @@ static int ndk_t_mr_register_invalid(struct ndk_test_env *env)
 			NDK_T_STATUS(env, ndk_register_mr(mr, big, too_big, 0x1,
 							  NULL, NULL),
 				     STATUS_INVALID_PARAMETER);
+			/* Measured before an asynchronous call returns. */
+			ndk_t_wait_init(&w);
+			NDK_T_STATUS(env, ndk_register_mr(mr, big, too_big, 0x1,
+							  ndk_t_requested, &w),
+				     STATUS_INVALID_PARAMETER);
+			NDK_T_CHECK(env, atomic_read(&w.calls) == 0);
 			ndk_mdl_free_chain(big);
 		}
 	}
