@@ -16,7 +16,9 @@
  *     "raw" keeps one MR per size (as ndk.ko pools them), "raw-alloc"
  *     allocates and frees the MR with each registration.  Sizes of 512
  *     pages and more are huge-page MDLs (2 MiB-contiguous chunks) that
- *     the raw side maps with 2 MiB pages.
+ *     the raw side maps with 2 MiB pages; "raw" is handed the chunks,
+ *     "raw-mdl" (MR kept) the same MDL as NdkRegisterMr, and finds the
+ *     chunks in it itself, reading every page pointer once.
  * W1  NdkBind + NdkInvalidate of a window over a sub-range of a
  *     registered MR vs NdkFastRegister + NdkInvalidate of the same
  *     sub-range (same loop as F1), vs NdkRegisterMr + NdkDeregisterMr of
@@ -599,6 +601,7 @@ static int nb_rawreg_deregister(struct nb_fix *f, struct nb_rawreg *rr,
  * @ent:      the raw registration's entries: @mdl's pages, or @chunk
  * @nent:     entries of @ent
  * @ent_size: bytes per entry (PAGE_SIZE or NB_HUGE_SIZE)
+ * @found:    huge sizes: the chunks "raw-mdl" finds in @mdl (@nent)
  */
 struct nb_r1_buf {
 	u32 pages;
@@ -609,6 +612,7 @@ struct nb_r1_buf {
 	struct page **ent;
 	u32 nent;
 	u32 ent_size;
+	struct page **found;
 };
 
 static void nb_r1_buf_free(struct nb_r1_buf *b)
@@ -620,6 +624,7 @@ static void nb_r1_buf_free(struct nb_r1_buf *b)
 		if (b->chunk[i])
 			__free_pages(b->chunk[i], NB_HUGE_ORDER);
 	kvfree(b->chunk);
+	kvfree(b->found);
 	vfree(b->mem);
 	memset(b, 0, sizeof(*b));
 }
@@ -654,7 +659,8 @@ static int nb_r1_buf_init(struct nb_r1_buf *b, u32 pages)
 		return -EINVAL;
 	b->nchunks = pages / NB_HUGE_PAGES;
 	b->chunk = kvcalloc(b->nchunks, sizeof(*b->chunk), GFP_KERNEL);
-	if (!b->chunk)
+	b->found = kvcalloc(b->nchunks, sizeof(*b->found), GFP_KERNEL);
+	if (!b->chunk || !b->found)
 		return -ENOMEM;
 	tail = &b->mdl;
 	for (i = 0; i < b->nchunks; i++) {
@@ -678,13 +684,44 @@ static int nb_r1_buf_init(struct nb_r1_buf *b, u32 pages)
 	return 0;
 }
 
+/*
+ * raw-mdl: what a raw consumer handed @b's MDL does to map it with 2 MiB
+ * pages: check that each element is one 2 MiB-aligned, physically
+ * contiguous chunk (every page pointer read once) and collect the chunks.
+ */
+static int nb_r1_find_chunks(struct nb_r1_buf *b)
+{
+	const struct ndk_mdl *m;
+	u32 n = 0, k;
+
+	for (m = b->mdl; m; m = m->next) {
+		if (n == b->nent || m->page_count != NB_HUGE_PAGES ||
+		    page_to_pfn(m->pages[0]) % NB_HUGE_PAGES)
+			return -EINVAL;
+		for (k = 1; k < NB_HUGE_PAGES; k++)
+			if (m->pages[k] != nth_page(m->pages[0], k))
+				return -EINVAL;
+		b->found[n++] = m->pages[0];
+	}
+	return n == b->nent ? 0 : -EINVAL;
+}
+
+/* Variants of R1: huge sizes also raw-mdl. */
+static int nb_r1_variants(const struct nb_r1_buf *b)
+{
+	return b->ent_size == PAGE_SIZE ? 3 : 4;
+}
+
 /* One R1 sample pair (register, deregister) of variant @v. */
 static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 		      struct nb_r1_buf *b, struct nb_rawreg *rr, int v,
 		      u32 round)
 {
 	struct nb_rawreg *r = &rr[v == 2];
-	static const char * const name[] = { "ndk", "raw", "raw-alloc" };
+	static const char * const name[] = {
+		"ndk", "raw", "raw-alloc", "raw-mdl"
+	};
+	struct page **ent = b->ent;
 	u64 t0, t1, t2;
 	s32 st;
 	int ret;
@@ -700,9 +737,16 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 		if (st)
 			nb_out("E R1 NDK: status %#x", st);
 	} else {
-		ret = nb_rawreg_register(f, r, b->ent, b->nent, b->ent_size,
-					 ndk_mdl_virtual_address(b->mdl),
-					 v == 2);
+		ret = 0;
+		if (v == 3) {
+			ent = b->found;
+			ret = nb_r1_find_chunks(b);
+		}
+		if (!ret)
+			ret = nb_rawreg_register(f, r, ent, b->nent,
+						 b->ent_size,
+						 ndk_mdl_virtual_address(b->mdl),
+						 v == 2);
 		t1 = ktime_get_ns();
 		if (!ret)
 			ret = nb_rawreg_deregister(f, r, b->nent, v == 2);
@@ -764,7 +808,7 @@ int nb_r1(struct nb_env *env)
 	struct nb_r1_buf b = {};
 	struct nb_fix f;
 	u32 p, r, i, pages;
-	int v, ret;
+	int v, n, ret;
 
 	for (i = 0; i < 2; i++) {
 		init_completion(&rr[i].done);
@@ -807,13 +851,14 @@ int nb_r1(struct nb_env *env)
 			}
 		}
 		/* Warm-up of each variant, then A-B-C rounds, order rotating. */
-		for (v = 0; !ret && v < 3; v++)
+		n = nb_r1_variants(&b);
+		for (v = 0; !ret && v < n; v++)
 			ret = nb_r1_once(&f, mr, &b, rr, v, U32_MAX);
 		for (r = 0; !ret && r < env->rounds; r++)
 			for (i = 0; !ret && i < env->iters; i++)
-				for (v = 0; !ret && v < 3; v++)
+				for (v = 0; !ret && v < n; v++)
 					ret = nb_r1_once(&f, mr, &b, rr,
-							 (v + r + i) % 3, r);
+							 (v + r + i) % n, r);
 		if (rr[0].mr)
 			ib_dereg_mr(rr[0].mr);
 		rr[0].mr = NULL;
