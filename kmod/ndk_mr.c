@@ -678,10 +678,13 @@ s32 ndk_create_mr(struct ndk_pd *pd, bool fast_register,
 	m->pd = pd;
 	m->fast_register = fast_register;
 	spin_lock_init(&m->lock);
-	mutex_init(&m->init_lock);
-	ndk_fr_init(&m->fr, &m->obj);
-	init_completion(&m->done);
-	m->cqe.done = ndk_mr_wr_done;
+	if (fast_register) {
+		mutex_init(&m->init_lock);
+		ndk_fr_init(&m->fr, &m->obj);
+	} else {
+		init_completion(&m->done);
+		m->cqe.done = ndk_mr_wr_done;
+	}
 	return ndk_obj_create(&m->obj, ndk_mr_init, create_completion,
 			      request_context, (void **)mr);
 }
@@ -935,14 +938,17 @@ EXPORT_SYMBOL_GPL(ndk_initialize_fast_register_mr);
  *
  * Context: any.
  * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_REQUEST when the MR is
- * not registered; STATUS_INVALID_PARAMETER for a range not inside it;
- * STATUS_ACCESS_VIOLATION for a write right the MR cannot give.
+ * not registered; STATUS_INVALID_PARAMETER for a fast-register MR or a
+ * range not inside it; STATUS_ACCESS_VIOLATION for a write right the MR
+ * cannot give.
  */
 s32 ndk_mr_window_bind(struct ndk_mr *mr, u64 start, u64 end, int access)
 {
 	s32 status = STATUS_SUCCESS;
 	unsigned long flags;
 
+	if (mr->fast_register)
+		return STATUS_INVALID_PARAMETER;
 	spin_lock_irqsave(&mr->lock, flags);
 	if (mr->state != NDK_MR_REGISTERED)
 		status = STATUS_INVALID_DEVICE_REQUEST;

@@ -128,10 +128,30 @@ enum ndk_mr_state {
  * struct ndk_mr - NDK_MR
  * @obj:           object base (parent: the PD)
  * @pd:            the PD
- * @fast_register: created with FastRegister = TRUE
  * @state:         enum ndk_mr_state, changed under @lock
  * @lock:          protects @state, @bound_windows, @lkey and @rkey
  * @ibmr:          the fast-register MR carrying the registration
+ * @fast_register: created with FastRegister = TRUE: only the members of
+ *                 that kind (@fr ... @init_done) are in use, else only
+ *                 the others of the union (@rmr ... @done)
+ * @writable:      the registration has a write right, so its pages are
+ *                 writable: fast-registers and binds over it may write
+ * @user:          registered by the driver from user memory
+ *                 (ndk_register_user_mr()): @ibmr is the driver's MR, no
+ *                 @rmr; @sgt is set once ndk_mr_attach_pages() gave it a
+ *                 page list
+ * @umem:          user memory the registration maps (ndk_mr_own_umem()):
+ *                 pinned by ndk.ko, or by the driver (@user); unpinned
+ *                 when the registration is released, as rxe's MR owns
+ *                 its ib_umem.  Not held for kernel MDLs, nor ever for a
+ *                 fast-register MR (user paths read it for any MR)
+ * @fr:            fast-register: the registration state of @ibmr
+ * @init_lock:     fast-register: serialises initialisations of the MR
+ * @init_calls:    fast-register: initialisations asked for so far (their
+ *                 order)
+ * @init_done:     fast-register: the order number of the initialisation
+ *                 in place; an earlier one that runs after it has nothing
+ *                 left to do
  * @rmr:           NdkRegisterMr: the pooled MR (@ibmr and its table)
  * @sgt:           the registration's DMA-mapped pages, NULL when it has
  *                 none (binds and fast-registers over the MR read them
@@ -140,30 +160,19 @@ enum ndk_mr_state {
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
  * @flags:         NDK_MR_FLAG_* of the registration
- * @lkey:          NdkRegisterMr: the local token while registered, else 0
- * @rkey:          NdkRegisterMr: the remote token while registered, else 0
- *                 (both under @lock: token getters never read @ibmr)
- * @init_lock:     serialises fast-register initialisations of the MR
- * @init_calls:    initialisations asked for so far (their order)
- * @init_done:     the order number of the initialisation in place; an
- *                 earlier one that runs after it has nothing left to do
- * @writable:      the registration has a write right, so its pages are
- *                 writable: fast-registers and binds over it may write
- * @user:          registered by the driver from user memory
- *                 (ndk_register_user_mr()): @ibmr is the driver's MR, no
- *                 @rmr; @sgt is set once ndk_mr_attach_pages() gave it a
- *                 page list
- * @fr:            fast-register: the registration state of @ibmr
+ * @lkey:          the local token while registered, else 0
+ * @rkey:          the remote token while registered, else 0 (both under
+ *                 @lock: token getters never read @ibmr)
  * @bound_windows: windows bound inside this MR (deregister is refused);
  *                 each holds a reference, so the MR's teardown, and with
  *                 it the release of @umem, waits for the last one
- * @umem:          user memory the registration maps (ndk_mr_own_umem()):
- *                 pinned by ndk.ko, or by the driver (@user); unpinned
- *                 when the registration is released, as rxe's MR owns
- *                 its ib_umem.  Not held for kernel MDLs
  * @cqe:           completion of the internal REG_MR / LOCAL_INV
  * @wc_status:     status of that completion
  * @done:          signalled by @cqe for blocking callers
+ *
+ * An MR is of one kind for its life, so the members only one kind uses
+ * share their memory: 328 bytes instead of 416 for every MR, user
+ * registrations included.
  */
 struct ndk_mr {
 	struct ndk_obj obj;
@@ -171,25 +180,31 @@ struct ndk_mr {
 	enum ndk_mr_state state;
 	spinlock_t lock; /* protects state, bound_windows, lkey, rkey */
 	struct ib_mr *ibmr;
-	struct ndk_reg_mr *rmr;
-	struct sg_table *sgt;
-	u64 base_va;
-	u64 length;
-	u32 flags;
-	u32 lkey;
-	u32 rkey;
-	u32 bound_windows;
-	struct mutex init_lock; /* serialises initialisations */
-	atomic64_t init_calls;
-	u64 init_done;
-	struct ndk_fr fr;
-	struct ndk_umem umem;
-	struct ib_cqe cqe;
-	enum ib_wc_status wc_status;
 	bool fast_register;
 	bool writable;
 	bool user;
-	struct completion done;
+	struct ndk_umem umem;
+	union {
+		struct {
+			struct ndk_fr fr;
+			struct mutex init_lock; /* serialises initialisations */
+			atomic64_t init_calls;
+			u64 init_done;
+		};
+		struct {
+			struct ndk_reg_mr *rmr;
+			struct sg_table *sgt;
+			u64 base_va;
+			u64 length;
+			u32 flags;
+			u32 lkey;
+			u32 rkey;
+			u32 bound_windows;
+			struct ib_cqe cqe;
+			enum ib_wc_status wc_status;
+			struct completion done;
+		};
+	};
 };
 
 /**
