@@ -48,23 +48,23 @@ struct ndk_ucache {
  * @notifier:   MMU interval notifier over the registration's pages
  * @uc:         its file's cache state
  * @handle:     the registration's handle once published (for events)
+ * @slot:       its slot, or NDK_U_CACHE_SLOT_NONE
  * @address:    user address of the registration's first byte
  * @length:     its bytes
  * @gen:        the generation it bumps: its slot in @uc->gens, or @own
  * @own:        the generation of a registration without a slot
  * @registered: the generation the pages were pinned under
- * @slot:       its slot, or NDK_U_CACHE_SLOT_NONE
  */
 struct ndk_ucache_reg {
 	struct mmu_interval_notifier notifier;
 	struct ndk_ucache *uc;
 	u32 handle;
+	u32 slot;
 	u64 address;
 	u64 length;
 	u64 *gen;
 	u64 own;
 	u64 registered;
-	u32 slot;
 };
 
 enum ndk_uobj_type {
