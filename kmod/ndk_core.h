@@ -103,6 +103,8 @@ struct ndk_device {
  * struct ndk_obj - base of every NDK object
  * @hdr:       public header; must stay the first member
  * @ref:       the consumer's reference plus one per child/successor
+ * @closing:   ndk_obj_close() was called
+ * @counted:   counted in its device's objects (ndk_obj_count())
  * @parent:    the object this one was created from (NULL for an adapter)
  * @adapter:   the adapter this object belongs to (itself for an adapter)
  * @destroy:   releases the ib_core resources; process context; may be NULL
@@ -111,15 +113,17 @@ struct ndk_device {
  * @init:      the type's ib_core setup, run by ndk_obj_create()
  * @create_completion: consumer's create callback during an async create
  * @create_context:    its context
- * @closing:   ndk_obj_close() was called
  * @work:      runs creation (async create) or teardown (last reference)
  * @antecedents: other objects this one holds besides its parent (a QP's
  *             CQs, see ndk_obj_hold()); released with the parent
- * @counted:   counted in its device's objects (ndk_obj_count())
+ *
+ * 128 bytes: the two flags fill the word of @ref.
  */
 struct ndk_obj {
 	struct ndk_object_header hdr;
 	refcount_t ref;
+	bool closing;
+	bool counted;
 	struct ndk_obj *parent;
 	struct ndk_adapter *adapter;
 	void (*destroy)(struct ndk_obj *obj);
@@ -128,10 +132,8 @@ struct ndk_obj {
 	int (*init)(struct ndk_obj *obj);
 	ndk_fn_create_completion create_completion;
 	void *create_context;
-	bool closing;
 	struct work_struct work;
 	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
-	bool counted;
 };
 
 /**

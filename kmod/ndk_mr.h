@@ -171,7 +171,7 @@ enum ndk_mr_state {
  * @done:          signalled by @cqe for blocking callers
  *
  * An MR is of one kind for its life, so the members only one kind uses
- * share their memory: 328 bytes instead of 416 for every MR, user
+ * share their memory: 312 bytes instead of 416 for every MR, user
  * registrations included.
  */
 struct ndk_mr {
