@@ -171,6 +171,101 @@ static int ndk_t_mdl_contiguity(struct ndk_test_env *env)
 	return NDK_TEST_PASS;
 }
 
+/* --- physical runs -------------------------------------------------------- */
+
+#define RUNS_PAGES	70
+#define RUNS_MAX	4
+
+struct ndk_t_runs {
+	u32 n;
+	struct page *page[RUNS_MAX];
+	u32 offset[RUNS_MAX];
+	u32 len[RUNS_MAX];
+};
+
+static int ndk_t_runs_add(struct page *page, u32 offset, u32 len, void *ctx)
+{
+	struct ndk_t_runs *r = ctx;
+
+	if (r->n == RUNS_MAX)
+		return -E2BIG;
+	r->page[r->n] = page;
+	r->offset[r->n] = offset;
+	r->len[r->n++] = len;
+	return 0;
+}
+
+static void ndk_t_runs_want(struct ndk_t_runs *r, struct page *page,
+			    u32 offset, u32 len)
+{
+	ndk_t_runs_add(page, offset, len, r);
+}
+
+/*
+ * mdl-runs: __ndk_mdl_walk_runs() over one element of 70 pages (100 bytes
+ * into the first, 50 bytes short of the end of the last) whose pages are
+ * physically consecutive except one page put in at every position in turn
+ * (and none): the runs are exactly the pages before it, it, and those
+ * after it.  The walk compares eight pages per branch, so a break at each
+ * offset inside and across those blocks is covered.
+ */
+static int ndk_t_mdl_runs(struct ndk_test_env *env)
+{
+	u32 len = RUNS_PAGES * PAGE_SIZE - 150, b, tail;
+	struct page *base, *other;
+	struct ndk_t_runs got, want;
+	struct ndk_mdl *m;
+	int i;
+
+	base = alloc_pages(GFP_KERNEL, 7);
+	other = alloc_page(GFP_KERNEL);
+	m = ndk_mdl_alloc(BASE + 100, len, GFP_KERNEL);
+	if (!base || !other || !m || m->page_count != RUNS_PAGES)
+		goto out;
+	for (b = 0; b <= RUNS_PAGES; b++) {
+		for (i = 0; i < RUNS_PAGES; i++)
+			m->pages[i] = nth_page(base, i);
+		memset(&want, 0, sizeof(want));
+		if (b == 0 || b == RUNS_PAGES) {
+			/* No break (b == RUNS_PAGES), or at the first page. */
+			if (b == 0)
+				m->pages[0] = other;
+			ndk_t_runs_want(&want, m->pages[0], 100,
+					b ? len : PAGE_SIZE - 100);
+			if (!b)
+				ndk_t_runs_want(&want, nth_page(base, 1), 0,
+						len - (PAGE_SIZE - 100));
+		} else {
+			m->pages[b] = other;
+			ndk_t_runs_want(&want, base, 100, b * PAGE_SIZE - 100);
+			tail = len - (b * PAGE_SIZE - 100);
+			ndk_t_runs_want(&want, other, 0,
+					min_t(u32, tail, PAGE_SIZE));
+			if (tail > PAGE_SIZE)
+				ndk_t_runs_want(&want, nth_page(base, b + 1), 0,
+						tail - PAGE_SIZE);
+		}
+		memset(&got, 0, sizeof(got));
+		NDK_T_CHECK(env, !__ndk_mdl_walk_runs(m, len, ndk_t_runs_add,
+						      &got));
+		if (memcmp(&got, &want, sizeof(got))) {
+			ndk_test_log("break at page %u: %u runs, want %u", b,
+				     got.n, want.n);
+			NDK_T_CHECK(env, false);
+		}
+	}
+	ndk_test_log("%u break positions in %u pages", RUNS_PAGES + 1,
+		     RUNS_PAGES);
+out:
+	NDK_T_CHECK(env, base && other && m);
+	ndk_mdl_free_chain(m);
+	if (other)
+		__free_page(other);
+	if (base)
+		__free_pages(base, 7);
+	return NDK_TEST_PASS;
+}
+
 /* --- registration -------------------------------------------------------- */
 
 /* Register @len bytes at @offset of @buf in @n elements; check tokens. */
@@ -657,6 +752,7 @@ out:
 
 const struct ndk_test ndk_tests_mr[] = {
 	{ "mdl-contiguity", ndk_t_mdl_contiguity },
+	{ "mdl-runs", ndk_t_mdl_runs },
 	{ "mr-register", ndk_t_mr_register },
 	{ "mr-register-invalid", ndk_t_mr_register_invalid },
 	{ "mr-register-async", ndk_t_mr_register_async },
