@@ -26,9 +26,12 @@ struct ndk_reg_iw;
  * @cq:       its completion queue, polled by ib_core in softirq context
  * @qp:       an RC QP connected to itself; it only ever carries local
  *            operations (IB_WR_REG_MR, IB_WR_LOCAL_INV), never traffic
- * @credits:  free send queue slots; a poster sleeps when none is left
- * @post_lock: serialises ib_post_send on @qp
- * @lock:     protects @pool, @pooled and @broken
+ * @credits:  free send queue slots; a poster sleeps when none is left.
+ *            A poster holds one from its post to its completion, and a
+ *            rebuild of @qp (ndk_reg_iw_reconnect()) takes them all, so
+ *            posts need no lock of their own (ib_post_send() may run
+ *            concurrently on one QP)
+ * @lock:     protects @pool and @pooled; process context only
  * @pool:     idle fast-register MRs per size class, keys already retired
  * @pooled:   MRs in each @pool list
  * @broken:   a local operation failed (the QP went to error): rebuild
@@ -42,7 +45,6 @@ struct ndk_reg {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	struct semaphore credits;
-	spinlock_t post_lock; /* serialises posts */
 	struct mutex lock; /* protects pool, pooled */
 	struct list_head pool[NDK_REG_CLASSES];
 	u32 pooled[NDK_REG_CLASSES];

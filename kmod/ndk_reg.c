@@ -103,7 +103,6 @@ static struct ndk_reg *ndk_reg_create(struct ndk_pd *pd)
 	if (!reg)
 		return ERR_PTR(-ENOMEM);
 	sema_init(&reg->credits, NDK_REG_SQ_DEPTH);
-	spin_lock_init(&reg->post_lock);
 	mutex_init(&reg->lock);
 	for (i = 0; i < NDK_REG_CLASSES; i++)
 		INIT_LIST_HEAD(&reg->pool[i]);
@@ -261,15 +260,12 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
 int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 		 struct completion *done)
 {
-	unsigned long flags;
 	int ret;
 
 	down(&reg->credits);
 	reinit_completion(done);
 	wr->send_flags |= IB_SEND_SIGNALED;
-	spin_lock_irqsave(&reg->post_lock, flags);
 	ret = ib_post_send(reg->qp, wr, NULL);
-	spin_unlock_irqrestore(&reg->post_lock, flags);
 	if (ret) {
 		/* A QP out of RTS refuses posts (siw once disconnected). */
 		ndk_reg_set_broken(reg, "post", ret);

@@ -447,10 +447,9 @@ int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd)
 		spin_lock_irqsave(&old->lock, flags);
 		old->retired = true;
 		spin_unlock_irqrestore(&old->lock, flags);
-		spin_lock_irqsave(&reg->post_lock, flags);
+		/* No poster: every credit is taken (struct ndk_reg). */
 		reg->iw = iw;
-		reg->qp = iw->active->qp;
-		spin_unlock_irqrestore(&reg->post_lock, flags);
+		WRITE_ONCE(reg->qp, iw->active->qp);
 		WRITE_ONCE(reg->broken, false);
 		ndk_reg_iw_free(old);
 		atomic_inc(&ndk_reg_iw_rebuilds);
