@@ -82,17 +82,20 @@ struct Options {
     std::uint64_t connections = 0;  // 0: until a signal
     std::string adapter;
     std::string device = ndk::kDefaultDevicePath;
+    bool reopen = false;  // after the adapter's removal: wait, serve again
 };
 
 void Usage(FILE* out) {
     std::fprintf(out,
                  "usage: ndk-target --listen ADDR:PORT --size BYTES --window OFFSET:LENGTH\n"
                  "                  --access r|w|rw [--connections N] [--adapter NAME]\n"
-                 "                  [--device PATH]\n"
+                 "                  [--device PATH] [--reopen]\n"
                  "Exposes a zero-filled buffer of BYTES through a memory window over\n"
                  "[OFFSET, OFFSET+LENGTH), bound anew for each connection; the accept's\n"
                  "private data is the window's descriptor (u64 address, u32 token, u32\n"
-                 "length, little-endian).  Prints the buffer's sha256 at exit.\n");
+                 "length, little-endian).  Prints the buffer's sha256 at exit.  With\n"
+                 "--reopen, the adapter's removal closes what used it and the target\n"
+                 "serves again, the buffer unchanged, once the adapter is back.\n");
 }
 
 bool ParseU64(const std::string& s, std::uint64_t* out) {
@@ -143,7 +146,17 @@ class Target {
     int Run();
 
   private:
+    // The buffer, once; then Attach().
     int Setup();
+    // Everything on the adapter: open it, PD, MR, window, internal
+    // connection, listener.  quiet: no message for a failure.
+    int Attach(bool quiet);
+    // The adapter is gone: close what used it (no request can run any
+    // more), count an accepted connection as closed.
+    void Detach();
+    // After Detach(): Attach() every half second until it works (true)
+    // or a signal comes on sfd (false).
+    bool Reattach(int sfd);
     int ConnectInternal();
     // Binds the window on the internal QP; the new token, or an error.
     ndk::Result<std::uint32_t> BindWindow();
@@ -179,39 +192,10 @@ class Target {
     std::uint64_t closed_ = 0;
     std::uint64_t request_context_ = 0x1000;
     bool error_ = false;
+    bool removed_ = false;  // ADAPTER_REMOVED came: Detach() before anything
 };
 
 int Target::Setup() {
-    if (!opt_.adapter.empty()) {
-        auto a = ndk::Adapter::OpenByName(opt_.adapter, opt_.device.c_str());
-        if (!a) return Fail(("open adapter " + opt_.adapter).c_str(), a.error());
-        adapter_.emplace(std::move(*a));
-    } else {
-        auto dev = ndk::Device::Open(opt_.device.c_str());
-        if (!dev) return Fail(("open " + opt_.device).c_str(), dev.error());
-        auto list = dev->ListAdapters();
-        if (!list) return Fail("list adapters", list.error());
-        if (list->empty()) {
-            std::fprintf(stderr, "ndk-target: no NDK adapter\n");
-            return 1;
-        }
-        auto a = ndk::Adapter::Open(list->front().id, opt_.device.c_str());
-        if (!a) return Fail(("open adapter " + list->front().name).c_str(), a.error());
-        adapter_.emplace(std::move(*a));
-    }
-    auto info = adapter_->QueryInfo();
-    if (!info) return Fail("query adapter info", info.error());
-    info_ = *info;
-    if (opt_.length > info_.max_window_size) {
-        std::fprintf(
-            stderr, "ndk-target: window of %" PRIu64 " bytes: the adapter's limit is %" PRIu64 "\n",
-            opt_.length, info_.max_window_size);
-        return 2;
-    }
-    auto pd = adapter_->CreateProtectionDomain();
-    if (!pd) return Fail("create PD", pd.error());
-    pd_.emplace(std::move(*pd));
-
     void* p = mmap(nullptr, opt_.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         std::fprintf(stderr, "ndk-target: mmap %" PRIu64 " bytes: %s\n", opt_.size,
@@ -220,6 +204,43 @@ int Target::Setup() {
     }
     buffer_ = static_cast<std::byte*>(p);
     std::memset(buffer_, 0, opt_.size);  // anonymous memory is zero; touch it all once
+    return Attach(false);
+}
+
+int Target::Attach(bool quiet) {
+    // A failure: the message (unless quiet) and the exit status.
+    auto fail = [quiet](const std::string& what, const ndk::Error& e) {
+        return quiet ? 1 : Fail(what.c_str(), e);
+    };
+    if (!opt_.adapter.empty()) {
+        auto a = ndk::Adapter::OpenByName(opt_.adapter, opt_.device.c_str());
+        if (!a) return fail("open adapter " + opt_.adapter, a.error());
+        adapter_.emplace(std::move(*a));
+    } else {
+        auto dev = ndk::Device::Open(opt_.device.c_str());
+        if (!dev) return fail("open " + opt_.device, dev.error());
+        auto list = dev->ListAdapters();
+        if (!list) return fail("list adapters", list.error());
+        if (list->empty()) {
+            if (!quiet) std::fprintf(stderr, "ndk-target: no NDK adapter\n");
+            return 1;
+        }
+        auto a = ndk::Adapter::Open(list->front().id, opt_.device.c_str());
+        if (!a) return fail("open adapter " + list->front().name, a.error());
+        adapter_.emplace(std::move(*a));
+    }
+    auto info = adapter_->QueryInfo();
+    if (!info) return fail("query adapter info", info.error());
+    info_ = *info;
+    if (opt_.length > info_.max_window_size) {
+        std::fprintf(
+            stderr, "ndk-target: window of %" PRIu64 " bytes: the adapter's limit is %" PRIu64 "\n",
+            opt_.length, info_.max_window_size);
+        return 2;
+    }
+    auto pd = adapter_->CreateProtectionDomain();
+    if (!pd) return fail("create PD", pd.error());
+    pd_.emplace(std::move(*pd));
 
     auto mr = ndk::MemoryRegion::Create(*pd_);
     if (!mr) return Fail("create MR", mr.error());
@@ -233,13 +254,56 @@ int Target::Setup() {
     if (int rc = ConnectInternal()) return rc;
 
     auto l = ndk::Listener::Create(*adapter_, 1);
-    if (!l) return Fail("create listener", l.error());
+    if (!l) return fail("create listener", l.error());
     listener_.emplace(std::move(*l));
     auto where = listener_->Listen(opt_.listen);
-    if (!where) return Fail(("listen on " + opt_.listen.ToString()).c_str(), where.error());
+    if (!where) return fail("listen on " + opt_.listen.ToString(), where.error());
     std::printf("listening %s\n", where->ToString().c_str());
     std::fflush(stdout);
     return 0;
+}
+
+void Target::Detach() {
+    if (current_) {
+        if (current_->accepted) ++closed_;
+        std::printf("connection %" PRIu64 " closed (adapter removed)\n", current_->number);
+        current_.reset();
+    }
+    // Children before what they were created from.
+    waiting_.clear();
+    listener_.reset();
+    bind_conn_.reset();
+    peer_conn_.reset();
+    internal_listener_.reset();
+    bind_qp_.reset();
+    peer_qp_.reset();
+    internal_cq_.reset();
+    mw_.reset();
+    mr_.reset();
+    pd_.reset();
+    adapter_.reset();
+    removed_ = false;
+}
+
+bool Target::Reattach(int sfd) {
+    std::printf("adapter removed: waiting for it to come back\n");
+    std::fflush(stdout);
+    for (;;) {
+        pollfd p{sfd, POLLIN, 0};
+        int n = ::poll(&p, 1, 500);
+        if (n < 0 && errno != EINTR) {
+            std::perror("ndk-target: poll");
+            return false;
+        }
+        if (n > 0) {
+            signalfd_siginfo si{};
+            if (read(sfd, &si, sizeof(si)) == sizeof(si))
+                std::printf("signal %s: stopping\n", strsignal(static_cast<int>(si.ssi_signo)));
+            return false;
+        }
+        if (Attach(true) == 0) return true;
+        Detach();  // what the try opened
+    }
 }
 
 // Connects bind_qp_ and peer_qp_ to each other through a listener on the
@@ -426,7 +490,8 @@ bool Target::Dispatch(const ndk::Event& ev) {
             return true;
         case ndk::EventType::kAdapterRemoved:
             std::fprintf(stderr, "ndk-target: the adapter was removed\n");
-            return false;
+            removed_ = true;
+            return opt_.reopen;
         case ndk::EventType::kCq:  // a CQ arm that a PollUntil did not need
             return true;
     }
@@ -496,8 +561,13 @@ int Target::Run() {
             error_ = true;
             break;
         }
-        for (std::size_t i = 0; i < *n && !error_; ++i)
+        for (std::size_t i = 0; i < *n && !error_ && !removed_; ++i)
             if (!Dispatch(evs[i])) error_ = true;
+        if (removed_ && !error_) {
+            Detach();
+            if (!Reattach(sfd)) stop = true;
+            continue;
+        }
         if (*n) continue;  // more may be queued, or kept by a helper
         std::array<pollfd, 2> p{{{adapter_->fd(), POLLIN, 0}, {sfd, POLLIN, 0}}};
         if (::poll(p.data(), p.size(), -1) < 0 && errno != EINTR) {
@@ -531,7 +601,7 @@ int Target::Run() {
 int main(int argc, char** argv) {
     Options opt;
     bool have_listen = false, have_size = false, have_window = false, have_access = false;
-    enum { kListen = 256, kSize, kWindow, kAccess, kConnections, kAdapter, kDevice };
+    enum { kListen = 256, kSize, kWindow, kAccess, kConnections, kAdapter, kDevice, kReopen };
     static const option longopts[] = {
         {"listen", required_argument, nullptr, kListen},
         {"size", required_argument, nullptr, kSize},
@@ -540,6 +610,7 @@ int main(int argc, char** argv) {
         {"connections", required_argument, nullptr, kConnections},
         {"adapter", required_argument, nullptr, kAdapter},
         {"device", required_argument, nullptr, kDevice},
+        {"reopen", no_argument, nullptr, kReopen},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
     };
@@ -601,6 +672,9 @@ int main(int argc, char** argv) {
                 break;
             case kDevice:
                 opt.device = arg;
+                break;
+            case kReopen:
+                opt.reopen = true;
                 break;
             case 'h':
                 Usage(stdout);
