@@ -404,7 +404,7 @@ ndkblk_removal() {
 # output are the verdict.  On remove-b (A's ndkblk-removal step, copied
 # here by the host) B removes its rxe0 and adds it again (b_removal).
 # ndk-target gets ADAPTER_REMOVED and exits with 1 ("the adapter was
-# removed"): it does not reopen an adapter.  serve() expects that and
+# removed"): it runs without --reopen.  serve() expects that and
 # starts a new one once rxe0 is back, as a service manager would, so
 # user-client-after runs after the removal against the new one.  This is
 # simpler than running the removal after user-client-after: ndk-target

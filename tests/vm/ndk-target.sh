@@ -8,13 +8,19 @@
 # read of it back, writes and reads one byte before and past the window
 # refused, a second write inside; then it exits by itself and its sha256
 # must be the one of the buffer the test expects.  Target B (--access r,
-# stopped with SIGTERM): a write refused, a read of zeros.  Every
+# stopped with SIGTERM): a write refused, a read of zeros.  Target C
+# (--reopen, 2 connections): a write, then rxe0 is deleted and added
+# again; the target must wait, listen again by itself and serve the
+# buffer unchanged (a read of what was written), then exit 0.  Every
 # connection must get a token of its own.
 set -u
 target=$1 peer=$2
 addr=10.99.0.1
 work=$(mktemp -d)
-trap 'kill "$tpid" 2>/dev/null; rm -rf "$work"' EXIT
+netdev=$(rdma link show rxe0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+# Whatever happens, rxe0 is back for the tests after this one.
+trap 'kill "$tpid" 2>/dev/null; rdma link show rxe0/1 > /dev/null 2>&1 ||
+	rdma link add rxe0 type rxe netdev "$netdev"; rm -rf "$work"' EXIT
 tpid=
 checks=0 failed=0
 
@@ -32,6 +38,11 @@ sha_py() { # sha_py PYTHON-EXPRESSION-OF-BYTES
 	python3 -c "import hashlib; b = $1; print(hashlib.sha256(bytes(b)).hexdigest())"
 }
 
+# last_port FILE: the port of the last "listening ADDR:PORT" line.
+last_port() {
+	sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$1" | tail -n 1
+}
+
 # start_target NAME ARGS...: runs ndk-target in the background, waits for
 # its "listening ADDR:PORT" line, sets $tpid and $port.
 start_target() {
@@ -41,7 +52,7 @@ start_target() {
 	tpid=$!
 	port=
 	for ((i = 0; i < 100; i++)); do
-		port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$work/$name.out")
+		port=$(last_port "$work/$name.out")
 		[[ -n "$port" ]] && break
 		kill -0 "$tpid" 2>/dev/null || break
 		sleep 0.1
@@ -115,7 +126,45 @@ if check "ndk-target B listens" start_target B --size 65536 --window 0:4096 --ac
 	check "ndk-target B's buffer is still all zeros" test "$tsha" = "$(sha_py 'bytes(65536)')"
 fi
 
-# Every connection had a window token of its own.
+# --- target C: the adapter removed and added again under --reopen -------
+# wait_for FILE PATTERN SECONDS: until a line of FILE matches.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# A new rxe0 numbers its keys afresh: C's tokens may repeat A's and B's.
+ntokens=${#tokens[@]}
+if check "ndk-target C listens" start_target C --size 65536 --window 0:8192 --access rw \
+	--adapter rxe0 --reopen --connections 2; then
+	check "write 4096 bytes of 0x6b" peer ok write 0 4096 0x6b
+	first_port=$port
+	check "rdma link delete rxe0" rdma link delete rxe0
+	check "ndk-target C waits for its adapter" \
+		wait_for "$work/C.out" '^adapter removed: waiting' 20
+	check "ndk-target C still runs" kill -0 "$tpid"
+	check "rdma link add rxe0" rdma link add rxe0 type rxe netdev "$netdev"
+	for ((i = 0; i < 300; i++)); do
+		[[ $(grep -c '^listening' "$work/C.out") -ge 2 ]] && break
+		sleep 0.1
+	done
+	check "ndk-target C listens again after the add" \
+		test "$(grep -c '^listening' "$work/C.out")" = 2
+	port=$(last_port "$work/C.out")
+	echo "  port $first_port before the removal, $port after"
+	check "read back what was written before the removal" peer ok read 0 4096
+	check "it is what was written" test "$rsha" = "$(sha_py 'b"\x6b" * 4096')"
+	wait_target C
+	check "ndk-target C exits 0 after 2 connections" test "$trc" = 0
+	check "ndk-target C's buffer is the expected one" \
+		test "$tsha" = "$(sha_py 'b"\x6b" * 4096 + bytes(65536 - 4096)')"
+fi
+tokens=("${tokens[@]:0:ntokens}")
+
+# Every connection of A and B had a window token of its own.
 n=${#tokens[@]}
 uniq=$(printf '%s\n' "${tokens[@]}" | grep -c . | tr -d ' ')
 distinct=$(printf '%s\n' "${tokens[@]}" | grep . | sort -u | wc -l | tr -d ' ')
