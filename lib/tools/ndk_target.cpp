@@ -122,6 +122,13 @@ std::string StatusText(ndk::NTSTATUS s) {
     return std::string(ndk::StatusName(s)) + " (" + Hex(static_cast<std::uint32_t>(s)) + ")";
 }
 
+// A signal is pending on sfd (SIGINT, SIGTERM): says which; the target stops.
+void ReportSignal(int sfd) {
+    signalfd_siginfo si{};
+    if (read(sfd, &si, sizeof(si)) == sizeof(si))
+        std::printf("signal %s: stopping\n", strsignal(static_cast<int>(si.ssi_signo)));
+}
+
 int Fail(const char* what, const ndk::Error& e) {
     std::fprintf(stderr, "ndk-target: %s: %s\n", what, e.Message().c_str());
     return 1;
@@ -154,8 +161,8 @@ class Target {
     // The adapter is gone: close what used it (no request can run any
     // more), count an accepted connection as closed.
     void Detach();
-    // After Detach(): Attach() every half second until it works (true)
-    // or a signal comes on sfd (false).
+    // After Detach(): Attach() every half second until it works (true),
+    // a signal comes on sfd or the options cannot fit the adapter (false).
     bool Reattach(int sfd);
     int ConnectInternal();
     // Binds the window on the internal QP; the new token, or an error.
@@ -296,13 +303,16 @@ bool Target::Reattach(int sfd) {
             return false;
         }
         if (n > 0) {
-            signalfd_siginfo si{};
-            if (read(sfd, &si, sizeof(si)) == sizeof(si))
-                std::printf("signal %s: stopping\n", strsignal(static_cast<int>(si.ssi_signo)));
+            ReportSignal(sfd);
             return false;
         }
-        if (Attach(true) == 0) return true;
-        Detach();  // what the try opened
+        int rc = Attach(true);
+        if (rc == 0) return true;
+        Detach();       // what the try opened
+        if (rc == 2) {  // the options do not fit the adapter: never will
+            error_ = true;
+            return false;
+        }
     }
 }
 
@@ -576,9 +586,7 @@ int Target::Run() {
             break;
         }
         if (p[1].revents & POLLIN) {
-            signalfd_siginfo si{};
-            if (read(sfd, &si, sizeof(si)) == sizeof(si))
-                std::printf("signal %s: stopping\n", strsignal(static_cast<int>(si.ssi_signo)));
+            ReportSignal(sfd);
             stop = true;
         }
         if (p[0].revents & (POLLERR | POLLNVAL)) {
