@@ -11,7 +11,8 @@
 # stopped with SIGTERM): a write refused, a read of zeros.  Target C
 # (--reopen, 2 connections): a write, then rxe0 is deleted and added
 # again; the target must wait, listen again by itself and serve the
-# buffer unchanged (a read of what was written), then exit 0.  Every
+# buffer unchanged (a read of what was written), then exit 0.  Target D
+# (--reopen) gets SIGTERM while it waits and exits 0.  Every
 # connection must get a token of its own.
 set -u
 target=$1 peer=$2
@@ -161,6 +162,18 @@ if check "ndk-target C listens" start_target C --size 65536 --window 0:8192 --ac
 	check "ndk-target C exits 0 after 2 connections" test "$trc" = 0
 	check "ndk-target C's buffer is the expected one" \
 		test "$tsha" = "$(sha_py 'b"\x6b" * 4096 + bytes(65536 - 4096)')"
+fi
+# Target D: a signal while it waits for its adapter stops it with 0.
+if check "ndk-target D listens" start_target D --size 4096 --window 0:4096 --access r \
+	--adapter rxe0 --reopen; then
+	check "rdma link delete rxe0 (D)" rdma link delete rxe0
+	check "ndk-target D waits for its adapter" \
+		wait_for "$work/D.out" '^adapter removed: waiting' 20
+	kill -TERM "$tpid"
+	wait_target D
+	check "ndk-target D exits 0 on SIGTERM while it waits" test "$trc" = 0
+	check "ndk-target D reported the signal" grep -q '^signal .*: stopping' "$work/D.out"
+	check "rdma link add rxe0 (D)" rdma link add rxe0 type rxe netdev "$netdev"
 fi
 tokens=("${tokens[@]:0:ntokens}")
 
