@@ -265,7 +265,16 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 	down(&reg->credits);
 	reinit_completion(done);
 	wr->send_flags |= IB_SEND_SIGNALED;
+	/*
+	 * With bottom halves off, a driver that finishes a kernel QP's
+	 * request in a tasklet (rxe) runs it, and ib_core its completion,
+	 * in local_bh_enable(), in this thread: the completion is usually
+	 * in before the wait, where from process context the tasklet would
+	 * wake ksoftirqd and this thread would sleep until it ran.
+	 */
+	local_bh_disable();
 	ret = ib_post_send(reg->qp, wr, NULL);
+	local_bh_enable();
 	if (ret) {
 		/* A QP out of RTS refuses posts (siw once disconnected). */
 		ndk_reg_set_broken(reg, "post", ret);
