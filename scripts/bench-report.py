@@ -208,6 +208,11 @@ class Report:
                      ("R1-dereg", "ndk", p), ("R1-dereg", "raw", p), "cost", "<=", 1.05, "ns")
             self.row("R1", "NdkRegisterMr latency vs raw-alloc (MR per call)", f"{p} pages",
                      ("R1-reg", "ndk", p), ("R1-reg", "raw-alloc", p), "cost", "<=", 1.05, "ns")
+            if self.get("R1-reg", "raw-bh", p):
+                for m, what in (("R1-reg", "NdkRegisterMr"), ("R1-dereg", "NdkDeregisterMr")):
+                    self.row("R1", f"{what} latency vs raw-bh (MR kept, posted with bottom "
+                             "halves off as ndk.ko posts)", f"{p} pages",
+                             (m, "ndk", p), (m, "raw-bh", p), "cost", "info", 0, "ns")
             if self.get("R1-reg", "raw-mdl", p):
                 self.row("R1", "NdkRegisterMr latency vs raw handed the same MDL "
                          "(raw-mdl: finds its chunks itself, MR kept)", f"{p} pages",
@@ -580,7 +585,8 @@ def plots(outdir, rep):
     made.append(plot(outdir, "r1", "R1: kernel registration latency (MDL)", "pages",
                      "µs", [(f"{v} {m[3:]}", series(rep, m, v, us))
                             for m in ("R1-reg", "R1-dereg")
-                            for v in ("ndk", "raw", "raw-alloc", "raw-mdl")], logy=True))
+                            for v in ("ndk", "raw", "raw-alloc", "raw-bh", "raw-mdl")],
+                     logy=True))
     made.append(plot(outdir, "u1", "U1: user registration latency (4 KiB pages)", "bytes",
                      "µs", [(v, series(rep, "U1-reg", v, us))
                             for v in ("ndk", "mr", "verbs", "uring", "kpin")],

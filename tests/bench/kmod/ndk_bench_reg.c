@@ -18,7 +18,11 @@
  *     pages and more are huge-page MDLs (2 MiB-contiguous chunks) that
  *     the raw side maps with 2 MiB pages; "raw" is handed the chunks,
  *     "raw-mdl" (MR kept) the same MDL as NdkRegisterMr, and finds the
- *     chunks in it itself, reading every page pointer once.
+ *     chunks in it itself, reading every page pointer once.  "raw-bh"
+ *     (MR kept) posts with bottom halves off, as ndk.ko's registration
+ *     QP does: rxe then runs the request and its completion in
+ *     local_bh_enable(), in the posting thread, instead of waking
+ *     ksoftirqd, so the wait usually finds the completion in.
  * W1  NdkBind + NdkInvalidate of a window over a sub-range of a
  *     registered MR vs NdkFastRegister + NdkInvalidate of the same
  *     sub-range (same loop as F1), vs NdkRegisterMr + NdkDeregisterMr of
@@ -474,6 +478,7 @@ int nb_f1(struct nb_env *env)
  * @status: the last completion's status
  * @mr:     the fast-register MR (kept for "raw", per call for "raw-alloc")
  * @sgt:    the scatter table built per registration
+ * @bh:     post with bottom halves off ("raw-bh")
  */
 struct nb_rawreg {
 	struct ib_cqe cqe;
@@ -481,6 +486,7 @@ struct nb_rawreg {
 	enum ib_wc_status status;
 	struct ib_mr *mr;
 	struct sg_table sgt;
+	bool bh;
 };
 
 static void nb_rawreg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -499,7 +505,11 @@ static int nb_rawreg_post(struct nb_fix *f, struct nb_rawreg *rr,
 	reinit_completion(&rr->done);
 	wr->wr_cqe = &rr->cqe;
 	wr->send_flags = IB_SEND_SIGNALED;
+	if (rr->bh)
+		local_bh_disable();
 	ret = ib_post_send(f->iqp, wr, NULL);
+	if (rr->bh)
+		local_bh_enable();
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&rr->done, NB_TIMEOUT))
@@ -709,7 +719,7 @@ static int nb_r1_find_chunks(struct nb_r1_buf *b)
 /* Variants of R1: huge sizes also raw-mdl. */
 static int nb_r1_variants(const struct nb_r1_buf *b)
 {
-	return b->ent_size == PAGE_SIZE ? 3 : 4;
+	return b->ent_size == PAGE_SIZE ? 4 : 5;
 }
 
 /* One R1 sample pair (register, deregister) of variant @v. */
@@ -719,7 +729,7 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 {
 	struct nb_rawreg *r = &rr[v == 2];
 	static const char * const name[] = {
-		"ndk", "raw", "raw-alloc", "raw-mdl"
+		"ndk", "raw", "raw-alloc", "raw-bh", "raw-mdl"
 	};
 	struct page **ent = b->ent;
 	u64 t0, t1, t2;
@@ -738,7 +748,8 @@ static int nb_r1_once(struct nb_fix *f, struct ndk_mr *mr,
 			nb_out("E R1 NDK: status %#x", st);
 	} else {
 		ret = 0;
-		if (v == 3) {
+		r->bh = v == 3;
+		if (v == 4) {
 			ent = b->found;
 			ret = nb_r1_find_chunks(b);
 		}
