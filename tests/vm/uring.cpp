@@ -66,7 +66,12 @@ struct Buffers {
 // A local token that names no registration of the file: the token of a
 // registration since closed.  A live token with a bit flipped may name
 // another MR (on rxe, ^ 0x100 is the neighbouring index, and its key
-// byte matches one time in 256), so the test does not guess one.
+// byte matches one time in 256), so the test does not guess one.  The
+// registration (a private anonymous page, writable) is one rxe makes
+// itself, from a cyclic index pool that does not hand the index out again
+// soon.  One ndk.ko maps into a pooled fast-register MR (read-only over a
+// shared mapping, say) would not do: the MR comes back with its key byte
+// one higher, so the same token returns after 256 reuses.
 std::uint32_t DeadToken(Loopback& lb) {
     Pages p(1);
     auto mr = Must(ndk::MemoryRegion::Create(*lb.pd), "MR");
