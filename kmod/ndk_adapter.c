@@ -34,6 +34,7 @@
 
 #include "ndk_core.h"
 #include "ndk_netlink.h"
+#include "ndk_qp.h"
 #include "ndk_trace.h"
 
 static DEFINE_MUTEX(ndk_devices_lock);
@@ -161,8 +162,10 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	info->max_inline_data_size = ndk_probe_max_inline(ibdev);
 	info->max_inbound_read_limit = a->max_qp_rd_atom;
 	info->max_outbound_read_limit = a->max_qp_init_rd_atom;
-	info->max_receive_queue_depth = a->max_qp_wr;
-	info->max_initiator_queue_depth = a->max_qp_wr;
+	/* A slot number must fit the wr_id (ndk_qp.h, NDK_QP_DEPTH_MAX). */
+	info->max_receive_queue_depth = min_t(u32, a->max_qp_wr,
+					      NDK_QP_DEPTH_MAX);
+	info->max_initiator_queue_depth = info->max_receive_queue_depth;
 	info->max_srq_depth = 0;	/* no SRQ object yet */
 	info->max_cq_depth = a->max_cqe - NDK_CQ_SPARE;
 	info->large_request_threshold = NDK_LARGE_REQUEST_THRESHOLD;

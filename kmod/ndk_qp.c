@@ -191,6 +191,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 {
 	bool recv = wc->wr_id & NDK_WRID_RECV;
 	u32 slot = wc->wr_id & NDK_WRID_SLOT_MASK;
+	u16 gen = FIELD_GET(NDK_WRID_GEN, wc->wr_id);
 	struct ndk_swr *s;
 	struct ndk_rwr *r;
 	bool keep;
@@ -206,6 +207,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		if (slot >= qp->rq_depth)
 			return false;
 		r = &qp->rq[slot];
+		/* A second completion of a request (struct ndk_qp: wr_id). */
+		if (!READ_ONCE(r->busy) || r->gen != gen)
+			return false;
 		res->request_context = r->request_context;
 		res->type = NDK_OPERATION_TYPE_RECEIVE;
 		if (!res->status) {
@@ -234,6 +238,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	if (slot >= qp->sq_depth)
 		return false;
 	s = &qp->sq[slot];
+	/* A second completion of a request (struct ndk_qp: wr_id). */
+	if (!smp_load_acquire(&s->busy) || s->gen != gen)
+		return false;
 	ndk_sq_retire(qp, s->seq);
 	qp->sq_cons = s->seq + 1;
 	res->request_context = s->request_context;
@@ -261,7 +268,8 @@ static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
 	if (smp_load_acquire(&s->busy) || !ndk_cq_reserve(qp->scq))
 		return NULL;
 	s->seq = qp->sq_prod;
-	/* Pairs with ndk_sq_retire()'s acquire. */
+	s->gen = ndk_wrid_next_gen(s->gen);
+	/* Pairs with ndk_sq_retire()'s and ndk_qp_translate()'s acquire. */
 	smp_store_release(&s->busy, true);
 	atomic_inc(&qp->sq_outstanding);
 	qp->sq_prod++;
@@ -356,7 +364,7 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	u32 i, len = 0;
 
 	memset(&s->w, 0, sizeof(s->w));
-	wr->wr_id = ndk_wrid(qp, false, slot);
+	wr->wr_id = ndk_wrid(qp, false, slot, s->gen);
 	wr->opcode = req->opcode;
 	wr->sg_list = s->sge;
 	s->unsignaled = (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
@@ -571,7 +579,7 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 {
 	struct ib_rdma_wr wr = {
 		.wr = {
-			.wr_id = ndk_wrid(qp, false, NDK_WRID_MARKER),
+			.wr_id = ndk_wrid(qp, false, NDK_WRID_MARKER, 0),
 			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED,
 		},
@@ -1021,6 +1029,7 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 		status = STATUS_INSUFFICIENT_RESOURCES;
 		goto out_unlock;
 	}
+	r->gen = ndk_wrid_next_gen(r->gen);
 	WRITE_ONCE(r->busy, true);
 	atomic_inc(&qp->rq_outstanding);
 	qp->rq_prod++;
@@ -1045,7 +1054,7 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 		qp->rq_sge[i].length = sgl[i].length;
 		qp->rq_sge[i].lkey = sgl[i].memory_region_token;
 	}
-	wr.wr_id = ndk_wrid(qp, true, slot);
+	wr.wr_id = ndk_wrid(qp, true, slot, r->gen);
 	wr.sg_list = qp->rq_sge;
 	wr.num_sge = nsge;
 	ret = ib_post_recv(qp->ibqp, &wr, &bad);

@@ -31,6 +31,7 @@
 #ifndef NDK_QP_H
 #define NDK_QP_H
 
+#include <linux/bitfield.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
@@ -144,6 +145,8 @@ union ndk_send_wr {
  * @seq:     the claim's position (ndk_qp.sq_prod when claimed), written
  *           before @busy is set
  * @type:    enum ndk_operation_type
+ * @gen:     claims of the slot so far, modulo what the wr_id carries;
+ *           written before @busy is set
  * @silent:  NDK_OP_FLAG_SILENT_SUCCESS: no result on success
  * @unsignaled: posted without IB_SEND_SIGNALED (a silent request): on
  *           success it is retired by the next completion behind it
@@ -157,6 +160,7 @@ struct ndk_swr {
 	struct ndk_fr *fr;
 	u32 seq;
 	u16 type;
+	u16 gen;
 	bool silent;
 	bool unsignaled;
 	bool busy;
@@ -198,10 +202,12 @@ struct ndk_sreq {
 /**
  * struct ndk_rwr - one receive queue slot
  * @request_context: the consumer's RequestContext
+ * @gen:     claims of the slot so far, as for struct ndk_swr
  * @busy:    claimed by a post, released when its completion is translated
  */
 struct ndk_rwr {
 	void *request_context;
+	u16 gen;
 	bool busy;
 };
 
@@ -298,16 +304,33 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
 }
 
 /*
- * wr_id: QP id in the high half, bit 31 for the receive queue, slot.  The
- * close's drain marker (ndk_qp_drain()) names no slot.
+ * wr_id: QP id in the high half, bit 31 for the receive queue, in bits
+ * 20-30 the slot's claim count (ndk_swr.gen, ndk_rwr.gen), the slot in
+ * bits 0-19.  The count tells a completion of the slot's current request
+ * from a second completion of an earlier one: 6.1's siw flushes a READ
+ * that is queued for sending from its ORQ and again from its send queue
+ * (siw_sq_flush()), and a translation must neither give a result twice
+ * nor release a slot a later request holds.  The close's drain marker
+ * (ndk_qp_drain()) names no slot; queues are at most NDK_QP_DEPTH_MAX
+ * deep.
  */
 #define NDK_WRID_RECV		BIT_ULL(31)
-#define NDK_WRID_SLOT_MASK	(NDK_WRID_RECV - 1)
+#define NDK_WRID_GEN		GENMASK_ULL(30, 20)
+#define NDK_WRID_SLOT_MASK	GENMASK_ULL(19, 0)
 #define NDK_WRID_MARKER		NDK_WRID_SLOT_MASK
+#define NDK_QP_DEPTH_MAX	((u32)NDK_WRID_MARKER)
 
-static inline u64 ndk_wrid(const struct ndk_qp *qp, bool recv, u32 slot)
+static inline u64 ndk_wrid(const struct ndk_qp *qp, bool recv, u32 slot,
+			   u16 gen)
 {
-	return (u64)qp->id << 32 | (recv ? NDK_WRID_RECV : 0) | slot;
+	return (u64)qp->id << 32 | (recv ? NDK_WRID_RECV : 0) |
+	       FIELD_PREP(NDK_WRID_GEN, gen) | slot;
+}
+
+/* The next claim count of a slot, as the wr_id carries it. */
+static inline u16 ndk_wrid_next_gen(u16 gen)
+{
+	return (gen + 1) & FIELD_MAX(NDK_WRID_GEN);
 }
 
 /* ndk_cq.c */
