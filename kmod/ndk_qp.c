@@ -207,7 +207,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		if (slot >= qp->rq_depth)
 			return false;
 		r = &qp->rq[slot];
-		/* A second completion of a request (struct ndk_qp: wr_id). */
+		/* A second completion of a request (ndk_qp.h: wr_id). */
 		if (!READ_ONCE(r->busy) || r->gen != gen)
 			return false;
 		res->request_context = r->request_context;
@@ -238,7 +238,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	if (slot >= qp->sq_depth)
 		return false;
 	s = &qp->sq[slot];
-	/* A second completion of a request (struct ndk_qp: wr_id). */
+	/* A second completion of a request (ndk_qp.h: wr_id). */
 	if (!smp_load_acquire(&s->busy) || s->gen != gen)
 		return false;
 	ndk_sq_retire(qp, s->seq);

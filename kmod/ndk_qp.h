@@ -305,8 +305,8 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
 
 /*
  * wr_id: QP id in the high half, bit 31 for the receive queue, in bits
- * 20-30 the slot's claim count (ndk_swr.gen, ndk_rwr.gen), the slot in
- * bits 0-19.  The count tells a completion of the slot's current request
+ * 21-30 the slot's claim count (ndk_swr.gen, ndk_rwr.gen), the slot in
+ * bits 0-20 (rxe offers 2^20 entries).  The count tells a completion of the slot's current request
  * from a second completion of an earlier one: 6.1's siw flushes a READ
  * that is queued for sending from its ORQ and again from its send queue
  * (siw_sq_flush()), and a translation must neither give a result twice
@@ -315,8 +315,8 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
  * deep.
  */
 #define NDK_WRID_RECV		BIT_ULL(31)
-#define NDK_WRID_GEN		GENMASK_ULL(30, 20)
-#define NDK_WRID_SLOT_MASK	GENMASK_ULL(19, 0)
+#define NDK_WRID_GEN		GENMASK_ULL(30, 21)
+#define NDK_WRID_SLOT_MASK	GENMASK_ULL(20, 0)
 #define NDK_WRID_MARKER		NDK_WRID_SLOT_MASK
 #define NDK_QP_DEPTH_MAX	((u32)NDK_WRID_MARKER)
 
