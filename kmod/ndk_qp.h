@@ -306,13 +306,13 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
 /*
  * wr_id: QP id in the high half, bit 31 for the receive queue, in bits
  * 21-30 the slot's claim count (ndk_swr.gen, ndk_rwr.gen), the slot in
- * bits 0-20 (rxe offers 2^20 entries).  The count tells a completion of the slot's current request
- * from a second completion of an earlier one: 6.1's siw flushes a READ
- * that is queued for sending from its ORQ and again from its send queue
- * (siw_sq_flush()), and a translation must neither give a result twice
- * nor release a slot a later request holds.  The close's drain marker
- * (ndk_qp_drain()) names no slot; queues are at most NDK_QP_DEPTH_MAX
- * deep.
+ * bits 0-20 (rxe offers 2^20 entries).  The count tells a completion of
+ * the slot's current request from a second completion of an earlier one:
+ * 6.1's siw flushes a READ that is queued for sending from its ORQ and
+ * again from its send queue (siw_sq_flush()), and a translation must
+ * neither give a result twice nor release a slot a later request holds.
+ * The close's drain marker (ndk_qp_drain()) names no slot; queues are at
+ * most NDK_QP_DEPTH_MAX deep.
  */
 #define NDK_WRID_RECV		BIT_ULL(31)
 #define NDK_WRID_GEN		GENMASK_ULL(30, 21)
