@@ -620,7 +620,7 @@ static int ndk_mr_do_initialize(struct ndk_mr_req *req)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, req->pages);
+	ibmr = ndk_alloc_fr_mr(mr->pd, req->pages);
 	if (IS_ERR(ibmr)) {
 		ret = PTR_ERR(ibmr);
 		goto out_unlock;

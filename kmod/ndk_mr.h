@@ -233,6 +233,7 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr);
 void ndk_reg_mr_free(struct ndk_reg_mr *rmr);
 void ndk_reg_destroy(struct ndk_pd *pd);
+struct ib_mr *ndk_alloc_fr_mr(struct ndk_pd *pd, u32 pages);
 bool ndk_fault_fail_mr_alloc(void);
 struct dentry;
 void ndk_reg_debugfs_init(struct dentry *dir);

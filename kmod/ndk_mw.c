@@ -24,7 +24,7 @@ static int ndk_mw_init(struct ndk_obj *obj)
 
 	if (!pages)
 		return -EOPNOTSUPP;
-	ibmr = ib_alloc_mr(mw->pd->ibpd, IB_MR_TYPE_MEM_REG, pages);
+	ibmr = ndk_alloc_fr_mr(mw->pd, pages);
 	if (IS_ERR(ibmr))
 		return PTR_ERR(ibmr);
 	ret = ndk_fr_attach(&mw->fr, mw->pd, &mw->ibmr, ibmr, pages, true);

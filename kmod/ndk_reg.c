@@ -330,22 +330,32 @@ void ndk_reg_mr_free(struct ndk_reg_mr *rmr)
 	kmem_cache_free(ndk_reg_mr_cache, rmr);
 }
 
-/*
- * Page-list entries to allocate for an MR of class @c.  6.1's rxe keeps an
- * MR's page list in maps of RXE_BUF_PER_MAP (PAGE_SIZE / 16) entries, and
- * rxe_mr_copy() loads the next map's pointer after every access that ends
- * in a map's last entry, past the array when that map is the MR's last
- * (a KASAN slab-out-of-bounds read): one spare entry gives a full last map
- * a successor.  The spare entry is never mapped.
+/**
+ * ndk_alloc_fr_mr() - a fast-register ib_mr for up to @pages pages
+ * @pd:    the PD
+ * @pages: page-list entries the MR may map
+ *
+ * Every fast-register MR of ndk.ko comes from here: the pooled ones, the
+ * consumers' (NdkInitializeFastRegisterMr) and the windows'.  6.1's rxe
+ * keeps an MR's page list in maps of RXE_BUF_PER_MAP (PAGE_SIZE / 16)
+ * entries, and rxe_mr_copy() loads the next map's pointer after every
+ * access that ends in a map's last entry, past the array when that map is
+ * the MR's last (a KASAN slab-out-of-bounds read): on rxe an MR of a
+ * multiple of that many entries gets one spare entry, so a full last map
+ * has a successor.  The spare entry is never mapped: callers keep their
+ * own limit of @pages.
+ *
+ * Context: process context, may sleep.
+ * Return: the MR, or an ERR_PTR.
  */
-static u32 ndk_reg_mr_alloc_entries(struct ndk_pd *pd, int c, u32 limit)
+struct ib_mr *ndk_alloc_fr_mr(struct ndk_pd *pd, u32 pages)
 {
 	struct ib_device *ibdev = ndk_ibdev(&pd->obj);
-	u32 n = ndk_reg_class_entries(c, limit);
 
-	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE && !(n % (PAGE_SIZE / 16)))
-		n++;
-	return n;
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE &&
+	    !(pages % (PAGE_SIZE / 16)))
+		pages++;
+	return ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG, pages);
 }
 
 /**
@@ -383,8 +393,7 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 	rmr = kmem_cache_zalloc(ndk_reg_mr_cache, GFP_KERNEL_ACCOUNT);
 	if (!rmr)
 		return ERR_PTR(-ENOMEM);
-	ibmr = ib_alloc_mr(pd->ibpd, IB_MR_TYPE_MEM_REG,
-			   ndk_reg_mr_alloc_entries(pd, c, reg->max_pages));
+	ibmr = ndk_alloc_fr_mr(pd, ndk_reg_class_entries(c, reg->max_pages));
 	if (IS_ERR(ibmr)) {
 		kmem_cache_free(ndk_reg_mr_cache, rmr);
 		return ERR_CAST(ibmr);
