@@ -2144,6 +2144,109 @@ out:
 }
 
 /*
+ * mr-full-page-list: an MR or window whose page list is full, reached at
+ * its last byte.  6.1's rxe reads one pointer past an MR's page map when
+ * an access ends at the last entry of a full map (a KASAN
+ * slab-out-of-bounds read on the debug kernel, registration.md): ndk.ko
+ * gives every fast-register MR it allocates a spare entry there.  A
+ * consumer's FR MR initialised for FRMRPageCount pages and fast-registered
+ * over all of them, and a window bound over FRMRPageCount pages (of an MR
+ * of two 2 MiB chunks, so the range can be that long), each take an RDMA
+ * write and read of their last two pages, byte-exact.  On siw, whose
+ * registrations use 4 KiB pages and stop below FRMRPageCount pages, no MR
+ * is long enough for the window: the FR MR only.
+ */
+static int t_mr_full_page_list(struct ndk_test_env *env)
+{
+	struct fr_fix *x = fr_open(env);
+	struct ndk_mdl *chain = NULL, **tail = &chain, *m;
+	struct page *chunk[2] = {};
+	struct ndk_mr *mr = NULL;
+	struct ndk_mw *w = NULL;
+	const u32 len = 2 * PAGE_SIZE;
+	struct fr_buf b = {};
+	u32 n, i, k;
+	u64 va;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	n = x->f.info.frmr_page_count;
+	ndk_test_log("FRMRPageCount %u: FR MR and window of %u pages", n, n);
+	if (n < 2 || n > 2 * SZ_2M / PAGE_SIZE) {
+		ndk_test_log("FRMRPageCount %u: this test covers 2 ... 1024", n);
+		env->failures++;
+		return fr_close(env, x);
+	}
+
+	/* The FR MR: the region starts 8 bytes in and ends at a page end. */
+	if (!fr_buf_init(env, &x->f, &b, n, 8, n * PAGE_SIZE - 8, n, true)) {
+		NDK_T_STATUS(env, fr_post(x->f.qp[FR_OWNER], CTX(90), &b,
+					  FR_R | FR_W), STATUS_SUCCESS);
+		if (FR_WAIT(env, x->f.cq[FR_OWNER], 90, T_FR, STATUS_SUCCESS))
+			reg_rw(env, __LINE__, x, b.base + b.len - len,
+			       ndk_get_remote_token_from_mr(b.mr),
+			       b.mem + b.fbo + b.len - len, len);
+		if (!fr_live(env, x)) {
+			NDK_T_STATUS(env, fr_inv(x->f.qp[FR_OWNER], CTX(91),
+						 b.mr, 0), STATUS_SUCCESS);
+			FR_WAIT(env, x->f.cq[FR_OWNER], 91, T_INV,
+				STATUS_SUCCESS);
+		}
+	}
+	fr_buf_free(env, &x->f, &b);
+
+	if (x->siw) {
+		/* 4 KiB pages only, fewer than a window holds. */
+		ndk_test_log("# siw: no MR spans FRMRPageCount pages (%s)",
+			     "no 2 MiB pages, MaxRegistrationSize below it");
+		goto out;
+	}
+	/* The window: the last n pages of two 2 MiB chunks. */
+	for (k = 0; k < 2; k++) {
+		chunk[k] = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+				       REG_CHUNK_ORDER);
+		m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M, GFP_KERNEL);
+		NDK_T_CHECK(env, chunk[k] && m);
+		if (!chunk[k] || !m) {
+			ndk_mdl_free_chain(m);
+			goto out;
+		}
+		for (i = 0; i < m->page_count; i++)
+			m->pages[i] = nth_page(chunk[k], i);
+		*tail = m;
+		tail = &m->next;
+	}
+	mr = reg_mr(env, x, chain, 2 * SZ_2M, STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_mw(x->f.pd, NULL, NULL, &w),
+		     STATUS_SUCCESS);
+	if (!mr || !w || fr_live(env, x))
+		goto out;
+	va = REG_VA + 2 * SZ_2M - (u64)n * PAGE_SIZE;
+	NDK_T_STATUS(env, ndk_bind(x->f.qp[FR_OWNER], CTX(92), mr, w,
+				   (void *)(uintptr_t)va, n * PAGE_SIZE,
+				   FR_R | FR_W), STATUS_SUCCESS);
+	if (FR_WAIT(env, x->f.cq[FR_OWNER], 92, T_BIND, STATUS_SUCCESS))
+		reg_rw(env, __LINE__, x, REG_VA + 2 * SZ_2M - len,
+		       ndk_get_remote_token_from_mw(w),
+		       page_address(chunk[1]) + SZ_2M - len, len);
+	if (!fr_live(env, x)) {
+		NDK_T_STATUS(env, fr_inv(x->f.qp[FR_OWNER], CTX(93), w, 0),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, x->f.cq[FR_OWNER], 93, T_INV, STATUS_SUCCESS);
+	}
+out:
+	if (w)
+		ndk_close_mw(w, NULL, NULL);
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	ndk_mdl_free_chain(chain);
+	for (k = 0; k < 2; k++)
+		if (chunk[k])
+			__free_pages(chunk[k], REG_CHUNK_ORDER);
+	return fr_close(env, x);
+}
+
+/*
  * One MDL element of @len bytes at @va whose pages are never physically
  * adjacent (so 4 KiB page-list entries, one per page): alternately pages
  * 0 and 2 of @q, and @last for the last page.
@@ -2331,5 +2434,6 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
 	{ "mr-join-mid-page", t_mr_join_mid_page },
+	{ "mr-full-page-list", t_mr_full_page_list },
 	{ NULL, NULL },
 };
