@@ -2151,29 +2151,32 @@ out:
  * gives every fast-register MR it allocates a spare entry there.  A
  * consumer's FR MR initialised for FRMRPageCount pages and fast-registered
  * over all of them, and a window bound over FRMRPageCount pages (of an MR
- * of two 2 MiB chunks, so the range can be that long), each take an RDMA
- * write and read of their last two pages, byte-exact.  On siw, whose
- * registrations use 4 KiB pages and stop below FRMRPageCount pages, no MR
- * is long enough for the window: the FR MR only.
+ * of 2 MiB chunks, at least two, so the range can be that long), each
+ * take an RDMA write and read of their last two pages, byte-exact.  On
+ * siw, whose registrations use 4 KiB pages and stop below FRMRPageCount
+ * pages, no MR is long enough for the window: the FR MR only.
  */
 static int t_mr_full_page_list(struct ndk_test_env *env)
 {
 	struct fr_fix *x = fr_open(env);
 	struct ndk_mdl *chain = NULL, **tail = &chain, *m;
-	struct page *chunk[2] = {};
+	struct page *chunk[REG_CHUNKS] = {};
 	struct ndk_mr *mr = NULL;
 	struct ndk_mw *w = NULL;
 	const u32 len = 2 * PAGE_SIZE;
 	struct fr_buf b = {};
-	u32 n, i, k;
-	u64 va;
+	u32 n, i, k, nchunks;
+	u64 va, end;
 
 	if (!x || env->failures)
 		return fr_close(env, x);
 	n = x->f.info.frmr_page_count;
+	nchunks = max_t(u32, 2, DIV_ROUND_UP((u64)n * PAGE_SIZE, SZ_2M));
+	end = REG_VA + ((u64)nchunks << 21);
 	ndk_test_log("FRMRPageCount %u: FR MR and window of %u pages", n, n);
-	if (n < 2 || n > 2 * SZ_2M / PAGE_SIZE) {
-		ndk_test_log("FRMRPageCount %u: this test covers 2 ... 1024", n);
+	if (n < 2 || nchunks > REG_CHUNKS) {
+		ndk_test_log("FRMRPageCount %u: this test covers 2 ... %u", n,
+			     (u32)(REG_CHUNKS * (SZ_2M / PAGE_SIZE)));
 		env->failures++;
 		return fr_close(env, x);
 	}
@@ -2201,8 +2204,8 @@ static int t_mr_full_page_list(struct ndk_test_env *env)
 			     "no 2 MiB pages, MaxRegistrationSize below it");
 		goto out;
 	}
-	/* The window: the last n pages of two 2 MiB chunks. */
-	for (k = 0; k < 2; k++) {
+	/* The window: the last n pages of the chunks. */
+	for (k = 0; k < nchunks; k++) {
 		chunk[k] = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				       REG_CHUNK_ORDER);
 		m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M, GFP_KERNEL);
@@ -2216,19 +2219,19 @@ static int t_mr_full_page_list(struct ndk_test_env *env)
 		*tail = m;
 		tail = &m->next;
 	}
-	mr = reg_mr(env, x, chain, 2 * SZ_2M, STATUS_SUCCESS);
+	mr = reg_mr(env, x, chain, end - REG_VA, STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_create_mw(x->f.pd, NULL, NULL, &w),
 		     STATUS_SUCCESS);
 	if (!mr || !w || fr_live(env, x))
 		goto out;
-	va = REG_VA + 2 * SZ_2M - (u64)n * PAGE_SIZE;
+	va = end - (u64)n * PAGE_SIZE;
 	NDK_T_STATUS(env, ndk_bind(x->f.qp[FR_OWNER], CTX(92), mr, w,
 				   (void *)(uintptr_t)va, n * PAGE_SIZE,
 				   FR_R | FR_W), STATUS_SUCCESS);
 	if (FR_WAIT(env, x->f.cq[FR_OWNER], 92, T_BIND, STATUS_SUCCESS))
-		reg_rw(env, __LINE__, x, REG_VA + 2 * SZ_2M - len,
+		reg_rw(env, __LINE__, x, end - len,
 		       ndk_get_remote_token_from_mw(w),
-		       page_address(chunk[1]) + SZ_2M - len, len);
+		       page_address(chunk[nchunks - 1]) + SZ_2M - len, len);
 	if (!fr_live(env, x)) {
 		NDK_T_STATUS(env, fr_inv(x->f.qp[FR_OWNER], CTX(93), w, 0),
 			     STATUS_SUCCESS);
@@ -2240,7 +2243,7 @@ out:
 	if (mr)
 		ndk_close_mr(mr, NULL, NULL);
 	ndk_mdl_free_chain(chain);
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < REG_CHUNKS; k++)
 		if (chunk[k])
 			__free_pages(chunk[k], REG_CHUNK_ORDER);
 	return fr_close(env, x);
