@@ -2027,6 +2027,20 @@ static struct ndk_mr *reg_mr(struct ndk_test_env *env, struct fr_fix *x,
 	return mr;
 }
 
+/* Element @k of a chunk chain: 2 MiB at REG_VA + @k * 2 MiB, chunk @c's. */
+static struct ndk_mdl *reg_chunk_mdl(u32 k, struct page *c)
+{
+	struct ndk_mdl *m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M,
+					  GFP_KERNEL);
+	u32 i;
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < m->page_count; i++)
+		m->pages[i] = nth_page(c, i);
+	return m;
+}
+
 /*
  * mr-huge-chunks: an MDL of 512 chunks of 2 MiB, each physically
  * contiguous and 2 MiB aligned, at a 2 MiB aligned address: 1 GiB in
@@ -2063,15 +2077,11 @@ static int t_mr_huge_chunks(struct ndk_test_env *env)
 			goto out;
 	}
 	for (k = 0; k < n; k++) {
-		struct page *c = chunk[k == n - 1 ? REG_CHUNKS - 1 :
-				       k % (REG_CHUNKS - 1)];
-
-		m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M, GFP_KERNEL);
+		m = reg_chunk_mdl(k, chunk[k == n - 1 ? REG_CHUNKS - 1 :
+					   k % (REG_CHUNKS - 1)]);
 		NDK_T_CHECK(env, m);
 		if (!m)
 			goto out;
-		for (i = 0; i < m->page_count; i++)
-			m->pages[i] = nth_page(c, i);
 		*tail = m;
 		tail = &m->next;
 	}
@@ -2165,7 +2175,7 @@ static int t_mr_full_page_list(struct ndk_test_env *env)
 	struct ndk_mw *w = NULL;
 	const u32 len = 2 * PAGE_SIZE;
 	struct fr_buf b = {};
-	u32 n, i, k, nchunks;
+	u32 n, k, nchunks;
 	u64 va, end;
 
 	if (!x || env->failures)
@@ -2208,14 +2218,10 @@ static int t_mr_full_page_list(struct ndk_test_env *env)
 	for (k = 0; k < nchunks; k++) {
 		chunk[k] = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
 				       REG_CHUNK_ORDER);
-		m = ndk_mdl_alloc(REG_VA + ((u64)k << 21), SZ_2M, GFP_KERNEL);
-		NDK_T_CHECK(env, chunk[k] && m);
-		if (!chunk[k] || !m) {
-			ndk_mdl_free_chain(m);
+		m = chunk[k] ? reg_chunk_mdl(k, chunk[k]) : NULL;
+		NDK_T_CHECK(env, m);
+		if (!m)
 			goto out;
-		}
-		for (i = 0; i < m->page_count; i++)
-			m->pages[i] = nth_page(chunk[k], i);
 		*tail = m;
 		tail = &m->next;
 	}
