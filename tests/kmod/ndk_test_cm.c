@@ -1056,7 +1056,6 @@ static int t_cm_dp_silent(struct ndk_test_env *env)
 				    t_raddr(&remote, 0), rtok,
 				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
 	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
-	NDK_T_CHECK(env, t_all(remote.data, 0x5c, 100));	/* it did run */
 
 	/* The source MR has no remote rights: its token is refused. */
 	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)52, &sge, 1,
@@ -1066,6 +1065,8 @@ static int t_cm_dp_silent(struct ndk_test_env *env)
 	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
 	NDK_T_STATUS(env, res.status, STATUS_REMOTE_RESOURCES);
 	NDK_T_CHECK(env, res.request_context == (void *)52);
+	/* Write 51 ran, before 52 failed (RC keeps the order). */
+	NDK_T_CHECK(env, t_all(remote.data, 0x5c, 100));
 out:
 	t_buf_free(env, &src);
 	t_buf_free(env, &remote);
@@ -1082,8 +1083,8 @@ out:
 static int t_cm_dp_unsignaled(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
-	unsigned long end = jiffies + NDK_T_TIMEOUT;
 	struct ndk_result res;
+	unsigned long end;
 	struct ndk_sge sge;
 	u32 rtok, i = 0, full = 0;
 	struct t_fix f;
@@ -1096,6 +1097,7 @@ static int t_cm_dp_unsignaled(struct ndk_test_env *env)
 	t_fill(src.data, 512, 7);
 
 	/* i == 64: a signaled barrier, whose result is the only one. */
+	end = jiffies + NDK_T_TIMEOUT;
 	while (i <= 64 && time_before(jiffies, end)) {
 		sge = t_sge(&src, i * 8, 8);
 		if (i < 64)
@@ -1208,7 +1210,8 @@ static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 	NDK_T_CHECK(env, wait_for_completion_timeout(&closed, NDK_T_TIMEOUT * 2));
 	ndk_test_log("close with unsignaled requests claimed, CQ full: %u ms",
 		     jiffies_to_msecs(jiffies - start));
-	NDK_T_CHECK(env, time_before(jiffies, start + HZ));
+	/* Well short of the drain's 10 s timeout, even on a debug kernel. */
+	NDK_T_CHECK(env, time_before(jiffies, start + NDK_T_TIMEOUT / 2));
 	/* The five results, and nothing of the silent ones. */
 	for (i = 0; i < 5; i++) {
 		NDK_T_CHECK(env, ndk_get_cq_results(f.cq[0], &res, 1) == 1);

@@ -191,6 +191,26 @@ static bool t_dn_wait_flag(bool *flag, bool want)
 	return true;
 }
 
+/*
+ * Wait until no callback of either CQ runs and none began for 100 ms: the
+ * notifications still queued (a work item held up) are delivered.  False
+ * after NDK_T_TIMEOUT.
+ */
+static bool t_dn_settle(struct t_dn *d)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	int calls;
+
+	do {
+		calls = atomic_read(&d[0].calls) + atomic_read(&d[1].calls);
+		msleep(100);
+		if (calls == atomic_read(&d[0].calls) + atomic_read(&d[1].calls) &&
+		    !atomic_read(&d[0].running) && !atomic_read(&d[1].running))
+			return true;
+	} while (time_before(jiffies, end));
+	return false;
+}
+
 /* @n zero-length receives on QP 1, then @n sends from QP 0. */
 static void t_dn_post(struct ndk_test_env *env, struct t_fix *f, u32 n)
 {
@@ -311,7 +331,7 @@ static int t_cq_direct(struct ndk_test_env *env)
 	for (i = 0; i < T_DN_ROUNDS; i++)
 		if (t_dn_round(env, &f, d, T_DN_BATCH, i & 1))
 			return t_verdict(env, &f);
-	msleep(100);	/* notifications still queued are delivered */
+	NDK_T_CHECK(env, t_dn_settle(d));
 	for (i = 0; i < 2; i++) {
 		ndk_test_log("CQ %d burst: %d calls (%d atomic, %d task), %d results, max %d",
 			     i, atomic_read(&d[i].calls),

@@ -1077,8 +1077,10 @@ static int ndk_t_qp_close_drain(struct ndk_test_env *env)
 	ndk_t_receives(env, qpb, ctxb, 4);
 
 	/* qpa's flushed completions wait in the ib_cq. */
+	ndk_arm_cq(cq, NDK_CQ_NOTIFY_ANY);
 	ndk_flush(qpa);
-	msleep(NDK_T_QUIET_MS);
+	NDK_T_CHECK(env, ndk_t_wait_notify(&n, 1));
+	msleep(NDK_T_QUIET_MS);	/* the first is there: let the rest land */
 	/* qpb closes without a flush of its own. */
 	NDK_T_STATUS(env, ndk_close_qp(qpb, ndk_t_closed, &c), STATUS_PENDING);
 	NDK_T_CHECK(env, ndk_t_wait(&c));
@@ -1093,7 +1095,7 @@ static int ndk_t_qp_close_drain(struct ndk_test_env *env)
 	/* And an arm sees results in the software queue. */
 	NDK_T_STATUS(env, ndk_receive(qpa, &ctxa[0], NULL, 0), STATUS_SUCCESS);
 	ndk_arm_cq(cq, NDK_CQ_NOTIFY_ANY);
-	NDK_T_CHECK(env, ndk_t_wait_notify(&n, 1));
+	NDK_T_CHECK(env, ndk_t_wait_notify(&n, 2));
 	NDK_T_CHECK(env, ndk_get_cq_results_ex(cq, res, 16) == 1);
 	NDK_T_CHECK(env, res[0].qp_context == ctxa);
 

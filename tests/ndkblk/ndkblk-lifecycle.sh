@@ -126,7 +126,16 @@ for _ in $(seq 50); do [[ -b $dev ]] && break; sleep 0.1; done
 dmesg_start=$(dmesg | wc -l)
 knob=/sys/module/ndkblk_target/parameters/stall
 echo 1 > $knob || fail "no stall knob"
-(sleep 3; echo 0 > $knob) &
+# Answered again once the timeout has killed the connection (at least
+# 3 s; the first read may reach the target late on a slow guest).
+(
+	sleep 3
+	for _ in $(seq 300); do
+		new_dmesg | grep -q 'ndkblk: connection lost (I/O timed out)' && break
+		sleep 0.1
+	done
+	echo 0 > $knob
+) &
 start=$EPOCHREALTIME
 timeout 60 dd if=$dev of="$work/back" bs=1M count=4 iflag=direct status=none ||
 	fail "a read across a 3 s stall failed: it was not sent again after the reconnection"

@@ -70,7 +70,7 @@ int ConnectFrom(rel::Dev& d, std::uint32_t adapter, std::uint32_t pd, std::uint3
         err = d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
     }
     ndk_u_event ev{};
-    if (!err && lis && d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev, 5000) && ev.object) {
+    if (!err && lis && d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev) && ev.object) {
         unsigned char pdata[256];
         ndk_u_connector_query q{};
         q.connector_handle = ev.object;
@@ -84,7 +84,7 @@ int ConnectFrom(rel::Dev& d, std::uint32_t adapter, std::uint32_t pd, std::uint3
         t_handle_close(d.fd(), ev.object);
         d.DropEvents(ev.object);
     }
-    if (!err && d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev, 5000) && status)
+    if (!err && d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev) && status)
         *status = ev.status;  // refused or failed
     for (std::uint32_t h : {con, qp, cq})
         if (h) {

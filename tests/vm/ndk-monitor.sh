@@ -18,7 +18,7 @@ id1=$("$ndk" -j adapter show rxe0 | python3 -c 'import json,sys; print(json.load
 	fail "no adapter rxe0"
 timeout 60 "$ndk" -j monitor all count 3 >"$out" 2>"$err" &
 mon=$!
-for _ in $(seq 100); do grep -q listening "$err" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q listening "$err" && break; sleep 0.1; done
 grep -q "listening for adapter mem events" "$err" || { cat "$err"; fail "monitor did not start"; }
 
 timeout 60 rdma link delete rxe0 || fail "rdma link delete rxe0 (rc $?)"
@@ -51,13 +51,16 @@ print("events: rxe0 id %d removed, id %d added, %#x+12288 invalidated (pid %d)"
 PY
 
 # Unprivileged: "mem" refused, "all" falls back to adapter events.
-setpriv --reuid=65534 --regid=65534 --clear-groups timeout 5 "$ndk" monitor mem >"$out" 2>&1
+setpriv --reuid=65534 --regid=65534 --clear-groups timeout 30 "$ndk" monitor mem >"$out" 2>&1
 rc=$?
 [[ $rc -eq 1 ]] || { cat "$out"; fail "nobody's monitor mem: exit $rc, expected 1"; }
 grep -q "Operation not permitted" "$out" || { cat "$out"; fail "no EPERM message"; }
-setpriv --reuid=65534 --regid=65534 --clear-groups timeout 3 "$ndk" monitor all >"$out" 2>&1
-rc=$?
-[[ $rc -eq 124 ]] || { cat "$out"; fail "nobody's monitor all: exit $rc, expected to run until killed"; }
+setpriv --reuid=65534 --regid=65534 --clear-groups timeout 60 "$ndk" monitor all >"$out" 2>&1 &
+mon=$!
+for _ in $(seq 300); do grep -q "listening for adapter events" "$out" && break; sleep 0.1; done
+kill -0 "$mon" 2>/dev/null || { cat "$out"; fail "nobody's monitor all exited, expected to run until killed"; }
+kill "$mon"
+wait "$mon"
 grep -q "adapter events only" "$out" || { cat "$out"; fail "no fall-back message"; }
 grep -q "listening for adapter events" "$out" || { cat "$out"; fail "not listening for adapter events"; }
 rm -f "$out" "$err"

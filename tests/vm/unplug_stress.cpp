@@ -86,8 +86,9 @@ void Smoke(Setup& s, int w, std::uint8_t fill) {
 }
 
 struct WriterResult {
-    long writes = 0;
+    std::atomic<long> writes{0};
     std::string stop;
+    std::atomic<bool> done{false};  // the writer returned
 };
 
 // Writes round-robin through the windows until something fails or stop.
@@ -149,8 +150,14 @@ bool Round(int round, bool remove) {
 
     std::atomic<bool> stop{false};
     WriterResult wr;
-    std::thread writer(Writer, std::ref(s), std::cref(stop), std::ref(wr));
-    std::this_thread::sleep_for(300ms);  // traffic is running
+    std::thread writer([&] {
+        Writer(s, stop, wr);
+        wr.done = true;
+    });
+    // Traffic is running: a write has completed (or the writer stopped).
+    for (auto end = Clock::now() + 30s;
+         wr.writes.load() == 0 && !wr.done.load() && Clock::now() < end;)
+        std::this_thread::sleep_for(10ms);
     auto d0 = Clock::now();
     int rc = std::system((std::string("timeout 120 ") + g_remove).c_str());
     double del_s = std::chrono::duration<double>(Clock::now() - d0).count();
@@ -171,7 +178,8 @@ bool Round(int round, bool remove) {
     std::printf(
         "round %d: %d MRs + %d windows + connection in %.1f s, %ld KiB pinned; \"%s\" "
         "returned %d after %.2f s with %ld writes done; writer ended with \"%s\"\n",
-        round, kMrs, kWindows, build_s, pinned, g_remove, rc, del_s, wr.writes, wr.stop.c_str());
+        round, kMrs, kWindows, build_s, pinned, g_remove, rc, del_s, wr.writes.load(),
+        wr.stop.c_str());
     return rc == 0;
 }
 
