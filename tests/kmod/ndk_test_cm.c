@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/in.h>
+#include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/string.h>
 
@@ -1292,6 +1293,177 @@ static int t_cm_dp_read_flush(struct ndk_test_env *env)
 	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
 }
 
+/* Writes t_cm_dp_flush_race() posts, and what became of each. */
+#define T_FLR_REQS	400
+enum { T_FLR_NONE, T_FLR_POSTED, T_FLR_REFUSED, T_FLR_DONE };
+
+/**
+ * struct t_flr - the posting thread of t_cm_dp_flush_race()
+ * @f:         the connection (QP 0 posts, CQ 0 gets the results)
+ * @src:       what the writes send
+ * @remote:    where they land
+ * @rtok:      @remote's token
+ * @state:     per write: T_FLR_*
+ * @posted:    writes issued so far (accepted or refused)
+ * @flushing:  set before ndk_flush() is called
+ * @flushed:   set once ndk_flush() has returned: the second half of the
+ *             writes waits for it
+ * @bad:       unexpected inline statuses and result statuses
+ * @bad_status: the first of them
+ * @closed:    writes refused because the connection is gone (on iWARP
+ *             the flush's move to the error state ends the connection)
+ * @stray:     results of no accepted write, or a second result of one
+ * @cancelled: results with STATUS_CANCELLED
+ * @done:      the thread has collected every result or given up
+ */
+struct t_flr {
+	struct t_fix *f;
+	struct t_buf *src, *remote;
+	u32 rtok;
+	u8 state[T_FLR_REQS];
+	atomic_t posted;
+	bool flushing, flushed;
+	int bad, stray, cancelled, closed;
+	s32 bad_status;
+	struct completion done;
+};
+
+static void t_flr_bad(struct t_flr *t, s32 status)
+{
+	if (!t->bad++)
+		t->bad_status = status;
+}
+
+/* Take the results CQ 0 has; true once no accepted write lacks one. */
+static bool t_flr_collect(struct t_flr *t)
+{
+	struct ndk_result res[16];
+	u32 n, i, k;
+
+	while ((n = ndk_get_cq_results(t->f->cq[0], res, ARRAY_SIZE(res)))) {
+		for (i = 0; i < n; i++) {
+			k = (uintptr_t)res[i].request_context - 1;
+			if (k >= T_FLR_REQS || t->state[k] != T_FLR_POSTED) {
+				t->stray++;
+				continue;
+			}
+			t->state[k] = T_FLR_DONE;
+			if (res[i].status == STATUS_CANCELLED)
+				t->cancelled++;
+			else if (res[i].status != STATUS_SUCCESS)
+				t_flr_bad(t, res[i].status);
+		}
+	}
+	for (k = 0; k < T_FLR_REQS; k++)
+		if (t->state[k] == T_FLR_POSTED)
+			return false;
+	return true;
+}
+
+static int t_flr_poster(void *data)
+{
+	unsigned long end;
+	struct t_flr *t = data;
+	struct ndk_sge sge = t_sge(t->src, 0, 8);
+	u32 i, flags;
+	s32 st;
+
+	for (i = 0; i < T_FLR_REQS; i++) {
+		end = jiffies + NDK_T_TIMEOUT;
+		while (i == T_FLR_REQS / 2 && !READ_ONCE(t->flushed) &&
+		       time_before(jiffies, end))
+			usleep_range(100, 200);
+		/* Every third deferred, the last never: a chain is pending. */
+		flags = i % 3 == 1 && i + 1 < T_FLR_REQS ? NDK_OP_FLAG_DEFER : 0;
+		st = ndk_write(t->f->qp[0], (void *)(uintptr_t)(i + 1), &sge, 1,
+			       t_raddr(t->remote, (i % 512) * 8), t->rtok,
+			       flags);
+		if (st == STATUS_SUCCESS)
+			t->state[i] = T_FLR_POSTED;
+		else if (st == STATUS_INSUFFICIENT_RESOURCES)
+			t->state[i] = T_FLR_REFUSED;
+		else if (st == STATUS_CONNECTION_INVALID &&
+			 READ_ONCE(t->flushing))
+			t->closed++;
+		else
+			t_flr_bad(t, st);
+		atomic_inc(&t->posted);
+		t_flr_collect(t);
+	}
+	end = jiffies + NDK_T_TIMEOUT;
+	while (!t_flr_collect(t) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	complete(&t->done);
+	while (!kthread_should_stop())
+		usleep_range(1000, 2000);
+	return 0;
+}
+
+/*
+ * ndk_flush() while another thread posts writes (every third deferred)
+ * and polls their results: the flush lands between, or during, the first
+ * half of the posts, and the second half follows it.  Every write
+ * accepted gives exactly one result, SUCCESS or CANCELLED; a refused one
+ * (queue full) none; the writes posted after the flush complete
+ * CANCELLED (on iWARP, where the move to the error state ends the
+ * connection, they may be refused with STATUS_CONNECTION_INVALID once it
+ * has); and the close finds nothing missing (the kernel log would say
+ * so).
+ */
+static int t_cm_dp_flush_race(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	struct task_struct *task;
+	struct t_flr *t;
+	struct t_fix f;
+	int k, refused = 0, missing = 0;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	NDK_T_CHECK(env, t);
+	if (!t)
+		return NDK_TEST_FAIL;
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		goto out_free;
+	if (t_src_remote(env, &f, &src, &remote, &t->rtok))
+		goto out;
+	t->f = &f;
+	t->src = &src;
+	t->remote = &remote;
+	init_completion(&t->done);
+	task = kthread_run(t_flr_poster, t, "ndk_t_flr");
+	if (IS_ERR(task)) {
+		NDK_T_CHECK(env, !IS_ERR(task));
+		goto out;
+	}
+	while (atomic_read(&t->posted) < T_FLR_REQS / 4)
+		usleep_range(50, 100);
+	WRITE_ONCE(t->flushing, true);
+	ndk_flush(f.qp[0]);
+	WRITE_ONCE(t->flushed, true);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&t->done,
+						     2 * NDK_T_TIMEOUT));
+	kthread_stop(task);
+	for (k = 0; k < T_FLR_REQS; k++) {
+		refused += t->state[k] == T_FLR_REFUSED;
+		missing += t->state[k] == T_FLR_POSTED;
+	}
+	ndk_test_log("%d writes, flushed after %d: %d refused (queue full)",
+		     T_FLR_REQS, T_FLR_REQS / 4, refused);
+	ndk_test_log("%d refused after the connection ended, %d cancelled",
+		     t->closed, t->cancelled);
+	ndk_test_log("%d missing, %d stray, %d bad (first %#x)", missing,
+		     t->stray, t->bad, t->bad_status);
+	NDK_T_CHECK(env, !missing && !t->stray && !t->bad);
+	NDK_T_CHECK(env, t->cancelled > 0);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+out_free:
+	kfree(t);
+	return t_verdict(env, &f);
+}
+
 /*
  * DEFER: two deferred writes, then a request that fails inline.  The
  * provider hands the deferred ones to the hardware before returning the
@@ -1442,6 +1614,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-unsignaled", t_cm_dp_unsignaled },
 	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
 	{ "cm-dp-read-flush", t_cm_dp_read_flush },
+	{ "cm-dp-flush-race", t_cm_dp_flush_race },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
 	{ "cm-dp-inline-invalidate", t_cm_dp_inline_invalidate },
 	{ NULL, NULL },
