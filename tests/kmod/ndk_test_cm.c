@@ -1228,44 +1228,76 @@ out:
 
 #define T_RF_ROUNDS	12
 #define T_RF_READS	8
+/*
+ * The CQ's depth, and the reads of a round: 15, so that with the spare
+ * entry its ib_cq is exactly 16 on siw, which rounds every ib_cq up to a
+ * power of two: a CQ of 16 would have 15 entries of slack to hide an
+ * overrun in.
+ */
+#define T_RF_CQ		(2 * T_RF_READS - 1)
 
-/* One round of t_cm_dp_read_flush() on a fresh connection. */
-static int t_read_flush_round(struct ndk_test_env *env, u32 *cancelled)
+/*
+ * One round of t_cm_dp_read_flush() on a fresh connection whose two QPs
+ * share one CQ of exactly their reads' depth, T_RF_CQ: QP 0 posts the
+ * even reads, QP 1 the odd ones.
+ */
+static int t_read_flush_round(struct ndk_test_env *env, u32 *cancelled,
+			      u32 *broken)
 {
 	struct ndk_result res[T_RF_READS];
 	struct t_buf sink = {}, remote = {};
-	bool seen[T_RF_READS] = {};
+	u32 rtok, i, k, q, n, got, seen = 0;
 	struct ndk_sge sge;
 	struct t_fix f;
-	u32 rtok, i, k, got;
 
-	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	ndk_close_cq(f.cq[0], NULL, NULL);
+	f.cq[0] = NULL;
+	NDK_T_STATUS(env, ndk_create_cq(f.adapter, T_RF_CQ, NULL, NULL,
+					NULL, NULL, NULL, &f.cq[0]),
+		     STATUS_SUCCESS);
+	for (q = 0; q < 2 && f.cq[0]; q++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[0], f.cq[0], &f.qp[q],
+						T_RF_READS, 8, 1, 1, 0, NULL,
+						NULL, &f.qp[q]),
+			     STATUS_SUCCESS);
+	if (!f.qp[0] || !f.qp[1] || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
 		return t_verdict(env, &f);
 	if (t_buf_reg(env, &f, &sink, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
 					    NDK_MR_FLAG_RDMA_READ_SINK) ||
 	    t_buf_reg(env, &f, &remote, 4096, NDK_MR_FLAG_ALLOW_REMOTE_READ))
 		goto out;
 	rtok = ndk_get_remote_token_from_mr(remote.mr);
-	for (i = 0; i < T_RF_READS; i++) {
-		sge = t_sge(&sink, i * 64, 64);
-		NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)(uintptr_t)(100 + i),
-					   &sge, 1, t_raddr(&remote, i * 64),
-					   rtok, 0),
+	for (k = 0; k < T_RF_CQ; k++) {
+		sge = t_sge(&sink, k * 64, 64);
+		NDK_T_STATUS(env, ndk_read(f.qp[k & 1],
+					   (void *)(uintptr_t)(100 + k), &sge, 1,
+					   t_raddr(&remote, k * 64), rtok, 0),
 			     STATUS_SUCCESS);
 	}
 	ndk_flush(f.qp[0]);
-	got = t_poll(f.cq[0], res, T_RF_READS);
-	NDK_T_CHECK(env, got == T_RF_READS);
-	for (i = 0; i < got; i++) {
-		k = (uintptr_t)res[i].request_context - 100;
-		NDK_T_CHECK(env, k < T_RF_READS && !seen[k]);
-		if (k < T_RF_READS)
-			seen[k] = true;
-		if (res[i].status == STATUS_CANCELLED)
-			(*cancelled)++;
-		else
-			NDK_T_STATUS(env, res[i].status, STATUS_SUCCESS);
+	ndk_flush(f.qp[1]);
+	for (got = 0; got < T_RF_CQ; got += n) {
+		n = t_poll(f.cq[0], res, min(T_RF_CQ - got, T_RF_READS));
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			k = (uintptr_t)res[i].request_context - 100;
+			NDK_T_CHECK(env, k < T_RF_CQ && !(seen & BIT(k)));
+			if (k < T_RF_CQ)
+				seen |= BIT(k);
+			if (res[i].status == STATUS_CANCELLED)
+				(*cancelled)++;
+			else if (res[i].status == STATUS_INVALID_DEVICE_REQUEST &&
+				 f.info.rdma_technology == NDK_IWARP)
+				(*broken)++;
+			else
+				NDK_T_STATUS(env, res[i].status, STATUS_SUCCESS);
+		}
 	}
+	NDK_T_CHECK(env, got == T_RF_CQ);
 	/* No second result of any of them. */
 	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
 out:
@@ -1280,16 +1312,21 @@ out:
  * close finds no completion missing or left over.  6.1's siw completes
  * such a READ twice, from its outstanding-read queue and again from its
  * send queue (siw_sq_flush()); ndk.ko must not give the second one as a
- * result nor release the slot again (ndk_qp.h: the wr_id's claim count).
+ * result nor release the slot again (ndk_qp.h: the wr_id's claim count),
+ * and the CQ, filled to its depth by two QPs' reads, must have room for
+ * both QPs' second completions (ndk_cq_entries_per_result()).  Each read
+ * succeeds or is cancelled; on iWARP one may also fail with
+ * STATUS_INVALID_DEVICE_REQUEST (siw's IB_WC_LOC_QP_OP_ERR): a read in
+ * flight when the other QP's flush ended the connection.
  */
 static int t_cm_dp_read_flush(struct ndk_test_env *env)
 {
-	u32 round, cancelled = 0;
+	u32 round, cancelled = 0, broken = 0;
 
 	for (round = 0; round < T_RF_ROUNDS && !env->failures; round++)
-		t_read_flush_round(env, &cancelled);
-	ndk_test_log("%u rounds of %u reads flushed: %u cancelled", round,
-		     T_RF_READS, cancelled);
+		t_read_flush_round(env, &cancelled, &broken);
+	ndk_test_log("%u rounds of %u reads flushed: %u cancelled, %u failed with the connection",
+		     round, T_RF_CQ, cancelled, broken);
 	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
 }
 
