@@ -167,7 +167,8 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 					      NDK_QP_DEPTH_MAX);
 	info->max_initiator_queue_depth = info->max_receive_queue_depth;
 	info->max_srq_depth = 0;	/* no SRQ object yet */
-	info->max_cq_depth = a->max_cqe - NDK_CQ_SPARE;
+	info->max_cq_depth = (a->max_cqe - NDK_CQ_SPARE) /
+			     ndk_cq_entries_per_result(ibdev);
 	info->large_request_threshold = NDK_LARGE_REQUEST_THRESHOLD;
 	info->max_caller_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLER_DATA;
 	info->max_callee_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLEE_DATA;

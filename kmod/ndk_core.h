@@ -50,6 +50,30 @@ extern struct workqueue_struct *ndk_wq;
  */
 #define NDK_CQ_SPARE	1
 
+/**
+ * ndk_cq_entries_per_result() - ib_cq entries an NDK CQ keeps per result
+ * @ibdev: the device
+ *
+ * 6.1's siw completes a READ twice when it flushes one it has moved to
+ * its outstanding-read queue but not yet sent (siw_sq_flush()); ndk.ko
+ * drops the second completion (security.md), but it takes an ib_cq entry
+ * until polled, one that no reservation accounts for.  On siw every
+ * request gets room for a second completion, so a flush of a CQ filled to
+ * its depth cannot overrun it; the adapter's MaxCqDepth halves there.
+ *
+ * Return: 2 on siw, otherwise 1.
+ */
+static inline u32 ndk_cq_entries_per_result(const struct ib_device *ibdev)
+{
+	return ibdev->ops.driver_id == RDMA_DRIVER_SIW ? 2 : 1;
+}
+
+/* The ib_cq size of an NDK CQ of @depth results. */
+static inline u32 ndk_cq_entries(const struct ib_device *ibdev, u32 depth)
+{
+	return depth * ndk_cq_entries_per_result(ibdev) + NDK_CQ_SPARE;
+}
+
 /*
  * Private data of an iWARP connection request, reply or reject: MPA
  * carries at most RDMA_MAX_PRIVATE_DATA (256) bytes and MPA revision 2

@@ -43,7 +43,9 @@
  * that resolved the request).  A post that would reserve more than the
  * CQ's depth fails inline with STATUS_INSUFFICIENT_RESOURCES, like a full
  * queue, so the device never gets more requests than the CQ can hold and
- * the ib_cq cannot overflow (rxe drops what does not fit).
+ * the ib_cq cannot overflow (rxe drops what does not fit; on siw, which
+ * may complete a request twice, the ib_cq has two entries per result:
+ * ndk_cq_entries()).
  *
  * Sink: a CQ given a sink (ndk_cq_set_sink(), the user path's completion
  * ring) keeps its ib_cq armed for every completion and moves each one,
@@ -501,7 +503,7 @@ static int ndk_cq_init(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
 	struct ib_cq_init_attr attr = {
-		.cqe = cq->depth + NDK_CQ_SPARE,
+		.cqe = ndk_cq_entries(ndk_ibdev(obj), cq->depth),
 		.comp_vector = cq->comp_vector,
 	};
 	int ret;
@@ -785,7 +787,7 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 			goto out_restore_depth;
 		}
 	}
-	ret = ib_resize_cq(cq->ibcq, depth + NDK_CQ_SPARE);
+	ret = ib_resize_cq(cq->ibcq, ndk_cq_entries(cq->ibcq->device, depth));
 	if (ret) {
 		kvfree(sw);
 		status = ndk_status_from_errno(ret);
