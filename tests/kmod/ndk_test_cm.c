@@ -1154,12 +1154,27 @@ static void t_closed(void *context)
 }
 
 /*
+ * Replace the fixture's CQ 0 by one of @depth results with no
+ * notification handler, before any QP uses it.  Return: 0, or -1 when it cannot be created.
+ */
+static int t_small_cq0(struct ndk_test_env *env, struct t_fix *f, u32 depth)
+{
+	ndk_close_cq(f->cq[0], NULL, NULL);
+	f->cq[0] = NULL;
+	NDK_T_STATUS(env, ndk_create_cq(f->adapter, depth, NULL, NULL, NULL,
+					NULL, NULL, &f->cq[0]),
+		     STATUS_SUCCESS);
+	return f->cq[0] ? 0 : -1;
+}
+
+/*
  * A close whose QP still holds unsignaled requests that succeeded, on a
  * CQ of the QP's depth that unpolled results fill: no completion of the
  * unsignaled requests will come, so the close's drain marker retires
  * them, in the ib_cq's spare entry since the results hold every
- * reservation; the QP's teardown ends within a second, far from the
- * drain's 10 s timeout, and the results are still there to poll.
+ * reservation; the QP's teardown ends well short of the drain's 10 s
+ * timeout (a few ms, on the debug kernel too; the check allows 5 s), and
+ * the results are still there to poll.
  */
 static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 {
@@ -1173,12 +1188,9 @@ static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 0))
 		return t_verdict(env, &f);
-	ndk_close_cq(f.cq[0], NULL, NULL);
-	f.cq[0] = NULL;
-	NDK_T_STATUS(env, ndk_create_cq(f.adapter, 8, NULL, NULL, NULL, NULL,
-					NULL, &f.cq[0]), STATUS_SUCCESS);
-	if (!f.cq[0] || t_new_qp(env, &f, 0) || t_new_qp(env, &f, 1) ||
-	    t_listen(env, &f) || t_connect_async(env, &f))
+	if (t_small_cq0(env, &f, 8) || t_new_qp(env, &f, 0) ||
+	    t_new_qp(env, &f, 1) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
 		return t_verdict(env, &f);
 	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
@@ -1252,12 +1264,9 @@ static int t_read_flush_round(struct ndk_test_env *env, u32 *cancelled,
 
 	if (t_open(env, &f, 0))
 		return t_verdict(env, &f);
-	ndk_close_cq(f.cq[0], NULL, NULL);
-	f.cq[0] = NULL;
-	NDK_T_STATUS(env, ndk_create_cq(f.adapter, T_RF_CQ, NULL, NULL,
-					NULL, NULL, NULL, &f.cq[0]),
-		     STATUS_SUCCESS);
-	for (q = 0; q < 2 && f.cq[0]; q++)
+	if (t_small_cq0(env, &f, T_RF_CQ))
+		return t_verdict(env, &f);
+	for (q = 0; q < 2; q++)
 		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[0], f.cq[0], &f.qp[q],
 						T_RF_READS, 8, 1, 1, 0, NULL,
 						NULL, &f.qp[q]),
@@ -1406,10 +1415,13 @@ static int t_flr_poster(void *data)
 	s32 st;
 
 	for (i = 0; i < T_FLR_REQS; i++) {
-		end = jiffies + NDK_T_TIMEOUT;
-		while (i == T_FLR_REQS / 2 && !READ_ONCE(t->flushed) &&
-		       time_before(jiffies, end))
-			usleep_range(100, 200);
+		if (i == T_FLR_REQS / 2) {
+			/* The second half follows the flush. */
+			end = jiffies + NDK_T_TIMEOUT;
+			while (!READ_ONCE(t->flushed) &&
+			       time_before(jiffies, end))
+				usleep_range(100, 200);
+		}
 		/* Every third deferred, the last never: a chain is pending. */
 		flags = i % 3 == 1 && i + 1 < T_FLR_REQS ? NDK_OP_FLAG_DEFER : 0;
 		st = ndk_write(t->f->qp[0], (void *)(uintptr_t)(i + 1), &sge, 1,

@@ -12,13 +12,17 @@ set -u
 ndk=$1
 helper=$2
 fail() { echo "FAIL: $*"; exit 1; }
+# wait_line FILE PATTERN: until a line of FILE matches (30 s at most).
+wait_line() {
+	for _ in $(seq 300); do grep -q "$2" "$1" && return; sleep 0.1; done
+}
 out=$(mktemp) err=$(mktemp)
 
 id1=$("$ndk" -j adapter show rxe0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])') ||
 	fail "no adapter rxe0"
 timeout 60 "$ndk" -j monitor all count 3 >"$out" 2>"$err" &
 mon=$!
-for _ in $(seq 300); do grep -q listening "$err" && break; sleep 0.1; done
+wait_line "$err" listening
 grep -q "listening for adapter mem events" "$err" || { cat "$err"; fail "monitor did not start"; }
 
 timeout 60 rdma link delete rxe0 || fail "rdma link delete rxe0 (rc $?)"
@@ -57,7 +61,7 @@ rc=$?
 grep -q "Operation not permitted" "$out" || { cat "$out"; fail "no EPERM message"; }
 setpriv --reuid=65534 --regid=65534 --clear-groups timeout 60 "$ndk" monitor all >"$out" 2>&1 &
 mon=$!
-for _ in $(seq 300); do grep -q "listening for adapter events" "$out" && break; sleep 0.1; done
+wait_line "$out" "listening for adapter events"
 kill -0 "$mon" 2>/dev/null || { cat "$out"; fail "nobody's monitor all exited, expected to run until killed"; }
 kill "$mon"
 wait "$mon"
