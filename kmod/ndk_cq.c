@@ -787,7 +787,7 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 			goto out_restore_depth;
 		}
 	}
-	ret = ib_resize_cq(cq->ibcq, ndk_cq_entries(cq->ibcq->device, depth));
+	ret = ib_resize_cq(cq->ibcq, ndk_cq_entries(ndk_ibdev(&cq->obj), depth));
 	if (ret) {
 		kvfree(sw);
 		status = ndk_status_from_errno(ret);
