@@ -1224,7 +1224,7 @@ static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 	ndk_test_log("close with unsignaled requests claimed, CQ full: %u ms",
 		     jiffies_to_msecs(jiffies - start));
 	/* Well short of the drain's 10 s timeout, even on a debug kernel. */
-	NDK_T_CHECK(env, time_before(jiffies, start + NDK_T_TIMEOUT / 2));
+	NDK_T_CHECK(env, time_before(jiffies, start + 5 * HZ));
 	/* The five results, and nothing of the silent ones. */
 	for (i = 0; i < 5; i++) {
 		NDK_T_CHECK(env, ndk_get_cq_results(f.cq[0], &res, 1) == 1);

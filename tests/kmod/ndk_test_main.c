@@ -30,9 +30,9 @@ MODULE_PARM_DESC(peer_ip, "IPv4 address of the adapter's netdev");
 static char *pair_target = "";
 module_param(pair_target, charp, 0444);
 MODULE_PARM_DESC(pair_target, "ndk-target on another host (a.b.c.d:port), for pair-client");
-static unsigned int pair_scale = 1;
-module_param(pair_scale, uint, 0444);
-MODULE_PARM_DESC(pair_scale, "factor of the pair scenarios' time bounds (6 on the debug kernel)");
+unsigned int ndk_t_time_scale = 1;
+module_param_named(time_scale, ndk_t_time_scale, uint, 0444);
+MODULE_PARM_DESC(time_scale, "factor of every time bound (NDK_VM_TIMEOUT_SCALE: 6 on the debug kernel)");
 
 static const struct ndk_test *const ndk_test_tables[] = {
 	ndk_tests_adapter,
@@ -179,7 +179,6 @@ static ssize_t ndk_test_run_write(struct file *file, const char __user *ubuf,
 		.adapter_name = adapter,
 		.peer_ip = peer_ip,
 		.pair_target = pair_target,
-		.pair_scale = max(pair_scale, 1U),
 	};
 	const struct ndk_test *t;
 	char name[64];
@@ -246,6 +245,7 @@ static const struct file_operations ndk_test_result_fops = {
 
 static int __init ndk_test_init(void)
 {
+	ndk_t_time_scale = max(ndk_t_time_scale, 1U);
 	ndk_test_result = kvzalloc(NDK_TEST_RESULT_MAX, GFP_KERNEL);
 	if (!ndk_test_result)
 		return -ENOMEM;

@@ -93,7 +93,6 @@ static int t_pair_connect_once(struct ndk_test_env *env, struct t_fix *f,
  * @raddr: the window's address (from the descriptor)
  * @token: the window's token
  * @wlen:  the window's length
- * @scale: the factor of every time bound (module parameter pair_scale)
  */
 struct t_pair {
 	struct t_fix f;
@@ -101,18 +100,17 @@ struct t_pair {
 	struct t_buf w, r;
 	u64 raddr;
 	u32 token, wlen;
-	unsigned int scale;
 };
 
 /*
- * Connects, retrying for @secs seconds (x @p->scale), and reads the
+ * Connects, retrying for @secs seconds (x ndk_t_time_scale), and reads the
  * descriptor.
  * Return: 0 when connected, with @p->raddr, @p->token and @p->wlen set.
  */
 static int t_pair_connect(struct ndk_test_env *env, struct t_pair *p,
 			  unsigned int secs)
 {
-	unsigned long end = jiffies + secs * p->scale * HZ;
+	unsigned long end = jiffies + secs * ndk_t_time_scale * HZ;
 	u32 len = T_CALLEE_MAX;
 	s32 why = STATUS_SUCCESS;
 	int tries = 0, rc;
@@ -154,7 +152,7 @@ static int t_pair_connect(struct ndk_test_env *env, struct t_pair *p,
 
 /*
  * Posts one round (a write of a pattern of @seed, a read of it back) and
- * collects its two results within @secs seconds (x @p->scale) into @res.
+ * collects its two results within @secs seconds (x ndk_t_time_scale) into @res.
  * Return: 0 both succeeded and the bytes match; 1 an error completion
  * (a clean failure); -1 anything else (logged).
  */
@@ -164,7 +162,7 @@ static int t_pair_round(struct t_pair *p, u32 seed, unsigned int secs,
 	struct ndk_sge ws = t_sge(&p->w, 0, T_PAIR_BYTES);
 	struct ndk_sge rs = t_sge(&p->r, 0, T_PAIR_BYTES);
 	u64 at = p->raddr + (seed * 1024) % (p->wlen - T_PAIR_BYTES + 1);
-	unsigned long end = jiffies + secs * p->scale * HZ;
+	unsigned long end = jiffies + secs * ndk_t_time_scale * HZ;
 	u32 got = 0, i;
 	s32 s;
 
@@ -184,7 +182,7 @@ static int t_pair_round(struct t_pair *p, u32 seed, unsigned int secs,
 	}
 	if (got < 2) {
 		ndk_test_log("round %u: %u of 2 results within %u s: a hang",
-			     seed, got, secs * p->scale);
+			     seed, got, secs * ndk_t_time_scale);
 		return -1;
 	}
 	for (i = 0; i < 2; i++) {
@@ -233,7 +231,6 @@ static void t_pair_rounds(struct ndk_test_env *env, struct t_pair *p,
 static int t_pair_open(struct ndk_test_env *env, struct t_pair *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->scale = env->pair_scale;
 	if (!env->pair_target || !*env->pair_target) {
 		ndk_test_log("# SKIP no pair_target module parameter");
 		return NDK_TEST_SKIP;
@@ -317,9 +314,9 @@ static int t_pair_outage(struct ndk_test_env *env)
 			break;
 		last_ok = jiffies;
 		round++;
-		if (time_after(jiffies, signalled + 180 * p->scale * HZ)) {
+		if (time_after(jiffies, signalled + 180 * ndk_t_time_scale * HZ)) {
 			ndk_test_log("traffic still works %u s after the signal",
-				     180 * p->scale);
+				     180 * ndk_t_time_scale);
 			rc = -1;
 			break;
 		}

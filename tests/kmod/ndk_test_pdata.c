@@ -77,7 +77,7 @@ static int t_raw_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 static int t_raw_wait(struct t_raw *r, int not)
 {
 	wait_event_timeout(r->wait, READ_ONCE(r->event) != not &&
-			   READ_ONCE(r->event) != -1, 15 * HZ);
+			   READ_ONCE(r->event) != -1, 15 * HZ * ndk_t_time_scale);
 	return READ_ONCE(r->event);
 }
 
@@ -263,7 +263,7 @@ static s32 t_pd_raw_answer(struct ndk_test_env *env, struct t_fix *f,
 				      (struct sockaddr *)&sin, sizeof(sin), 0,
 				      0, NULL, 0, ndk_t_requested, &w),
 		     STATUS_PENDING);
-	wait_event_timeout(r.wait, READ_ONCE(r.req), 15 * HZ);
+	wait_event_timeout(r.wait, READ_ONCE(r.req), 15 * HZ * ndk_t_time_scale);
 	if (!r.req) {
 		ndk_test_log("raw listener: no connection request");
 		env->failures++;

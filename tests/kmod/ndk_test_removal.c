@@ -44,7 +44,6 @@
 
 #include "ndk_test.h"
 
-#define NDK_T_RM_TIMEOUT	(10 * HZ)
 #define NDK_T_RM_PDS		2
 
 /*
@@ -175,7 +174,7 @@ static void ndk_t_rm_removal_close(void *context)
 	s->cb_create_async = ndk_create_pd(s->adapter, ndk_t_rm_create_done,
 					   s, &pd);
 	if (s->cb_create_async == STATUS_PENDING &&
-	    wait_for_completion_timeout(&s->create_done, NDK_T_RM_TIMEOUT) &&
+	    wait_for_completion_timeout(&s->create_done, NDK_T_TIMEOUT) &&
 	    s->create_status == STATUS_SUCCESS)
 		ndk_close_pd(ndk_to_pd(s->create_object), NULL, NULL);
 	s->cb_query = ndk_query_adapter_info(s->adapter, &info, &size);
@@ -246,7 +245,7 @@ static int ndk_t_rm_open(struct ndk_test_env *env,
 	NDK_T_STATUS(env, ndk_create_pd(s->adapter, ndk_t_rm_create_done, s,
 					&s->pd[1]), STATUS_PENDING);
 	NDK_T_CHECK(env, wait_for_completion_timeout(&s->create_done,
-						     NDK_T_RM_TIMEOUT));
+						     NDK_T_TIMEOUT));
 	NDK_T_STATUS(env, s->create_status, STATUS_SUCCESS);
 	if (s->create_object)
 		s->pd[1] = ndk_to_pd(s->create_object);
@@ -291,7 +290,7 @@ static int ndk_t_removal_release(struct ndk_test_env *env)
 	}
 	NDK_T_CHECK(env, wait_event_timeout(s->removal_wait,
 					    atomic_read(&s->removals) > 0,
-					    NDK_T_RM_TIMEOUT));
+					    NDK_T_TIMEOUT));
 	/* Exactly once, even though the device is still going away. */
 	msleep(200);
 	NDK_T_CHECK(env, atomic_read(&s->removals) == 1);
@@ -324,7 +323,7 @@ static int ndk_t_removal_release(struct ndk_test_env *env)
 		     STATUS_PENDING);
 	s->pd[1] = NULL;
 	NDK_T_CHECK(env, wait_for_completion_timeout(&s->close_done,
-						     NDK_T_RM_TIMEOUT));
+						     NDK_T_TIMEOUT));
 	NDK_T_CHECK(env, atomic_read(&s->close_calls) == 1);
 	mutex_unlock(&s->lock);
 	return NDK_TEST_PASS;
@@ -364,7 +363,7 @@ static int ndk_t_removal_cb_check(struct ndk_test_env *env)
 
 	NDK_T_CHECK(env, wait_event_timeout(s->removal_wait,
 					    READ_ONCE(s->cb_closed_adapter),
-					    NDK_T_RM_TIMEOUT));
+					    NDK_T_TIMEOUT));
 	mutex_lock(&s->lock);
 	NDK_T_CHECK(env, atomic_read(&s->removals) == 1);
 	ndk_test_log("removal callback runs: %d", atomic_read(&s->removals));

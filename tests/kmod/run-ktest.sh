@@ -7,7 +7,9 @@
 # --fail-mr-alloc arms ndk.ko's debugfs fault injection for the scenario
 # (the next N fast-register MR allocations fail) and disarms it after.
 # NDK_KTEST_PARAMS: module parameters for ndk_test.ko (peer_ip=...);
-# NDK_KTEST_KO: the module (default: ndk_test.ko beside this script).
+# NDK_KTEST_KO: the module (default: ndk_test.ko beside this script);
+# NDK_VM_TIMEOUT_SCALE: the factor of the scenarios' time bounds
+# (time_scale; 6 on the debug kernel).
 set -u
 name=$1
 fail_mr_alloc=${3:-}
@@ -16,7 +18,7 @@ ko=${NDK_KTEST_KO:-$dir/ndk_test.ko}
 dbg=/sys/kernel/debug/ndk_test
 
 # shellcheck disable=SC2086 # parameters are words
-insmod "$ko" ${NDK_KTEST_PARAMS:-} || { echo "insmod $ko failed"; exit 1; }
+insmod "$ko" time_scale="${NDK_VM_TIMEOUT_SCALE:-1}" ${NDK_KTEST_PARAMS:-} || { echo "insmod $ko failed"; exit 1; }
 trap 'echo 0 > /sys/kernel/debug/ndk/fail_mr_alloc
 rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
 [[ -n "$fail_mr_alloc" ]] && echo "$fail_mr_alloc" > /sys/kernel/debug/ndk/fail_mr_alloc

@@ -128,7 +128,7 @@ wait_peer() {
 
 # The kernel consumer: ndk_test.ko's pair-client scenario against B.
 kernel_client() {
-	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr pair_scale=$scale" \
+	NDK_VM_TIMEOUT_SCALE=$scale NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr" \
 		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-client
 }
 
@@ -148,7 +148,7 @@ kernel_outage() {
 		done
 	) &
 	w=$!
-	NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr pair_scale=$scale" \
+	NDK_VM_TIMEOUT_SCALE=$scale NDK_KTEST_PARAMS="peer_ip=$me pair_target=$target_addr" \
 		"$NDK_SRC/tests/kmod/run-ktest.sh" pair-outage
 	rc=$?
 	kill "$w" 2> /dev/null

@@ -18,7 +18,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export NDK_RESULTS=$R HOME=/root LANG=C
 # shellcheck source=/dev/null
 . "$R/config.sh"
-export NDK_SRC NDK_KO NDK_BUILD NDK_GUEST NDK_STRESS_SCALE
+export NDK_SRC NDK_KO NDK_BUILD NDK_GUEST NDK_STRESS_SCALE NDK_VM_TIMEOUT_SCALE
 
 say() { echo "guest: $*"; }
 # shellcheck source=tests/testbed/guest-lib.sh
