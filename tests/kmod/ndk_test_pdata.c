@@ -81,6 +81,27 @@ static int t_raw_wait(struct t_raw *r, int not)
 	return READ_ONCE(r->event);
 }
 
+/*
+ * Whether the raw connector's request reached the NDK listener: its
+ * ConnectEvent, or the connector's end without one (refused on the way),
+ * after which nothing may come within a second.  Not a quiet period of
+ * NDK_T_TIMEOUT, which time_scale stretches to a minute on the debug
+ * kernel.
+ */
+static bool t_pd_arrived(struct t_fix *f, struct t_raw *r)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+
+	while (time_before(jiffies, end)) {
+		if (try_wait_for_completion(&f->got))
+			return true;
+		if (READ_ONCE(r->event) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+			break;
+		usleep_range(5000, 10000);
+	}
+	return wait_for_completion_timeout(&f->got, HZ) != 0;
+}
+
 static int t_raw_init(struct t_raw *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -194,7 +215,7 @@ static bool t_pd_raw_connect(struct ndk_test_env *env, struct t_fix *f,
 	param.private_data_len = len;
 	ret = rdma_connect(r.id, &param);
 	ndk_test_log("raw connect with %u bytes: rdma_connect %d", len, ret);
-	arrived = !ret && t_got_event(f);
+	arrived = !ret && t_pd_arrived(f, &r);
 	if (arrived) {
 		memset(got, 0, sizeof(got));
 		NDK_T_STATUS(env, ndk_get_connection_data(f->conn[0], NULL, NULL,
