@@ -152,7 +152,8 @@ static int t_pair_connect(struct ndk_test_env *env, struct t_pair *p,
 
 /*
  * Posts one round (a write of a pattern of @seed, a read of it back) and
- * collects its two results within @secs seconds (x ndk_t_time_scale) into @res.
+ * collects its two results within @secs seconds (x ndk_t_time_scale)
+ * into @res.
  * Return: 0 both succeeded and the bytes match; 1 an error completion
  * (a clean failure); -1 anything else (logged).
  */

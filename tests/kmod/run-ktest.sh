@@ -9,7 +9,8 @@
 # NDK_KTEST_PARAMS: module parameters for ndk_test.ko (peer_ip=...);
 # NDK_KTEST_KO: the module (default: ndk_test.ko beside this script);
 # NDK_VM_TIMEOUT_SCALE: the factor of the scenarios' time bounds
-# (time_scale; 6 on the debug kernel).
+# (time_scale, an integer: a fraction is rounded up; 6 on the debug
+# kernel).
 set -u
 name=$1
 fail_mr_alloc=${3:-}
@@ -17,8 +18,10 @@ dir=$(cd "$(dirname "$0")" && pwd)
 ko=${NDK_KTEST_KO:-$dir/ndk_test.ko}
 dbg=/sys/kernel/debug/ndk_test
 
+scale=$(awk -v s="${NDK_VM_TIMEOUT_SCALE:-1}" \
+	'BEGIN { n = int(s); if (n < s) n++; print n < 1 ? 1 : n }')
 # shellcheck disable=SC2086 # parameters are words
-insmod "$ko" time_scale="${NDK_VM_TIMEOUT_SCALE:-1}" ${NDK_KTEST_PARAMS:-} || { echo "insmod $ko failed"; exit 1; }
+insmod "$ko" time_scale="$scale" ${NDK_KTEST_PARAMS:-} || { echo "insmod $ko failed"; exit 1; }
 trap 'echo 0 > /sys/kernel/debug/ndk/fail_mr_alloc
 rmmod ndk_test || { echo "rmmod ndk_test failed"; exit 1; }' EXIT
 [[ -n "$fail_mr_alloc" ]] && echo "$fail_mr_alloc" > /sys/kernel/debug/ndk/fail_mr_alloc
