@@ -67,6 +67,15 @@ vm_build_initramfs() {
 	rm -rf "$stage"
 }
 
+# vm_cpu_ticks PIDFILE: prints the CPU time (clock ticks, user and
+# system) of the process PIDFILE names; fails when it has none.
+vm_cpu_ticks() {
+	local pid
+	pid=$(cat "$1" 2> /dev/null) && [[ -r /proc/$pid/stat ]] || return 1
+	# The fields after the command's closing parenthesis: utime is 12th.
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat"
+}
+
 # vm_qemu_args INITRD RESULTS: sets the array vm_qemu to the QEMU command
 # line of one guest (host root read-only over 9p, RESULTS writable, serial
 # console on stdio, no network); the caller appends its own options.

@@ -4,7 +4,10 @@
 # Description: the vm test bed fails what must fail.  One boot runs a test
 # that exits 1, a test that makes ndk.ko WARN but exits 0, and a test that
 # passes; the runner must fail the first two, pass the third, and flag the
-# kernel log of the run.  vm-selftest.sh KO WORKDIR
+# kernel log of the run.  Then boots that idle before their init's mounts
+# (ndk_testbed_stall, as a kernel stuck in early boot) must each be
+# killed within seconds, and the run fail after the third.
+# vm-selftest.sh KO WORKDIR
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 ko=$1 work=$2
@@ -37,4 +40,18 @@ expect dmesg-clean 1
 expect module-unload 0
 grep -q "kernel reported a problem" "$work/results/module-warn.log" ||
 	{ echo "FAIL module-warn: log does not name the kernel report"; fails=$((fails + 1)); }
+
+NDK_VM_APPEND="${NDK_VM_APPEND:-} ndk_testbed_stall" NDK_VM_BOOT_IDLE=5 \
+	"$src/scripts/vm-run.sh" --list "$list" --results "$work/stall" \
+	--ko "$ko" > "$work/stall.log" 2>&1
+rc=$?
+kills=$(grep -c "idled before its init's mounts.*(boot [123] of 3)" "$work/stall.log")
+if ((rc == 1 && kills == 3)) && grep -q "^no boot: 3 boots stuck" "$work/stall/boot.status" &&
+	grep -q "ndk_testbed_stall: idling" "$work/stall/console-attempt3.log"; then
+	echo "ok   idle boots: killed and booted again, 3 times, then failed"
+else
+	echo "FAIL idle boots: exit $rc, $kills idle kills:"
+	cat "$work/stall.log" "$work/stall/boot.status"
+	fails=$((fails + 1))
+fi
 ((fails == 0))
