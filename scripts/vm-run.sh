@@ -113,12 +113,13 @@ vm_boot() {
 
 # A guest that has not reached its init's mounts (boot.stage) is stuck in
 # early boot when its QEMU idles: a booting TCG guest keeps a host CPU
-# busy, an idle one takes about 2 % of it, and each early-boot hang seen
-# so far (the debug kernel's, reliability.md) left the vCPUs idle,
-# printing nothing, until killed 10 minutes later.  Each idle_s seconds
-# the CPU time QEMU used since the last look is checked; under a fifth of
-# the window, or no boot.stage after boot_s seconds at all, the guest is
-# killed and booted again, three boots at most.
+# busy, an idle one takes about 2 % of it, and the debug kernel's
+# early-boot hangs whose CPU use was looked at (reliability.md) left the
+# vCPUs idle, printing nothing, until killed minutes later.  Each idle_s
+# seconds the CPU time QEMU used since the last look is checked; under a
+# fifth of the window, or no boot.stage after boot_s seconds at all (a
+# hang that spins), the guest is killed and booted again, three boots at
+# most.
 idle_s=${NDK_VM_BOOT_IDLE:-60}
 hz=$(getconf CLK_TCK)
 attempts=3
