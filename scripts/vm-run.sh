@@ -136,8 +136,9 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
 		fi
 		((SECONDS - mark >= idle_s)) || continue
 		used=$(vm_cpu_ticks "$results/qemu.pid") || continue
-		if (((used - ticks) * 5 < (SECONDS - mark) * hz)); then
-			stuck="idled before its init's mounts: $(((used - ticks) * 100 / ((SECONDS - mark) * hz))) % of a host CPU over ${idle_s} s, $((SECONDS - start)) s after its start"
+		window=$(((SECONDS - mark) * hz))
+		if (((used - ticks) * 5 < window)); then
+			stuck="idled before its init's mounts: $(((used - ticks) * 100 / window)) % of a host CPU over $((SECONDS - mark)) s, $((SECONDS - start)) s after its start"
 			break
 		fi
 		mark=$SECONDS ticks=$used
