@@ -42,9 +42,9 @@
  * read under the same lock is the one to return; if one did (often the
  * pin's own copy-on-write break of a page mapped read-only), the caller
  * (ndk_umr_acquire()) undoes the registration and makes it again, a few
- * times at most.  After the last try the registration is returned with
- * the generation before the pin, which user space then sees as stale:
- * never a stale registration that looks valid.
+ * times at most.  After the last try it fails (EAGAIN): a pin that
+ * collided may hold another mapping's pages than the one whose pin mode
+ * was checked (ndk_umem_mode()), so it is never kept.
  *
  * Every user registration is tracked, WSP registrations (MEM_REGISTER)
  * with a slot user space reads, MR_REGISTER's without one: the tracking

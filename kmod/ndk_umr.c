@@ -246,6 +246,15 @@ static int ndk_umr_try(const struct ndk_umr_req *req, struct ndk_mr *mr,
 	if (!req->driver)
 		return ndk_umem_pin(um, current->mm, req->address, req->length,
 				    req->write);
+	/*
+	 * The mapping walk again, inside the notifier's section: a remap
+	 * after it collides with the pin (ndk_ucache_end()), so the driver
+	 * pins only memory this walk allowed.
+	 */
+	ret = ndk_umem_mode(current->mm, req->address, req->length,
+			    req->write);
+	if (ret != 1)
+		return ret < 0 ? ret : -EAGAIN;
 	ret = ndk_register_user_mr(mr, req->address, req->length,
 				   req->mr_flags);
 	if (ret)
@@ -280,9 +289,9 @@ static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
  *
  * Context: process context of the file's opener, may sleep.
  * Return: 0; %-EBADRQC (the MR is registered or busy); %-EAGAIN (the
- * range was remapped, during the driver's registration, into memory the
- * driver may not pin: try again); what ndk_umem_pin() and
- * ib_reg_user_mr() return.
+ * range was remapped, since the check, into memory the driver may not
+ * pin, or invalidations collided with every try: try again); what
+ * ndk_umem_pin() and ib_reg_user_mr() return.
  */
 int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 		    struct ndk_mr *mr, struct ndk_umem *um,
@@ -304,15 +313,16 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 			ndk_ucache_untrack(r);
 			return ret;
 		}
-		if (!ndk_ucache_end(r, seq, before) || tries == NDK_UMR_TRIES)
+		if (!ndk_ucache_end(r, seq, before))
 			break;
 		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
 			 req->address, req->length, tries);
 		ndk_umr_untry(req, mr, um);
-		/* Remapped meanwhile: the driver pins only what it may. */
-		if (req->driver &&
-		    ndk_umem_mode(current->mm, req->address, req->length,
-				  req->write) != 1) {
+		/*
+		 * Never keep a pin an invalidation collided with: the pages
+		 * may be another mapping's than the walk checked.
+		 */
+		if (tries == NDK_UMR_TRIES) {
 			ndk_ucache_untrack(r);
 			return -EAGAIN;
 		}
