@@ -41,7 +41,6 @@
 #include <linux/xarray.h>
 
 #include <linux/poll.h>
-#include <linux/vmalloc.h>
 
 #include "ndk_file.h"
 #include "ndk_mr.h"
@@ -155,7 +154,7 @@ err_free_nf:
 static int ndk_file_counters_mmap(struct ndk_file *nf,
 				  struct vm_area_struct *vma)
 {
-	void *page, *old;
+	struct ndk_upages *page, *old;
 
 	if (vma->vm_end - vma->vm_start > PAGE_SIZE ||
 	    !(vma->vm_flags & VM_SHARED))
@@ -163,20 +162,22 @@ static int ndk_file_counters_mmap(struct ndk_file *nf,
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 	/* Pairs with the cmpxchg() below: the page is zeroed before use. */
-	page = smp_load_acquire(&nf->counters);
+	page = smp_load_acquire(&nf->counters_page);
 	if (!page) {
-		page = vmalloc_user(PAGE_SIZE);
+		page = ndk_upages_alloc(1);
 		if (!page)
 			return -ENOMEM;
 		/* Two mappings may race: the first page stays. */
-		old = cmpxchg(&nf->counters, NULL, page);
+		old = cmpxchg(&nf->counters_page, NULL, page);
 		if (old) {
-			vfree(page);
+			ndk_upages_free(page);
 			page = old;
+		} else {
+			/* Published once, after the page: netlink reads it. */
+			smp_store_release(&nf->counters, page->va);
 		}
 	}
-	vma->vm_flags &= ~VM_MAYEXEC;
-	return remap_vmalloc_range(vma, page, 0);
+	return ndk_upages_mmap(page, vma);
 }
 
 /**
@@ -321,7 +322,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 			kfree(e);
 	xa_destroy(&nf->handles);
 	ndk_ucache_release(&nf->ucache);
-	vfree(nf->counters);
+	ndk_upages_free(nf->counters_page);
 	put_pid(nf->tgid);
 	if (nf->mm)
 		mmdrop(nf->mm);

@@ -24,11 +24,28 @@
 #include "ndk_mr.h"
 
 /**
+ * struct ndk_upages - zeroed pages shared with the opener's process
+ * @pages:  the pages
+ * @va:     their kernel mapping
+ * @npages: how many
+ */
+struct ndk_upages {
+	struct page **pages;
+	void *va;
+	u32 npages;
+};
+
+struct vm_area_struct;
+struct ndk_upages *ndk_upages_alloc(u32 npages);
+void ndk_upages_free(struct ndk_upages *p);
+int ndk_upages_mmap(struct ndk_upages *p, struct vm_area_struct *vma);
+
+/**
  * struct ndk_ucache - registration cache state of one open file (ndk_ucache.c)
  * @lock:  protects @slots, the generations' writes and the notifiers'
  *         sequence numbers; taken by the MMU notifier callback
- * @gens:  NDK_U_CACHE_SLOTS generations from vmalloc_user(), mapped
- *         read-only by the opener; NULL until first needed
+ * @gens:  pages of NDK_U_CACHE_SLOTS u64 generations, mapped read-only
+ *         by the opener; NULL until first needed
  * @slots: slots in use (@lock)
  * @file_id: the file's netlink id, for invalidation events
  * @tgid:  the opener's thread group id, for invalidation events
@@ -36,7 +53,7 @@
  */
 struct ndk_ucache {
 	spinlock_t lock; /* slots, generations, notifier sequence numbers */
-	u64 *gens;
+	struct ndk_upages *gens;
 	DECLARE_BITMAP(slots, NDK_U_CACHE_SLOTS);
 	u32 file_id;
 	pid_t tgid;
@@ -126,6 +143,7 @@ extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
  * @comm:     the opener's comm at open
  * @counters: the self-reported cache counters page, NULL until mapped
  *            (ndk_file_counters_mmap()); user space writes it
+ * @counters_page: its page (@counters is its kernel mapping)
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -142,6 +160,7 @@ struct ndk_file {
 	struct pid *tgid;
 	char comm[TASK_COMM_LEN];
 	struct ndk_u_cache_counters *counters;
+	struct ndk_upages *counters_page;
 };
 
 struct ndk_uobj;

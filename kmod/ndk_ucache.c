@@ -12,11 +12,11 @@
  * an MMU notifier.
  *
  * Each open file has a generation array of NDK_U_CACHE_SLOTS u64s, in
- * memory from vmalloc_user() that the opener maps read-only (mmap() at
- * NDK_U_MMAP_CACHE).  Every registration gets a free slot (or none, when
- * all are in use) and an mmu_interval_notifier over its page-aligned
- * range.  The notifier bumps the slot's generation; so does the
- * registration's release.  MEM_REGISTER returns the slot and the
+ * pages charged to the opener (ndk_upages_alloc()) that it maps
+ * read-only (mmap() at NDK_U_MMAP_CACHE).  Every registration gets a free
+ * slot (or none, when all are in use) and an mmu_interval_notifier over
+ * its page-aligned range.  The notifier bumps the slot's generation; so
+ * does the registration's release.  MEM_REGISTER returns the slot and the
  * generation the registration was made under, so user space checks a
  * cached registration with one load: valid while the slot still holds
  * that generation.  Generations only grow and are never reset while the
@@ -70,7 +70,6 @@
 #include <linux/overflow.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
 
 #include "ndk_file.h"
 #include "ndk_netlink.h"
@@ -132,26 +131,26 @@ void ndk_ucache_init(struct ndk_ucache *uc)
 void ndk_ucache_release(struct ndk_ucache *uc)
 {
 	WARN_ON(!bitmap_empty(uc->slots, NDK_U_CACHE_SLOTS));
-	vfree(uc->gens);
+	ndk_upages_free(uc->gens);
 	uc->gens = NULL;
 }
 
-/* The generation array, allocated on first use; NULL without memory. */
-static u64 *ndk_ucache_gens(struct ndk_ucache *uc)
+/* The generation array's pages, allocated on first use; NULL without memory. */
+static struct ndk_upages *ndk_ucache_gens(struct ndk_ucache *uc)
 {
-	u64 *old, *gens;
+	struct ndk_upages *old, *gens;
 
 	/* Pairs with the cmpxchg() below: the array is zeroed before use. */
 	gens = smp_load_acquire(&uc->gens);
 	if (gens)
 		return gens;
-	gens = vmalloc_user(NDK_UCACHE_MAP_BYTES);
+	gens = ndk_upages_alloc(NDK_UCACHE_MAP_BYTES >> PAGE_SHIFT);
 	if (!gens)
 		return NULL;
 	/* The mmap handler may race with a registration: first one wins. */
 	old = cmpxchg(&uc->gens, NULL, gens);
 	if (old) {
-		vfree(gens);
+		ndk_upages_free(gens);
 		return old;
 	}
 	return gens;
@@ -219,15 +218,17 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 {
 	unsigned long start = address & PAGE_MASK;
 	unsigned long end = PAGE_ALIGN(address + length);
+	struct ndk_upages *pages;
 	struct ndk_ucache_reg *r;
 	u64 *gens = NULL;
 	u32 s = NDK_U_CACHE_SLOTS;
 	int ret;
 
 	if (slot) {
-		gens = ndk_ucache_gens(uc);
-		if (!gens)
+		pages = ndk_ucache_gens(uc);
+		if (!pages)
 			return ERR_PTR(-ENOMEM);
+		gens = pages->va;
 	}
 	r = kmem_cache_zalloc(ndk_ucache_reg_cache, GFP_KERNEL_ACCOUNT);
 	if (!r)
@@ -374,7 +375,7 @@ void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,
 int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma)
 {
 	unsigned long size = vma->vm_end - vma->vm_start;
-	u64 *gens;
+	struct ndk_upages *gens;
 
 	if (vma->vm_pgoff != NDK_U_MMAP_CACHE >> PAGE_SHIFT ||
 	    size > NDK_UCACHE_MAP_BYTES || !(vma->vm_flags & VM_SHARED))
@@ -384,8 +385,8 @@ int ndk_ucache_mmap(struct ndk_ucache *uc, struct vm_area_struct *vma)
 	gens = ndk_ucache_gens(uc);
 	if (!gens)
 		return -ENOMEM;
-	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-	return remap_vmalloc_range(vma, gens, 0);
+	vma->vm_flags &= ~VM_MAYWRITE;
+	return ndk_upages_mmap(gens, vma);
 }
 
 /**

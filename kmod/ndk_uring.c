@@ -35,11 +35,85 @@
 #include "ndk_file.h"
 
 /**
- * struct ndk_uring - pages shared with the process that opened the file
+ * ndk_upages_alloc() - zeroed pages to share with the opener's process
+ * @npages: how many, > 0
+ *
+ * The pages and their bookkeeping are charged to the caller, and a cgroup
+ * at its limit gets an error, not the OOM killer.  vmalloc_user() would be
+ * simpler, but charges nothing (6.1 offers it no gfp flags).
+ *
+ * Context: process context, may sleep.
+ * Return: the pages, mapped for the kernel at ->va; NULL without memory.
+ */
+struct ndk_upages *ndk_upages_alloc(u32 npages)
+{
+	struct ndk_upages *p;
+	u32 i;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return NULL;
+	p->pages = kvcalloc(npages, sizeof(*p->pages), NDK_GFP_ARRAY);
+	if (!p->pages)
+		goto err_free;
+	for (; p->npages < npages; p->npages++) {
+		p->pages[p->npages] = alloc_page(NDK_GFP_ARRAY | __GFP_ZERO);
+		if (!p->pages[p->npages])
+			goto err_free;
+	}
+	p->va = vmap(p->pages, npages, VM_MAP, PAGE_KERNEL);
+	if (p->va)
+		return p;
+err_free:
+	for (i = 0; i < p->npages; i++)
+		put_page(p->pages[i]);
+	kvfree(p->pages);
+	kfree(p);
+	return NULL;
+}
+
+/**
+ * ndk_upages_free() - free what ndk_upages_alloc() gave
+ * @p: the pages, or NULL; mappings into processes keep their own page
+ *     references
+ *
+ * Context: process context.
+ */
+void ndk_upages_free(struct ndk_upages *p)
+{
+	u32 i;
+
+	if (!p)
+		return;
+	vunmap(p->va);
+	for (i = 0; i < p->npages; i++)
+		put_page(p->pages[i]);
+	kvfree(p->pages);
+	kfree(p);
+}
+
+/**
+ * ndk_upages_mmap() - map the first pages of @p into a process
+ * @p:   the pages
+ * @vma: the new mapping, at most as long as @p, its flags set by the
+ *       caller; never executable
+ *
+ * Context: process context, mmap lock held for writing.
+ * Return: 0; what vm_map_pages_zero() returns (-ENXIO: too long).
+ */
+int ndk_upages_mmap(struct ndk_upages *p, struct vm_area_struct *vma)
+{
+	vma->vm_flags &= ~VM_MAYEXEC;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	/* The mapping takes its own references to the pages. */
+	return vm_map_pages_zero(vma, p->pages, p->npages);
+}
+
+/**
+ * struct ndk_uring - a ring shared with the process that opened the file
  * @ref:     the entry's reference and those of running lookups
- * @pages:   the pages, @npages of them
- * @va:      their kernel mapping
- * @npages:  pages
+ * @mem:     its pages
+ * @va:      their kernel mapping (@mem->va)
  * @entries: entries (results or descriptors), a power of two
  * @sink:    completion ring: the CQ's sink
  * @tail:    completion ring: results written (the kernel's own count)
@@ -47,31 +121,20 @@
  */
 struct ndk_uring {
 	struct kref ref;
-	struct page **pages;
+	struct ndk_upages *mem;
 	void *va;
-	u32 npages;
 	u32 entries;
 	struct ndk_cq_sink sink;
 	u32 tail;
 	u32 seen;
 };
 
-static void ndk_uring_free_pages(struct ndk_uring *r)
-{
-	u32 i;
-
-	for (i = 0; i < r->npages && r->pages[i]; i++)
-		put_page(r->pages[i]);
-	kvfree(r->pages);
-	kfree(r);
-}
-
 static void ndk_uring_release(struct kref *ref)
 {
 	struct ndk_uring *r = container_of(ref, struct ndk_uring, ref);
 
-	vunmap(r->va);
-	ndk_uring_free_pages(r);
+	ndk_upages_free(r->mem);
+	kfree(r);
 }
 
 /**
@@ -91,33 +154,20 @@ static struct ndk_uring *ndk_uring_alloc(u32 entries, size_t size,
 					 size_t head)
 {
 	struct ndk_uring *r;
-	u32 i;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return NULL;
 	kref_init(&r->ref);
 	r->entries = entries;
-	r->npages = PAGE_ALIGN(head + entries * size) >> PAGE_SHIFT;
-	r->pages = kvcalloc(r->npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
-	if (!r->pages)
-		goto err_free_ring;
-	for (i = 0; i < r->npages; i++) {
-		r->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!r->pages[i])
-			goto err_free_pages;
+	r->mem = ndk_upages_alloc(PAGE_ALIGN(head + entries * size) >>
+				  PAGE_SHIFT);
+	if (!r->mem) {
+		kfree(r);
+		return NULL;
 	}
-	r->va = vmap(r->pages, r->npages, VM_MAP, PAGE_KERNEL);
-	if (!r->va)
-		goto err_free_pages;
+	r->va = r->mem->va;
 	return r;
-
-err_free_pages:
-	ndk_uring_free_pages(r);
-	return NULL;
-err_free_ring:
-	kfree(r);
-	return NULL;
 }
 
 /*
@@ -155,7 +205,7 @@ void ndk_uring_describe(const struct ndk_uring *r, u32 handle, u64 *offset,
 			u32 *size, u32 *entries)
 {
 	*offset = (u64)handle << NDK_U_MMAP_RING_SHIFT;
-	*size = r->npages << PAGE_SHIFT;
+	*size = r->mem->npages << PAGE_SHIFT;
 	*entries = r->entries;
 }
 
@@ -183,16 +233,13 @@ int ndk_uring_mmap(struct ndk_file *nf, struct vm_area_struct *vma)
 	if (!r)
 		return -EINVAL;
 	ret = -EINVAL;
-	if (vma->vm_end - vma->vm_start != (unsigned long)r->npages << PAGE_SHIFT ||
+	if (vma_pages(vma) != r->mem->npages ||
 	    !(vma->vm_flags & VM_SHARED))
 		goto out_put;
 	ret = -EPERM;
 	if (vma->vm_flags & VM_EXEC)
 		goto out_put;
-	vma->vm_flags &= ~VM_MAYEXEC;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	/* The mapping takes its own references to the pages. */
-	ret = vm_map_pages_zero(vma, r->pages, r->npages);
+	ret = ndk_upages_mmap(r->mem, vma);
 out_put:
 	ndk_uring_put(r);
 	return ret;
