@@ -224,6 +224,8 @@ struct ndk_mw {
 };
 
 struct ndk_reg *ndk_reg_get(struct ndk_pd *pd);
+void ndk_reg_take_credits(struct ndk_reg *reg);
+void ndk_reg_give_credits(struct ndk_reg *reg);
 int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 		 struct completion *done);
 void ndk_reg_wr_done(struct ndk_reg *reg, enum ib_wc_status status);

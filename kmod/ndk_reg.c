@@ -19,11 +19,18 @@
  *
  * A failed local operation moves an RC QP to the error state (rxe does);
  * every request is validated before it is posted, and if one fails
- * anyway the QP is reset and reconnected before its next use.
+ * anyway the QP is reset and reconnected before its next use, every
+ * credit held so that no request is posted between the two.
+ *
+ * Test hook: writing N to the root-only module parameter reg_refuse makes
+ * the next N posts of registration QPs fail as a QP out of RTS refuses
+ * them (-EIO), which marks the path broken; reading it gives the number
+ * of rebuilds of self-connected paths so far (k-reg-qp-refuse).
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/debugfs.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
@@ -147,13 +154,31 @@ err_free_reg:
 	return ERR_PTR(ret);
 }
 
-/* Wait until no work request of @reg is in flight. */
-static void ndk_reg_quiesce(struct ndk_reg *reg)
+/**
+ * ndk_reg_take_credits() - wait until no work request of @reg is in
+ * flight, and let none be posted until ndk_reg_give_credits()
+ * @reg: the registration path
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_reg_take_credits(struct ndk_reg *reg)
 {
 	int i;
 
 	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
 		down(&reg->credits);
+}
+
+/**
+ * ndk_reg_give_credits() - posting may go on
+ * @reg: the registration path, its credits taken by ndk_reg_take_credits()
+ *
+ * Context: any.
+ */
+void ndk_reg_give_credits(struct ndk_reg *reg)
+{
+	int i;
+
 	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
 		up(&reg->credits);
 }
@@ -208,6 +233,36 @@ void ndk_reg_debugfs_init(struct dentry *dir)
 				   &ndk_fail_mr_alloc_fops);
 }
 
+/* The reg_refuse test hook: posts still to refuse, rebuilds so far. */
+static atomic_t ndk_reg_refuse = ATOMIC_INIT(0);
+static atomic_t ndk_reg_rebuilds = ATOMIC_INIT(0);
+
+static int ndk_reg_refuse_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n > INT_MAX)
+		return -EINVAL;
+	atomic_set(&ndk_reg_refuse, n);
+	return 0;
+}
+
+static int ndk_reg_refuse_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ndk_reg_rebuilds));
+}
+
+static const struct kernel_param_ops ndk_reg_refuse_ops = {
+	.set = ndk_reg_refuse_set,
+	.get = ndk_reg_refuse_get,
+};
+module_param_cb(reg_refuse, &ndk_reg_refuse_ops, NULL, 0600);
+MODULE_PARM_DESC(reg_refuse,
+		 "test hook: write N: the next N registration QP posts are refused; read: rebuilds so far");
+
 /**
  * ndk_reg_get() - the PD's registration path, created or repaired
  * @pd: the PD
@@ -236,12 +291,21 @@ struct ndk_reg *ndk_reg_get(struct ndk_pd *pd)
 		if (ret)
 			reg = ERR_PTR(ret);
 	} else if (READ_ONCE(reg->broken)) {
-		ndk_reg_quiesce(reg);
+		/*
+		 * Every credit held across the reset: a poster that found
+		 * the path healthy before it broke would otherwise post
+		 * between the quiesce and the reset, which discards its
+		 * request without a completion (rxe_qp_reset()).
+		 */
+		ndk_reg_take_credits(reg);
 		ret = ndk_reg_connect_self(reg->qp);
+		if (!ret) {
+			WRITE_ONCE(reg->broken, false);
+			atomic_inc(&ndk_reg_rebuilds);
+		}
+		ndk_reg_give_credits(reg);
 		if (ret)
 			reg = ERR_PTR(ret);
-		else
-			WRITE_ONCE(reg->broken, false);
 	}
 	mutex_unlock(&pd->reg_lock);
 	return reg;
@@ -272,9 +336,13 @@ int ndk_reg_post(struct ndk_reg *reg, struct ib_send_wr *wr,
 	 * in before the wait, where from process context the tasklet would
 	 * wake ksoftirqd and this thread would sleep until it ran.
 	 */
-	local_bh_disable();
-	ret = ib_post_send(reg->qp, wr, NULL);
-	local_bh_enable();
+	if (unlikely(atomic_add_unless(&ndk_reg_refuse, -1, 0))) {
+		ret = -EIO;
+	} else {
+		local_bh_disable();
+		ret = ib_post_send(reg->qp, wr, NULL);
+		local_bh_enable();
+	}
 	if (ret) {
 		/* A QP out of RTS refuses posts (siw once disconnected). */
 		ndk_reg_set_broken(reg, "post", ret);
@@ -439,7 +507,8 @@ void ndk_reg_destroy(struct ndk_pd *pd)
 
 	if (!reg)
 		return;
-	ndk_reg_quiesce(reg);
+	/* Nothing in flight; the credits go with @reg. */
+	ndk_reg_take_credits(reg);
 	for (i = 0; i < NDK_REG_CLASSES; i++)
 		list_for_each_entry_safe(rmr, tmp, &reg->pool[i], entry)
 			ndk_reg_mr_free(rmr);

@@ -437,10 +437,9 @@ int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd)
 {
 	struct ndk_reg_iw *iw, *old;
 	unsigned long flags;
-	int i, ret;
+	int ret;
 
-	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
-		down(&reg->credits);
+	ndk_reg_take_credits(reg);
 	ret = ndk_reg_iw_build(reg, pd, &iw);
 	if (!ret) {
 		old = reg->iw;
@@ -454,8 +453,7 @@ int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd)
 		ndk_reg_iw_free(old);
 		atomic_inc(&ndk_reg_iw_rebuilds);
 	}
-	for (i = 0; i < NDK_REG_SQ_DEPTH; i++)
-		up(&reg->credits);
+	ndk_reg_give_credits(reg);
 	return ret;
 }
 
