@@ -498,6 +498,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	ibmr->iova = ndk_mdl_virtual_address(req->mdl);
 	ibmr->length = req->length;
 	ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
+	rmr->keys++;
 	wr.wr.opcode = IB_WR_REG_MR;
 	wr.wr.wr_cqe = &mr->cqe;
 	wr.mr = ibmr;

@@ -65,6 +65,8 @@ struct ndk_reg {
  * @used:    entries of @sgt filled (and given to dma_map_sg)
  * @last:    the entry marked as the end, unmarked before a refill
  * @class:   pool class
+ * @keys:    key bytes used (REG_MRs posted); at NDK_REG_MR_KEYS the MR is
+ *           freed instead of pooled, so no key comes back
  */
 struct ndk_reg_mr {
 	struct list_head entry;
@@ -74,7 +76,11 @@ struct ndk_reg_mr {
 	u32 used;
 	struct scatterlist *last;
 	int class;
+	u32 keys;
 };
+
+/* Distinct keys of one ib_mr: ib_inc_rkey() turns its low byte. */
+#define NDK_REG_MR_KEYS	256
 
 /* State of a registration posted on consumer QPs, in posting order. */
 enum ndk_fr_state {

@@ -476,6 +476,10 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
  * @reg: the registration path
  * @rmr: the MR, invalidated, its table no longer DMA-mapped
  *
+ * An MR that used every key byte is freed, not pooled: its next
+ * registration would bring back the token of an earlier one, which a
+ * peer may have kept.  The next allocation gets a new MR index.
+ *
  * Context: process context, may sleep.
  */
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr)
@@ -483,7 +487,8 @@ void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr)
 	int c = rmr->class;
 
 	mutex_lock(&reg->lock);
-	if (reg->pooled[c] < ndk_reg_class_pool(c, reg->max_pages)) {
+	if (rmr->keys < NDK_REG_MR_KEYS &&
+	    reg->pooled[c] < ndk_reg_class_pool(c, reg->max_pages)) {
 		list_add(&rmr->entry, &reg->pool[c]);
 		reg->pooled[c]++;
 		rmr = NULL;
