@@ -107,6 +107,9 @@ void ndk_mr_cache_exit(void)
 	kmem_cache_destroy(ndk_mr_cache);
 }
 
+/* Blocking closes wait here for an MR's asynchronous requests. */
+static DECLARE_WAIT_QUEUE_HEAD(ndk_mr_req_wait);
+
 static void ndk_mr_req_work(struct work_struct *work)
 {
 	struct ndk_mr_req *req = container_of(work, struct ndk_mr_req, work);
@@ -115,7 +118,20 @@ static void ndk_mr_req_work(struct work_struct *work)
 
 	req->completion(req->context, status);
 	kmem_cache_free(ndk_mr_req_cache, req);
+	/* Our reference keeps @mr until the put, after the waiter's close. */
+	if (atomic_dec_and_test(&mr->requests))
+		wake_up_all(&ndk_mr_req_wait);
 	ndk_obj_put(&mr->obj);
+}
+
+/* The asynchronous requests of @mr a blocking close may not wait for. */
+static int ndk_mr_own_requests(struct ndk_mr *mr)
+{
+	struct work_struct *w = current_work();
+
+	/* Called from the completion of one of them: it is the caller. */
+	return w && w->func == ndk_mr_req_work &&
+	       container_of(w, struct ndk_mr_req, work)->mr == mr;
 }
 
 /*
@@ -136,6 +152,7 @@ static s32 ndk_mr_request(struct ndk_mr_req *req)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	*async = *req;
 	ndk_obj_get(&async->mr->obj);
+	atomic_inc(&async->mr->requests);
 	INIT_WORK(&async->work, ndk_mr_req_work);
 	queue_work(ndk_wq, &async->work);
 	return STATUS_PENDING;
@@ -697,12 +714,21 @@ EXPORT_SYMBOL_GPL(ndk_create_mr);
  * @close_completion: NULL for a blocking close
  * @request_context:  passed to @close_completion
  *
+ * No completion of the MR's requests runs after the close has completed:
+ * a blocking close waits for the asynchronous requests still queued or
+ * running (but the one whose completion it is called from), and the
+ * @close_completion of an asynchronous close runs after theirs (each
+ * holds a reference).
+ *
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING with a completion, STATUS_SUCCESS without.
  */
 s32 ndk_close_mr(struct ndk_mr *mr, ndk_fn_close_completion close_completion,
 		 void *request_context)
 {
+	if (!close_completion)
+		wait_event(ndk_mr_req_wait, atomic_read(&mr->requests) ==
+			   ndk_mr_own_requests(mr));
 	return ndk_obj_close(&mr->obj, close_completion, request_context);
 }
 EXPORT_SYMBOL_GPL(ndk_close_mr);

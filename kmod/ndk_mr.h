@@ -148,6 +148,8 @@ enum ndk_mr_state {
  *                 (ndk_register_user_mr()): @ibmr is the driver's MR, no
  *                 @rmr; @sgt is set once ndk_mr_attach_pages() gave it a
  *                 page list
+ * @requests:      asynchronous requests queued or running: a blocking
+ *                 close waits for them (ndk_close_mr())
  * @umem:          user memory the registration maps (ndk_mr_own_umem()):
  *                 pinned by ndk.ko, or by the driver (@user); unpinned
  *                 when the registration is released, as rxe's MR owns
@@ -191,6 +193,7 @@ struct ndk_mr {
 	bool fast_register;
 	bool writable;
 	bool user;
+	atomic_t requests;
 	struct ndk_umem umem;
 	union {
 		struct {
