@@ -1147,10 +1147,16 @@ static void ndk_lam_unmap(struct ib_device *ibdev,
  * @lam_size:           in: bytes at @lam; out: bytes written or needed
  * @fbo:                receives the offset of the first byte in its page
  *
+ * The addresses carry no rights: NdkFastRegister may grant any over
+ * them, so pages the device must never write (an element marked
+ * NDK_MDL_READ_ONLY) are refused; NdkRegisterMr without a write right
+ * registers them.
+ *
  * Context: any.
  * Return: STATUS_SUCCESS; STATUS_INVALID_PARAMETER (not contiguous,
- * length 0 or beyond the chain); STATUS_BUFFER_TOO_SMALL with the needed
- * size in *@lam_size; STATUS_INSUFFICIENT_RESOURCES (nothing stays mapped);
+ * length 0 or beyond the chain); STATUS_ACCESS_VIOLATION (a read-only
+ * element); STATUS_BUFFER_TOO_SMALL with the needed size in *@lam_size;
+ * STATUS_INSUFFICIENT_RESOURCES (nothing stays mapped);
  * STATUS_DEVICE_REMOVED.
  */
 s32 ndk_build_lam(struct ndk_adapter *adapter, struct ndk_mdl *mdl,
@@ -1164,6 +1170,8 @@ s32 ndk_build_lam(struct ndk_adapter *adapter, struct ndk_mdl *mdl,
 
 	if (ndk_mdl_check_contiguous(mdl, length, &pages))
 		return STATUS_INVALID_PARAMETER;
+	if (ndk_mdl_read_only(mdl, length))
+		return STATUS_ACCESS_VIOLATION;
 	needed = struct_size(lam, adapter_page_array, pages);
 	if (needed > U32_MAX)
 		return STATUS_INVALID_PARAMETER;
