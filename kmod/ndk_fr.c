@@ -466,7 +466,9 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 	/* VALID: the initialisation cannot change under us any more. */
 	if (!mr->ibmr || pages->n > fr->max_pages)
 		status = STATUS_INVALID_PARAMETER;
-	else if ((flags & NDK_FR_REMOTE_FLAGS) && !fr->remote)
+	/* The rights granted: a read sink on iWARP is a remote write. */
+	else if ((req.access & (IB_ACCESS_REMOTE_READ |
+				IB_ACCESS_REMOTE_WRITE)) && !fr->remote)
 		status = STATUS_ACCESS_VIOLATION;
 	else if (ndk_fr_map(fr, mr->ibmr, pages, base, length))
 		status = STATUS_INVALID_PARAMETER;
