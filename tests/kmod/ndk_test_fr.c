@@ -866,8 +866,16 @@ static int t_fr_params(struct ndk_test_env *env)
 	/* The QP works: the good request completes, only it. */
 	NDK_T_STATUS(env, fr_post(qp, CTX(40), &b, FR_R | FR_W), STATUS_SUCCESS);
 	FR_WAIT(env, f->cq[FR_OWNER], 40, T_FR, STATUS_SUCCESS);
-	/* Local rights only on a local-access MR are fine. */
-	local_reg = fr_post(qp, CTX(41), &local, FR_LW | FR_SINK);
+	/*
+	 * Local rights only on a local-access MR are fine; on iWARP a read
+	 * sink is a remote write (read responses are tagged writes), which
+	 * such an MR may not grant.
+	 */
+	if (x->iwarp)
+		NDK_T_STATUS(env, fr_post(qp, CTX(36), &local, FR_SINK),
+			     STATUS_ACCESS_VIOLATION);
+	local_reg = fr_post(qp, CTX(41), &local,
+			    x->iwarp ? FR_LW : FR_LW | FR_SINK);
 	NDK_T_STATUS(env, local_reg, STATUS_SUCCESS);
 	if (!local_reg)
 		FR_WAIT(env, f->cq[FR_OWNER], 41, T_FR, STATUS_SUCCESS);

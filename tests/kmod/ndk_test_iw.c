@@ -1,26 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ndk_test.ko: the iWARP registration QP (kmod/ndk_reg_iw.c), a loopback
- * connection through rdma_cm, lost and rebuilt.
+ * ndk_test.ko: the registration QP of a PD lost and rebuilt: on iWARP a
+ * loopback connection through rdma_cm (kmod/ndk_reg_iw.c), elsewhere a QP
+ * connected to itself (kmod/ndk_reg.c).
  *
  * ndk.ko's root-only module parameter reg_iw_drop disconnects every iWARP
  * registration connection when written, as a failing peer or network
- * would, and reads back the number of rebuilds so far.
+ * would, and reads back the number of rebuilds so far; reg_refuse makes
+ * the next N registration posts fail as a QP out of RTS refuses them, and
+ * reads back the rebuilds of self-connected QPs.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kstrtox.h>
+#include <linux/kthread.h>
 #include <linux/slab.h>
 
 #include "ndk_test.h"
 #include "ndk_test_conn.h"
 
 #define T_IW_DROP	"/sys/module/ndk/parameters/reg_iw_drop"
+#define T_REFUSE	"/sys/module/ndk/parameters/reg_refuse"
 
-/* Rebuilds so far, or -1 when the parameter cannot be read. */
-static long t_iw_rebuilds(void)
+/* A test hook's reading (rebuilds so far), or -1 when it cannot be read. */
+static long t_hook_read(const char *path)
 {
 	char buf[24] = {};
 	struct file *f;
@@ -28,36 +33,48 @@ static long t_iw_rebuilds(void)
 	long val;
 	ssize_t n;
 
-	f = filp_open(T_IW_DROP, O_RDONLY, 0);
+	f = filp_open(path, O_RDONLY, 0);
 	if (IS_ERR(f)) {
-		ndk_test_log("open %s: %ld", T_IW_DROP, PTR_ERR(f));
+		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
 		return -1;
 	}
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
 	filp_close(f, NULL);
 	if (n <= 0 || kstrtol(strim(buf), 10, &val)) {
-		ndk_test_log("read %s: %zd '%s'", T_IW_DROP, n, buf);
+		ndk_test_log("read %s: %zd '%s'", path, n, buf);
 		return -1;
 	}
 	return val;
 }
 
-static bool t_iw_drop(void)
+/* Write @val ("1" fires it) to a test hook. */
+static bool t_hook_write(const char *path, const char *val)
 {
+	size_t len = strlen(val);
 	struct file *f;
 	loff_t pos = 0;
 	ssize_t n;
 
-	f = filp_open(T_IW_DROP, O_WRONLY, 0);
+	f = filp_open(path, O_WRONLY, 0);
 	if (IS_ERR(f)) {
-		ndk_test_log("open %s: %ld", T_IW_DROP, PTR_ERR(f));
+		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
 		return false;
 	}
-	n = kernel_write(f, "1\n", 2, &pos);
+	n = kernel_write(f, val, len, &pos);
 	filp_close(f, NULL);
-	if (n != 2)
-		ndk_test_log("write %s: %zd", T_IW_DROP, n);
-	return n == 2;
+	if (n != len)
+		ndk_test_log("write %s: %zd", path, n);
+	return n == len;
+}
+
+static long t_iw_rebuilds(void)
+{
+	return t_hook_read(T_IW_DROP);
+}
+
+static bool t_iw_drop(void)
+{
+	return t_hook_write(T_IW_DROP, "1\n");
 }
 
 /*
@@ -132,7 +149,135 @@ out:
 	return t_verdict(env, &f);
 }
 
+/* reg-qp-refuse: a registering thread; see t_reg_qp_refuse(). */
+struct t_refuse_worker {
+	struct ndk_test_env *env;
+	struct t_buf b;
+	struct completion done;
+	atomic_t *stop;
+	bool finished;
+	u32 ok, refused;
+};
+
+#define T_REFUSE_WORKERS	4
+#define T_REFUSE_ROUNDS		30
+
+/* The workers and their stop flag, kept if one of them never finishes. */
+struct t_refuse {
+	atomic_t stop;
+	struct t_refuse_worker w[T_REFUSE_WORKERS];
+};
+
+static int t_refuse_worker_fn(void *arg)
+{
+	const u32 flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+	struct t_refuse_worker *w = arg;
+	struct t_buf *b = &w->b;
+	s32 status;
+
+	/* Registered by t_buf_reg(): each round deregisters first. */
+	while (!atomic_read(w->stop)) {
+		NDK_T_STATUS(w->env, ndk_deregister_mr(b->mr, NULL, NULL),
+			     STATUS_SUCCESS);
+		status = ndk_register_mr(b->mr, b->mdl, b->len, flags, NULL,
+					 NULL);
+		if (status == STATUS_SUCCESS) {
+			w->ok++;
+			continue;
+		}
+		w->refused++;
+		/* Registered again before the loop deregisters it. */
+		while (!atomic_read(w->stop) &&
+		       ndk_register_mr(b->mr, b->mdl, b->len, flags, NULL,
+				       NULL))
+			w->refused++;
+	}
+	complete(&w->done);
+	return 0;
+}
+
+/*
+ * Registration posts refused while T_REFUSE_WORKERS threads register and
+ * deregister on one PD: each refusal breaks the registration path, the
+ * next registration rebuilds it (credits held across the QP's reset and
+ * reconnection, so no thread posts in between and loses its request),
+ * and every thread keeps going: none waits for ever, and registrations
+ * work again once the refusals stop.
+ */
+static int t_reg_qp_refuse(struct ndk_test_env *env)
+{
+	struct t_refuse_worker *w;
+	const char *rebuilds_hook;
+	struct t_refuse *rf;
+	bool all_done = true;
+	struct task_struct *t;
+	long before, after;
+	struct t_buf last = {};
+	struct t_fix f;
+	u32 ok = 0, refused = 0;
+	int i, started = 0;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	NDK_T_CHECK(env, rf);
+	if (!rf)
+		return t_verdict(env, &f);
+	w = rf->w;
+	rebuilds_hook = f.info.rdma_technology == NDK_IWARP ? T_IW_DROP :
+			T_REFUSE;
+	before = t_hook_read(rebuilds_hook);
+	NDK_T_CHECK(env, before >= 0);
+	for (i = 0; i < T_REFUSE_WORKERS; i++) {
+		w[i].env = env;
+		w[i].stop = &rf->stop;
+		init_completion(&w[i].done);
+		if (t_buf_reg(env, &f, &w[i].b, PAGE_SIZE,
+			      NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+			break;
+		t = kthread_run(t_refuse_worker_fn, &w[i], "ndk_t_refuse%d", i);
+		NDK_T_CHECK(env, !IS_ERR(t));
+		if (IS_ERR(t))
+			break;
+		started++;
+	}
+	for (i = 0; started && i < T_REFUSE_ROUNDS; i++) {
+		NDK_T_CHECK(env, t_hook_write(T_REFUSE, "1\n"));
+		msleep(30);
+	}
+	NDK_T_CHECK(env, t_hook_write(T_REFUSE, "0\n"));
+	atomic_set(&rf->stop, 1);
+	for (i = 0; i < started; i++) {
+		/* A thread whose request was lost would sleep for ever. */
+		if (!wait_for_completion_timeout(&w[i].done,
+						 6 * NDK_T_TIMEOUT)) {
+			ndk_test_log("worker %d did not finish: a registration waits for ever", i);
+			NDK_T_CHECK(env, false);
+			all_done = false;
+			continue;
+		}
+		w[i].finished = true;
+		ok += w[i].ok;
+		refused += w[i].refused;
+	}
+	for (i = 0; i < T_REFUSE_WORKERS; i++)
+		if (i >= started || w[i].finished)
+			t_buf_free(env, &w[i].b);
+	/* Refusals spent, the path rebuilt: registrations work. */
+	NDK_T_CHECK(env, t_buf_reg(env, &f, &last, PAGE_SIZE,
+				   NDK_MR_FLAG_ALLOW_LOCAL_WRITE) == 0);
+	t_buf_free(env, &last);
+	after = t_hook_read(rebuilds_hook);
+	ndk_test_log("reg-qp-refuse: %u registrations, %u refused, rebuilds %ld -> %ld",
+		     ok, refused, before, after);
+	NDK_T_CHECK(env, refused > 0 && ok > 0 && after > before);
+	if (all_done)
+		kfree(rf);
+	return t_verdict(env, &f);
+}
+
 const struct ndk_test ndk_tests_iw[] = {
 	{ "reg-qp-rebuild", t_reg_qp_rebuild },
+	{ "reg-qp-refuse", t_reg_qp_refuse },
 	{ }
 };

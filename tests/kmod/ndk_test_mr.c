@@ -343,6 +343,55 @@ out:
 	return NDK_TEST_PASS;
 }
 
+/*
+ * Tokens never come back: NDK_T_KEY_CYCLES registrations of one MR, more
+ * than the 256 values of a key byte, all have different remote tokens
+ * (the pooled MR under them is replaced before its key byte wraps).
+ */
+#define NDK_T_KEY_CYCLES	600
+
+static int ndk_t_mr_key_cycle(struct ndk_test_env *env)
+{
+	struct ndk_mdl *chain = NULL;
+	struct ndk_mr *mr = NULL;
+	struct ndk_t_ctx c;
+	u32 *keys, i, j, dups = 0;
+	u8 *buf;
+
+	if (ndk_t_setup(env, &c))
+		return NDK_TEST_FAIL;
+	keys = kcalloc(NDK_T_KEY_CYCLES, sizeof(*keys), GFP_KERNEL);
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (buf)
+		chain = ndk_mdl_from_buffer(buf, PAGE_SIZE, GFP_KERNEL);
+	NDK_T_CHECK(env, keys && chain);
+	if (!keys || !chain)
+		goto out;
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	for (i = 0; mr && i < NDK_T_KEY_CYCLES && !env->failures; i++) {
+		NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x7,
+						  NULL, NULL), STATUS_SUCCESS);
+		keys[i] = ndk_get_remote_token_from_mr(mr);
+		NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+	for (i = 0; i < NDK_T_KEY_CYCLES; i++)
+		for (j = i + 1; j < NDK_T_KEY_CYCLES; j++)
+			dups += keys[i] && keys[i] == keys[j];
+	ndk_test_log("mr-key-cycle: %d registrations, first token %#x, 257th %#x, %u repeated",
+		     NDK_T_KEY_CYCLES, keys[0], keys[256], dups);
+	NDK_T_CHECK(env, dups == 0);
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+out:
+	ndk_mdl_free_chain(chain);
+	kfree(buf);
+	kfree(keys);
+	ndk_t_teardown(&c);
+	return NDK_TEST_PASS;
+}
+
 /* Every STATUS_INVALID_PARAMETER of NdkRegisterMr, each otherwise valid. */
 static int ndk_t_mr_register_invalid(struct ndk_test_env *env)
 {
@@ -461,6 +510,19 @@ static int ndk_t_mr_register_async(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x1, NULL, NULL),
 		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+
+	/*
+	 * A blocking close right after an asynchronous request: the
+	 * request's completion has run when the close returns, never after.
+	 */
+	NDK_T_STATUS(env, ndk_create_mr(c.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	ndk_t_wait_init(&r);
+	NDK_T_STATUS(env, ndk_register_mr(mr, chain, PAGE_SIZE, 0x7,
+					  ndk_t_requested, &r), STATUS_PENDING);
+	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
+	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 out:
 	ndk_mdl_free_chain(chain);
 	kfree(buf);
@@ -704,6 +766,13 @@ static int ndk_t_lam(struct ndk_test_env *env)
 	NDK_T_CHECK(env, !(lam->adapter_page_array[0] & ~PAGE_MASK));
 	ndk_release_lam(c.adapter, lam);
 	NDK_T_CHECK(env, lam->adapter_page_count == 0);
+	/* Pages the device must never write get no adapter addresses. */
+	chain->next->flags |= NDK_MDL_READ_ONLY;
+	NDK_T_STATUS(env, ndk_build_lam(c.adapter, chain, 3 * PAGE_SIZE, NULL,
+					NULL, lam, &size, &fbo),
+		     STATUS_ACCESS_VIOLATION);
+	NDK_T_CHECK(env, lam->adapter_page_count == 0);
+	chain->next->flags = 0;
 
 	ndk_get_privileged_memory_region_token(c.pd, &token);
 	ndk_test_log("privileged token %#x", token);
@@ -756,6 +825,7 @@ const struct ndk_test ndk_tests_mr[] = {
 	{ "mr-register", ndk_t_mr_register },
 	{ "mr-register-invalid", ndk_t_mr_register_invalid },
 	{ "mr-register-async", ndk_t_mr_register_async },
+	{ "mr-key-cycle", ndk_t_mr_key_cycle },
 	{ "mr-insufficient-resources", ndk_t_mr_insufficient },
 	{ "frmr-initialize", ndk_t_frmr_initialize },
 	{ "fr-reinit-race", ndk_t_fr_reinit_race },
