@@ -18,13 +18,22 @@
  * slot still claimed at a position before p has succeeded (a failure or a
  * flush gives a completion of its own): ndk_sq_retire() releases them and
  * tells their registrations, under the initiator CQ's lock like every
- * translation.  Each slot records its position (@seq, written before
- * @busy), so a slot released out of order and claimed again by a later
- * position is never taken for an older one.  An unsignaled request that
- * nothing followed would be retired by nothing: a close posts a signaled
- * marker after moving the QP to the error state (ndk_qp_drain(), as
- * ib_drain_sq() does), whose flush completion comes after every request
- * of the queue and retires the rest.
+ * translation.  Reads are the exception: always posted signaled, silent
+ * or not.  siw (6.1) completes a READ only when its response arrives
+ * (siw_rdmap_complete()), but the sends, writes and local operations
+ * posted after it as soon as they are transmitted (siw_qp_sq_process()),
+ * so a later completion does not prove a read done: retired by one, its
+ * failure or flush would come later, its result lost and its ib_wc in an
+ * ib_cq entry nothing reserves any more.  A silent read's success is
+ * dropped when it is translated, as any signaled silent request's, and a
+ * completion translated after a later one's retires nothing
+ * (ndk_qp_translate()).  Each slot records its position (@seq, written
+ * before @busy), so a slot released out of order and claimed again by a
+ * later position is never taken for an older one.  An unsignaled request
+ * that nothing followed would be retired by nothing: a close posts a
+ * signaled marker after moving the QP to the error state (ndk_qp_drain(),
+ * as ib_drain_sq() does), whose flush completion comes after every
+ * request of the queue and retires the rest.
  *
  * DEFER: a deferred initiator request stays in its slot, chained to the
  * previous one, until a request without DEFER (or an INLINE one, whose
@@ -241,8 +250,15 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	/* A second completion of a request (ndk_qp.h: wr_id). */
 	if (!smp_load_acquire(&s->busy) || s->gen != gen)
 		return false;
-	ndk_sq_retire(qp, s->seq);
-	qp->sq_cons = s->seq + 1;
+	/*
+	 * siw completes a read after the requests behind it (file comment):
+	 * a completion behind @sq_cons finds nothing unsignaled to retire
+	 * before it, and must not take @sq_cons back.
+	 */
+	if ((s32)(s->seq - qp->sq_cons) >= 0) {
+		ndk_sq_retire(qp, s->seq);
+		qp->sq_cons = s->seq + 1;
+	}
 	res->request_context = s->request_context;
 	res->type = s->type;
 	if (res->status)
@@ -357,6 +373,14 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	return own ? status : STATUS_SUCCESS;
 }
 
+/* Reads complete out of order on siw: never unsignaled (file comment). */
+static bool ndk_sq_may_unsignal(const struct ndk_sreq *req)
+{
+	return (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
+	       req->opcode != IB_WR_RDMA_READ &&
+	       req->opcode != IB_WR_RDMA_READ_WITH_INV;
+}
+
 static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 			const struct ndk_sreq *req)
 {
@@ -367,7 +391,7 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	wr->wr_id = ndk_wrid(qp, false, slot, s->gen);
 	wr->opcode = req->opcode;
 	wr->sg_list = s->sge;
-	s->unsignaled = (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
+	s->unsignaled = ndk_sq_may_unsignal(req) &&
 			qp->sq_unsig_run + 1 < qp->sq_depth / 2;
 	if (s->unsignaled) {
 		qp->sq_unsig_run++;

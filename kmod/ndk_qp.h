@@ -11,11 +11,12 @@
  * connection; rdma_cm's INIT attributes then make an INIT->INIT move.
  *
  * Completions (ndk_cq.c, ndk_qp.c): every work request is posted
- * signaled, its wr_id naming the QP (by id, never by pointer) and a
- * per-queue slot that records what NDK_RESULT needs (request context,
- * operation type, SILENT_SUCCESS).  A CQ finds the QP of an ib_wc in its
- * own xarray of attached QPs, so a late CQE of a destroyed QP is dropped
- * rather than dereferenced.  Before a QP is destroyed its outstanding
+ * signaled, except SILENT_SUCCESS initiator requests other than reads
+ * (ndk_qp.c, "Unsignaled requests"), its wr_id naming the QP (by id,
+ * never by pointer) and a per-queue slot that records what NDK_RESULT
+ * needs (request context, operation type, SILENT_SUCCESS).  A CQ finds
+ * the QP of an ib_wc in its own xarray of attached QPs, so a late CQE of
+ * a destroyed QP is dropped rather than dereferenced.  Before a QP is destroyed its outstanding
  * completions are moved out of the ib_cq into the CQ's software queue,
  * already translated; the software queue also carries the synthetic
  * STATUS_CANCELLED completions of flushed requests that never reached the
