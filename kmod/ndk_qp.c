@@ -33,7 +33,9 @@
  * that nothing followed would be retired by nothing: a close posts a
  * signaled marker after moving the QP to the error state (ndk_qp_drain(),
  * as ib_drain_sq() does), whose flush completion comes after every
- * request of the queue and retires the rest.
+ * request of the queue and retires the rest.  A post the device refuses
+ * counts the run of unsignaled requests again from the slots
+ * (ndk_sq_unsig_tail()).
  *
  * DEFER: a deferred initiator request stays in its slot, chained to the
  * previous one, until a request without DEFER (or an INLINE one, whose
@@ -335,6 +337,34 @@ static void ndk_sq_complete_soft(struct ndk_qp *qp, s32 status)
 }
 
 /*
+ * The run of unsignaled requests the device holds at the end of its queue
+ * (the slots before @sq_posted, now the first refused request, back to a
+ * signaled or released one): what @sq_unsig_run must be after a refused
+ * post.  ndk_sq_fill() counted the refused requests too, and a signaled
+ * one reset the count: kept, the unsignaled requests before it would wait
+ * behind more than half the queue, and repeated, the queue would fill
+ * with unsignaled requests nothing retires, every post failing for good.
+ * A retirement running meanwhile releases from the oldest up, so the
+ * count can only be too high, which is safe.  Under sq_lock.
+ */
+static u32 ndk_sq_unsig_tail(struct ndk_qp *qp)
+{
+	u32 pos = qp->sq_posted, n = 0;
+	struct ndk_swr *s;
+
+	lockdep_assert_held(&qp->sq_lock);
+	while (n < qp->sq_depth) {
+		s = &qp->sq[--pos % qp->sq_depth];
+		/* Pairs with the claim's release: @seq is the claim's. */
+		if (!smp_load_acquire(&s->busy) || s->seq != pos ||
+		    !READ_ONCE(s->unsignaled))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
  * Post the chain of claimed, unposted slots with one ib_post_send().  If
  * @own (the caller's request, the last slot) is given and does not reach
  * the device, it is given back and the refusal is returned; deferred
@@ -367,6 +397,7 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 			break;
 	if (i != qp->sq_prod)
 		qp->sq_posted = i;
+	qp->sq_unsig_run = ndk_sq_unsig_tail(qp);
 	if (own)
 		ndk_sq_unclaim(qp);
 	ndk_sq_complete_soft(qp, status);

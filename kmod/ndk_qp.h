@@ -240,7 +240,8 @@ struct ndk_rwr {
  *              slots from @sq_posted to @sq_prod are the DEFER chain
  * @sq_outstanding: claimed slots not yet released
  * @sq_unsig_run: unsignaled requests posted since the last signaled one
- *              (under @sq_lock)
+ *              (under @sq_lock; counted again from the slots when the
+ *              device refuses a post, ndk_sq_unsig_tail())
  * @sq_cons:    position after the last initiator completion translated;
  *              the unsignaled slots before it are retired (under the
  *              initiator CQ's lock)
