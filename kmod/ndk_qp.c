@@ -3,11 +3,12 @@
  * ndk-linux: NDK queue pairs (NDK_QP) over RC ib_qps, and the data path.
  *
  * Slots: each queue has a ring of slots, one per request the consumer may
- * have outstanding (its queue depth).  A post claims the next slot (the
- * queue is full when that slot is still busy), records what the result
- * needs and names the slot in the wr_id; the CQ poll that translates the
- * completion releases it.  A failed silent request gives a result, a
- * successful one does not.
+ * have outstanding (its queue depth, rounded up to a power of two: see
+ * Positions).  A post claims the next slot (the queue is full when its
+ * depth of requests is outstanding or that slot is still busy), records
+ * what the result needs and names the slot in the wr_id; the CQ poll that
+ * translates the completion releases it.  A failed silent request gives a
+ * result, a successful one does not.
  *
  * Unsignaled requests: a SILENT_SUCCESS initiator request is posted
  * without IB_SEND_SIGNALED, as raw verbs consumers post theirs, unless
@@ -61,6 +62,14 @@
  * more than its own takes only what it can hold, the rest of the posts
  * fail inline with STATUS_INSUFFICIENT_RESOURCES.
  *
+ * Positions: sq_prod, rq_prod and the positions slots record are u32
+ * counters that wrap; a position's slot is position & (ring - 1), the
+ * rings being the depths rounded up to powers of two, so that the slots
+ * go on in order across the wrap (a depth of 6 taking position % 6 would
+ * jump from slot 3 to slot 0 there, onto a slot still claimed, and an
+ * unsignaled request in it would wait for a follower that can never be
+ * claimed).  The depth itself is enforced by the outstanding counts.
+ *
  * Parameters are checked before the connection state, so a bad request
  * fails STATUS_INVALID_PARAMETER on any QP.
  *
@@ -69,6 +78,7 @@
 #include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -126,6 +136,17 @@ static s32 ndk_wc_status(enum ib_wc_status status, bool recv)
 	}
 }
 
+/* The initiator slot of a position, and its number. */
+static u32 ndk_sq_slot(const struct ndk_qp *qp, u32 pos)
+{
+	return pos & (qp->sq_ring - 1);
+}
+
+static struct ndk_swr *ndk_sq_at(struct ndk_qp *qp, u32 pos)
+{
+	return &qp->sq[ndk_sq_slot(qp, pos)];
+}
+
 static void ndk_sq_release(struct ndk_qp *qp, struct ndk_swr *s)
 {
 	/* Pairs with the claim's acquire: the slot is read before reuse. */
@@ -145,18 +166,18 @@ static void ndk_sq_finish(struct ndk_swr *s, s32 status)
 /*
  * Retire the unsignaled slots claimed at positions from qp->sq_cons up to
  * @end (excluded): the device completed a later request of the queue, so
- * they succeeded.  Only the last sq_depth positions can still be claimed.
+ * they succeeded.  Only the last sq_ring positions can still be claimed.
  * Under the initiator CQ's lock.
  */
 static void ndk_sq_retire(struct ndk_qp *qp, u32 end)
 {
-	u32 pos = end - min(end - qp->sq_cons, qp->sq_depth);
+	u32 pos = end - min(end - qp->sq_cons, qp->sq_ring);
 	u32 n = 0;
 	struct ndk_swr *s;
 
 	lockdep_assert_held(&qp->scq->lock);
 	for (; pos != end; pos++) {
-		s = &qp->sq[pos % qp->sq_depth];
+		s = ndk_sq_at(qp, pos);
 		/* Pairs with the claim's release: @seq is the claim's. */
 		if (!smp_load_acquire(&s->busy) || s->seq != pos ||
 		    !s->unsignaled)
@@ -215,7 +236,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 
 	/* A result given back is unreserved when it is polled. */
 	if (recv) {
-		if (slot >= qp->rq_depth)
+		if (slot >= qp->rq_ring)
 			return false;
 		r = &qp->rq[slot];
 		/* A second completion of a request (ndk_qp.h: wr_id). */
@@ -246,7 +267,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		ndk_qp_unmark(qp);
 		return false;
 	}
-	if (slot >= qp->sq_depth)
+	if (slot >= qp->sq_ring)
 		return false;
 	s = &qp->sq[slot];
 	/* A second completion of a request (ndk_qp.h: wr_id). */
@@ -275,13 +296,16 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 }
 
 /*
- * Claim the next initiator slot; NULL when the queue is full or its CQ
- * has no room left for the result.
+ * Claim the next initiator slot; NULL when the queue is full (@sq_depth
+ * requests outstanding, or the slot still claimed) or its CQ has no room
+ * left for the result.
  */
 static struct ndk_swr *ndk_sq_claim(struct ndk_qp *qp)
 {
-	struct ndk_swr *s = &qp->sq[qp->sq_prod % qp->sq_depth];
+	struct ndk_swr *s = ndk_sq_at(qp, qp->sq_prod);
 
+	if (atomic_read(&qp->sq_outstanding) >= qp->sq_depth)
+		return NULL;
 	/* Pairs with the release in ndk_sq_release(). */
 	if (smp_load_acquire(&s->busy) || !ndk_cq_reserve(qp->scq))
 		return NULL;
@@ -300,7 +324,7 @@ static void ndk_sq_unclaim(struct ndk_qp *qp)
 	struct ndk_swr *s;
 
 	qp->sq_prod--;
-	s = &qp->sq[qp->sq_prod % qp->sq_depth];
+	s = ndk_sq_at(qp, qp->sq_prod);
 	s->fr = NULL;		/* the poster undoes what it changed */
 	ndk_sq_release(qp, s);
 	ndk_cq_unreserve(qp->scq, 1);
@@ -325,7 +349,7 @@ static void ndk_sq_complete_soft(struct ndk_qp *qp, s32 status)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (; qp->sq_posted != qp->sq_prod; qp->sq_posted++) {
-		s = &qp->sq[qp->sq_posted % qp->sq_depth];
+		s = ndk_sq_at(qp, qp->sq_posted);
 		res.request_context = s->request_context;
 		res.type = s->type;
 		ndk_cq_push_locked(cq, &res);
@@ -353,8 +377,8 @@ static u32 ndk_sq_unsig_tail(struct ndk_qp *qp)
 	struct ndk_swr *s;
 
 	lockdep_assert_held(&qp->sq_lock);
-	while (n < qp->sq_depth) {
-		s = &qp->sq[--pos % qp->sq_depth];
+	while (n < qp->sq_ring) {
+		s = ndk_sq_at(qp, --pos);
 		/* Pairs with the claim's release: @seq is the claim's. */
 		if (!smp_load_acquire(&s->busy) || s->seq != pos ||
 		    !READ_ONCE(s->unsignaled))
@@ -382,8 +406,8 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	lockdep_assert_held(&qp->sq_lock);
 	if (qp->sq_posted == qp->sq_prod)
 		return STATUS_SUCCESS;
-	first = &qp->sq[qp->sq_posted % qp->sq_depth];
-	qp->sq[(qp->sq_prod - 1) % qp->sq_depth].w.wr.next = NULL;
+	first = ndk_sq_at(qp, qp->sq_posted);
+	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
 	ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
 	if (!ret) {
 		qp->sq_posted = qp->sq_prod;
@@ -393,7 +417,7 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	/* The requests before @bad went to the device. */
 	status = ndk_status_from_errno(ret);
 	for (i = qp->sq_posted; i != qp->sq_prod; i++)
-		if (&qp->sq[i % qp->sq_depth].w.wr == bad)
+		if (&ndk_sq_at(qp, i)->w.wr == bad)
 			break;
 	if (i != qp->sq_prod)
 		qp->sq_posted = i;
@@ -558,7 +582,7 @@ s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 		return ndk_qp_refuse(qp, status);
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	slot = qp->sq_prod % qp->sq_depth;
+	slot = ndk_sq_slot(qp, qp->sq_prod);
 	s = ndk_sq_claim(qp);
 	if (!s) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -566,7 +590,7 @@ s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req)
 	}
 	ndk_sq_fill(qp, s, slot, req);
 	if (qp->sq_prod - qp->sq_posted > 1)
-		qp->sq[(qp->sq_prod - 2) % qp->sq_depth].w.wr.next = &s->w.wr;
+		ndk_sq_at(qp, qp->sq_prod - 2)->w.wr.next = &s->w.wr;
 
 	if (qp->flushed)
 		ndk_sq_complete_soft(qp, STATUS_CANCELLED);
@@ -615,7 +639,7 @@ static bool ndk_sq_unsignaled(struct ndk_qp *qp)
 	u32 i;
 
 	/* No post runs during a close; a retirement only makes this stale. */
-	for (i = 0; i < qp->sq_depth; i++)
+	for (i = 0; i < qp->sq_ring; i++)
 		if (READ_ONCE(qp->sq[i].busy) &&
 		    READ_ONCE(qp->sq[i].unsignaled))
 			return true;
@@ -697,14 +721,14 @@ static void ndk_qp_resolve(struct ndk_qp *qp)
 {
 	u32 i, sq = 0, rq = 0;
 
-	for (i = 0; i < qp->sq_depth; i++) {
+	for (i = 0; i < qp->sq_ring; i++) {
 		if (!READ_ONCE(qp->sq[i].busy))
 			continue;
 		ndk_sq_finish(&qp->sq[i], STATUS_CANCELLED);
 		ndk_sq_release(qp, &qp->sq[i]);
 		sq++;
 	}
-	for (i = 0; i < qp->rq_depth; i++) {
+	for (i = 0; i < qp->rq_ring; i++) {
 		if (!READ_ONCE(qp->rq[i].busy))
 			continue;
 		ndk_rq_release(qp, &qp->rq[i]);
@@ -734,10 +758,10 @@ static int ndk_qp_alloc_slots(struct ndk_qp *qp)
 	u32 nsge = max(qp->max_ssge, 1U);
 	u32 i;
 
-	qp->sq = kvcalloc(qp->sq_depth, sizeof(*qp->sq), NDK_GFP_ARRAY);
-	qp->sq_sge = kvcalloc(array_size(qp->sq_depth, nsge),
+	qp->sq = kvcalloc(qp->sq_ring, sizeof(*qp->sq), NDK_GFP_ARRAY);
+	qp->sq_sge = kvcalloc(array_size(qp->sq_ring, nsge),
 			      sizeof(*qp->sq_sge), NDK_GFP_ARRAY);
-	qp->rq = kvcalloc(qp->rq_depth, sizeof(*qp->rq), NDK_GFP_ARRAY);
+	qp->rq = kvcalloc(qp->rq_ring, sizeof(*qp->rq), NDK_GFP_ARRAY);
 	qp->rq_sge = kcalloc(max(qp->max_rsge, 1U), sizeof(*qp->rq_sge),
 			     GFP_KERNEL_ACCOUNT);
 	qp->inline_buf = kzalloc(max(qp->inline_size, 1U), GFP_KERNEL_ACCOUNT);
@@ -746,7 +770,7 @@ static int ndk_qp_alloc_slots(struct ndk_qp *qp)
 		ndk_qp_free_slots(qp);
 		return -ENOMEM;
 	}
-	for (i = 0; i < qp->sq_depth; i++)
+	for (i = 0; i < qp->sq_ring; i++)
 		qp->sq[i].sge = &qp->sq_sge[i * nsge];
 	return 0;
 }
@@ -915,6 +939,8 @@ s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
 	q->scq = initiator_cq;
 	q->rq_depth = max(receive_queue_depth, 1U);
 	q->sq_depth = max(initiator_queue_depth, 1U);
+	q->rq_ring = roundup_pow_of_two(q->rq_depth);
+	q->sq_ring = roundup_pow_of_two(q->sq_depth);
 	q->max_rsge = max_receive_request_sge;
 	q->max_ssge = max_initiator_request_sge;
 	q->max_read_sge = info->max_read_request_sge ?
@@ -1077,10 +1103,11 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 		return STATUS_DEVICE_REMOVED;
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	slot = qp->rq_prod % qp->rq_depth;
+	slot = qp->rq_prod & (qp->rq_ring - 1);
 	r = &qp->rq[slot];
-	/* Pairs with the release in ndk_rq_release(). */
-	if (smp_load_acquire(&r->busy) || !ndk_cq_reserve(cq)) {
+	if (atomic_read(&qp->rq_outstanding) >= qp->rq_depth ||
+	    /* Pairs with the release in ndk_rq_release(). */
+	    smp_load_acquire(&r->busy) || !ndk_cq_reserve(cq)) {
 		status = STATUS_INSUFFICIENT_RESOURCES;
 		goto out_unlock;
 	}

@@ -226,8 +226,14 @@ struct ndk_rwr {
  * @pd:         the PD (for its local DMA lkey)
  * @rcq:        receive CQ
  * @scq:        initiator CQ
- * @sq_depth:   initiator slots (the InitiatorQueueDepth asked for)
- * @rq_depth:   receive slots (the ReceiveQueueDepth asked for)
+ * @sq_depth:   initiator requests outstanding at most (the
+ *              InitiatorQueueDepth asked for, the ib_qp's max_send_wr)
+ * @rq_depth:   receives outstanding at most (the ReceiveQueueDepth asked
+ *              for, the ib_qp's max_recv_wr)
+ * @sq_ring:    initiator slots: @sq_depth rounded up to a power of two,
+ *              so that the slot of a position (position & (@sq_ring - 1))
+ *              goes on in order when the u32 position wraps
+ * @rq_ring:    receive slots, likewise
  * @max_ssge:   MaxInitiatorRequestSge asked for
  * @max_rsge:   MaxReceiveRequestSge asked for
  * @max_read_sge: SGE limit of reads: @max_ssge within the adapter's
@@ -272,6 +278,8 @@ struct ndk_qp {
 	struct ndk_cq *scq;
 	u32 sq_depth;
 	u32 rq_depth;
+	u32 sq_ring;
+	u32 rq_ring;
 	u32 max_ssge;
 	u32 max_rsge;
 	u32 max_read_sge;
@@ -313,14 +321,15 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
  * 6.1's siw flushes a READ that is queued for sending from its ORQ and
  * again from its send queue (siw_sq_flush()), and a translation must
  * neither give a result twice nor release a slot a later request holds.
- * The close's drain marker (ndk_qp_drain()) names no slot; queues are at
- * most NDK_QP_DEPTH_MAX deep.
+ * The close's drain marker (ndk_qp_drain()) names the highest slot
+ * number, which no slot has: queues are at most NDK_QP_DEPTH_MAX deep,
+ * and their slot rings, rounded up to powers of two, at most 2^20 slots.
  */
 #define NDK_WRID_RECV		BIT_ULL(31)
 #define NDK_WRID_GEN		GENMASK_ULL(30, 21)
 #define NDK_WRID_SLOT_MASK	GENMASK_ULL(20, 0)
 #define NDK_WRID_MARKER		NDK_WRID_SLOT_MASK
-#define NDK_QP_DEPTH_MAX	((u32)NDK_WRID_MARKER)
+#define NDK_QP_DEPTH_MAX	((u32)BIT(20))
 
 static inline u64 ndk_wrid(const struct ndk_qp *qp, bool recv, u32 slot,
 			   u16 gen)

@@ -86,10 +86,11 @@ v=$(ndk max_inbound_read_limit) i=$(ibv max_qp_rd_atom)
 check max_inbound_read_limit "$v" max_qp_rd_atom "$i" "same $v $i"
 v=$(ndk max_outbound_read_limit) i=$(ibv max_qp_init_rd_atom)
 check max_outbound_read_limit "$v" max_qp_init_rd_atom "$i" "same $v $i"
-# Queue depths: at most 2^21 - 1, what the wr_id's slot field holds
+# Queue depths: at most 2^20, so that their slot rings, rounded up to
+# powers of two, fit the wr_id's slot field below the close's marker
 # (kmod/ndk_qp.h, NDK_QP_DEPTH_MAX).
 i=$(ibv max_qp_wr)
-want=$((i > 0x1fffff ? 0x1fffff : i))
+want=$((i > 0x100000 ? 0x100000 : i))
 v=$(ndk max_receive_queue_depth)
 check max_receive_queue_depth "$v" max_qp_wr "$i" "same $v $want"
 v=$(ndk max_initiator_queue_depth)
