@@ -486,6 +486,10 @@ static s32 ndk_conn_begin(struct ndk_connector *c, enum ndk_conn_state expect,
 	return status;
 }
 
+/*
+ * siw flushes the QP inside the move to the error state, from this
+ * thread: no direct callback meanwhile (ndk_qp_defer_direct()).
+ */
 static void ndk_conn_qp_error(struct ndk_connector *c)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
@@ -493,8 +497,11 @@ static void ndk_conn_qp_error(struct ndk_connector *c)
 	if (!c->qp)
 		return;
 	ndk_qp_set_connected(c->qp, false);
-	if (c->qp_live)
-		ib_modify_qp(c->qp->ibqp, &attr, IB_QP_STATE);
+	if (!c->qp_live)
+		return;
+	ndk_qp_defer_direct(c->qp);
+	ib_modify_qp(c->qp->ibqp, &attr, IB_QP_STATE);
+	ndk_qp_undefer_direct(c->qp);
 }
 
 /*
@@ -644,8 +651,16 @@ static void ndk_conn_do_accept(struct ndk_connector *c)
 /* ndk_disconnect(): flush the QP, send the DREQ; DISCONNECTED completes. */
 static void ndk_conn_do_disconnect(struct ndk_connector *c)
 {
+	int ret;
+
 	ndk_conn_qp_error(c);
-	if (rdma_disconnect(c->id)) {
+	/* iw_cm moves the QP on, and siw flushes it again (receives). */
+	if (c->qp)
+		ndk_qp_defer_direct(c->qp);
+	ret = rdma_disconnect(c->id);
+	if (c->qp)
+		ndk_qp_undefer_direct(c->qp);
+	if (ret) {
 		/* Nothing left to tear down on the wire. */
 		ndk_conn_set_state(c, NDK_CONN_DISCONNECTED);
 		ndk_conn_finish(c, STATUS_SUCCESS);
@@ -1045,8 +1060,16 @@ static void ndk_conn_destroy(struct ndk_obj *obj)
 {
 	struct ndk_connector *c = container_of(obj, struct ndk_connector, obj);
 
-	/* Waits for a running event handler; no event comes after it. */
+	/*
+	 * Waits for a running event handler; no event comes after it.  On
+	 * iWARP it moves an established QP to the error state (iw_cm), which
+	 * siw flushes from this thread (ndk_qp_defer_direct()).
+	 */
+	if (c->qp)
+		ndk_qp_defer_direct(c->qp);
 	rdma_destroy_id(c->id);
+	if (c->qp)
+		ndk_qp_undefer_direct(c->qp);
 	ndk_conn_unbacklog(c);
 	ndk_conn_qp_error(c);
 	ndk_conn_finish(c, STATUS_CANCELLED);

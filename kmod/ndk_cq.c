@@ -70,10 +70,13 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 
 #include "ndk_qp.h"
+
+DEFINE_PER_CPU(unsigned int, ndk_cq_posting);
 
 /* Take the next notification to deliver, errors first.  Lock held. */
 static bool ndk_cq_take_locked(struct ndk_cq *cq, s32 *status)
@@ -462,6 +465,21 @@ void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink)
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
+/*
+ * Whether the completion handler may run a direct CQ's callback itself:
+ * not when ndk.ko called the device from a consumer's call and the device
+ * completed into the CQ right there (siw, for a QP in the error state):
+ * in a post, with the QP's lock held (ndk_cq_posting, ndk_qp.h), or in a
+ * move to the error state or a destroy (ndk_qp_defer_direct()).  Lock
+ * held, so on one CPU.
+ */
+static bool ndk_cq_direct_now(struct ndk_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	return cq->direct && !this_cpu_read(ndk_cq_posting) &&
+	       !atomic_read(&cq->defer_direct);
+}
+
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
 {
 	struct ndk_cq *cq = context;
@@ -471,7 +489,7 @@ static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
 	if (cq->sink && !cq->dying)
 		ndk_cq_sink_fill_locked(cq);
 	else if (cq->arm >= NDK_CQ_ARM_SOLICITED &&
-		 ndk_cq_fire_locked(cq, STATUS_SUCCESS, cq->direct))
+		 ndk_cq_fire_locked(cq, STATUS_SUCCESS, ndk_cq_direct_now(cq)))
 		ndk_cq_deliver_locked(cq, &flags);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
@@ -739,6 +757,21 @@ EXPORT_SYMBOL_GPL(ndk_close_cq);
  * progress, and none runs after it has returned.  Inside a direct
  * callback the consumer may poll, arm, post, and close objects with a
  * completion only (blocking calls sleep).
+ *
+ * A direct callback never runs inside a call of the consumer, so the
+ * consumer may post, close or disconnect holding a lock its callback
+ * takes.  Some devices complete requests inside ndk.ko's calls to them:
+ * siw completes a request posted to a QP in the error state inside
+ * ib_post_send()/ib_post_recv(), and flushes a QP's queues inside the
+ * ib_modify_qp() that moves it to the error state, calling the
+ * completion handler right there.  A notification the completion handler
+ * satisfies inside a post (ndk_receive(), ndk_send() and every initiator
+ * request, on this CPU: a per-CPU count) or while a QP of the CQ is moved
+ * to the error state or destroyed by a close, disconnect or failed
+ * connection (ndk_qp_defer_direct()) goes to the work item instead, like
+ * an arm satisfied inside ndk_arm_cq().  Without this a callback that
+ * posted on the same QP would spin on ndk.ko's QP lock, taken by its own
+ * caller with interrupts off.
  *
  * Context: any.
  * Return: STATUS_SUCCESS; STATUS_INVALID_DEVICE_STATE when the CQ was

@@ -408,7 +408,9 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 		return STATUS_SUCCESS;
 	first = ndk_sq_at(qp, qp->sq_posted);
 	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
+	ndk_post_begin();
 	ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
+	ndk_post_end();
 	if (!ret) {
 		qp->sq_posted = qp->sq_prod;
 		return STATUS_SUCCESS;
@@ -614,12 +616,51 @@ static void ndk_qp_cancel(struct ndk_qp *qp)
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
+/**
+ * ndk_qp_defer_direct() - a call that may complete the QP's requests from
+ * this thread begins
+ * @qp: the QP
+ *
+ * siw flushes a QP's queues inside the ib_modify_qp() that moves it to
+ * the error state (and inside iw_cm's disconnect and ib_destroy_qp(),
+ * which move it there), calling its CQs' completion handler from the
+ * caller's thread: a consumer's blocking close or disconnect.  Until
+ * ndk_qp_undefer_direct(), the completion handler of the QP's CQs leaves
+ * the notifications it satisfies to their work items, so a direct
+ * callback never runs inside a consumer's call.  Notifications satisfied
+ * meanwhile on other CPUs go to the work items too, which only delays
+ * them.
+ *
+ * Context: any.
+ */
+void ndk_qp_defer_direct(struct ndk_qp *qp)
+{
+	atomic_inc(&qp->scq->defer_direct);
+	if (qp->rcq != qp->scq)
+		atomic_inc(&qp->rcq->defer_direct);
+}
+
+/**
+ * ndk_qp_undefer_direct() - the call of ndk_qp_defer_direct() has returned
+ * @qp: the QP
+ *
+ * Context: any.
+ */
+void ndk_qp_undefer_direct(struct ndk_qp *qp)
+{
+	if (qp->rcq != qp->scq)
+		atomic_dec(&qp->rcq->defer_direct);
+	atomic_dec(&qp->scq->defer_direct);
+}
+
 static void ndk_qp_to_error(struct ndk_qp *qp)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	int ret;
 
+	ndk_qp_defer_direct(qp);
 	ret = ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
+	ndk_qp_undefer_direct(qp);
 	if (ret)
 		pr_err("ndk: QP %u: moving to the error state failed: %d\n",
 		       qp->id, ret);
@@ -668,7 +709,9 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 	if (atomic_cmpxchg(&qp->scq->marker, 0, 1))
 		return false;
 	WRITE_ONCE(qp->sq_marker, true);
+	ndk_post_begin();
 	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
+	ndk_post_end();
 	if (!ret)
 		return true;
 	ndk_qp_unmark(qp);
@@ -865,7 +908,9 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 	ndk_qp_cancel(qp);
 	ndk_qp_to_error(qp);
 	ndk_qp_drain(qp);
+	ndk_qp_defer_direct(qp);
 	ret = ib_destroy_qp(qp->ibqp);
+	ndk_qp_undefer_direct(qp);
 	if (ret)
 		pr_err("ndk: QP %u: ib_destroy_qp failed: %d\n", qp->id, ret);
 	if (qp->rcq != qp->scq)
@@ -1139,7 +1184,9 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 	wr.wr_id = ndk_wrid(qp, true, slot, r->gen);
 	wr.sg_list = qp->rq_sge;
 	wr.num_sge = nsge;
+	ndk_post_begin();
 	ret = ib_post_recv(qp->ibqp, &wr, &bad);
+	ndk_post_end();
 	if (ret) {
 		qp->rq_prod--;
 		ndk_rq_release(qp, r);

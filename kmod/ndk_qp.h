@@ -34,6 +34,7 @@
 
 #include <linux/bitfield.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 
@@ -91,6 +92,11 @@ enum ndk_cq_arm {
  *                ib_cq cannot overflow
  * @marker:       1 while a closing QP's drain marker holds the ib_cq's
  *                spare entry (NDK_CQ_SPARE)
+ * @defer_direct: calls in progress that may make the device complete
+ *                into the ib_cq from the caller's thread (a QP of the CQ
+ *                moved to the error state or destroyed): meanwhile the
+ *                completion handler leaves notifications to @notify_work
+ *                (ndk_qp_defer_direct())
  * @sink:         where results go as they arrive, or NULL
  *                (ndk_cq_set_sink())
  * @sink_held:    results pushed to @sink that its reader has not taken
@@ -125,6 +131,7 @@ struct ndk_cq {
 	bool was_armed;
 	atomic_t reserved;
 	atomic_t marker;
+	atomic_t defer_direct;
 	struct ndk_cq_sink *sink;
 	u32 sink_held;
 };
@@ -344,6 +351,31 @@ static inline u16 ndk_wrid_next_gen(u16 gen)
 	return (gen + 1) & FIELD_MAX(NDK_WRID_GEN);
 }
 
+/*
+ * ib_post_send() and ib_post_recv() calls of ndk.ko on consumer QPs in
+ * progress on this CPU.  siw completes a request posted to a QP in the
+ * error state inside the post (siw_sq_flush_wr(), siw_rq_flush_wr()),
+ * and its completion handler runs there, with the QP's sq_lock or
+ * rq_lock held: ndk_cq_comp_handler() leaves the notifications it
+ * satisfies then to the CQ's work item, so that a direct callback never
+ * runs inside the consumer's post (ndk_cq_set_direct_notification()).
+ */
+DECLARE_PER_CPU(unsigned int, ndk_cq_posting);
+
+/* Around every ib_post_send()/ib_post_recv() on a consumer's QP. */
+static inline void ndk_post_begin(void)
+{
+	/* Under sq_lock/rq_lock already; the close's marker post is not. */
+	preempt_disable();
+	this_cpu_inc(ndk_cq_posting);
+}
+
+static inline void ndk_post_end(void)
+{
+	this_cpu_dec(ndk_cq_posting);
+	preempt_enable();
+}
+
 /* ndk_cq.c */
 int ndk_cq_attach(struct ndk_cq *cq, struct ndk_qp *qp);
 void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp);
@@ -358,5 +390,7 @@ void ndk_cq_unreserve(struct ndk_cq *cq, u32 n);
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 		      struct ndk_result_ex *res);
 s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req);
+void ndk_qp_defer_direct(struct ndk_qp *qp);
+void ndk_qp_undefer_direct(struct ndk_qp *qp);
 
 #endif /* NDK_QP_H */
