@@ -1148,6 +1148,193 @@ out:
 	return t_verdict(env, &f);
 }
 
+/* Fresh connections of cm-dp-silent-read-fail; each failed read ends one. */
+#define T_SRF_ROUNDS	3
+
+/*
+ * One round of t_cm_dp_silent_read_fail(): a silent read through a token
+ * without remote rights, then a signaled write.
+ */
+static void t_silent_read_round(struct ndk_test_env *env)
+{
+	struct t_buf sink = {}, src = {}, remote = {};
+	struct ndk_result res[2];
+	bool read = false, write = false;
+	struct ndk_sge sge;
+	struct t_fix f;
+	u32 rtok = 0, i, n;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		goto out_fix;
+	if (t_buf_reg(env, &f, &sink, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					    NDK_MR_FLAG_RDMA_READ_SINK) ||
+	    t_src_remote(env, &f, &src, &remote, &rtok))
+		goto out;
+	/* @src has no remote rights: the peer refuses the read. */
+	sge = t_sge(&sink, 0, 64);
+	NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)81, &sge, 1,
+				   t_raddr(&src, 0),
+				   ndk_get_remote_token_from_mr(src.mr),
+				   NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	sge = t_sge(&src, 0, 64);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)82, &sge, 1,
+				    t_raddr(&remote, 0), rtok, 0),
+		     STATUS_SUCCESS);
+	n = t_poll(f.cq[0], res, 2);
+	for (i = 0; i < n; i++) {
+		ndk_test_log("result %p: status %#x", res[i].request_context,
+			     res[i].status);
+		if (res[i].request_context == (void *)81) {
+			NDK_T_CHECK(env, !read);
+			NDK_T_CHECK(env, res[i].status != STATUS_SUCCESS);
+			read = true;
+		} else {
+			/* Sent before the failure (siw), or behind it. */
+			NDK_T_CHECK(env, res[i].request_context == (void *)82);
+			NDK_T_CHECK(env, !write);
+			write = true;
+		}
+	}
+	NDK_T_CHECK(env, read && write);
+	/* No second result of either. */
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &sink);
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+out_fix:
+	t_verdict(env, &f);
+}
+
+/*
+ * A silent read that fails gives its failure result although a signaled
+ * write behind it completed first.  siw completes a READ only when its
+ * response arrives but a WRITE as soon as it is sent, so the write's
+ * completion may come first; while silent reads were posted unsignaled,
+ * its translation retired the read as successful, and the read's failure
+ * was lost (a late ib_wc in an ib_cq entry nothing reserved any more).
+ * Reads are now posted signaled (ndk_qp.c, "Unsignaled requests").  On
+ * rxe, which completes in order, the write is cancelled behind the
+ * failure; the scenario is for siw, as siw-cm-dp-silent-read-fail.
+ */
+static int t_cm_dp_silent_read_fail(struct ndk_test_env *env)
+{
+	u32 round;
+
+	for (round = 0; round < T_SRF_ROUNDS && !env->failures; round++)
+		t_silent_read_round(env);
+	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
+}
+
+/* QP 0's initiator depth in cm-dp-refused-run: not a power of two. */
+#define T_RR_DEPTH	6
+#define T_RR_ROUNDS	20
+
+/*
+ * Post one initiator request of cm-dp-refused-run until it is not refused
+ * for a full queue, polling the CQ meanwhile (polling retires unsignaled
+ * requests; nothing of this scenario gives a result then).  Return: its
+ * status, or STATUS_INSUFFICIENT_RESOURCES when the queue stayed full
+ * for NDK_T_TIMEOUT.
+ */
+static s32 t_rr_post(struct ndk_test_env *env, struct t_fix *f, bool inline_send)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	static const char text[] = "ndk";
+	struct ndk_sge sge = {
+		.virtual_address = (void *)text,
+		.length = sizeof(text),
+	};
+	struct ndk_result res;
+	s32 st;
+
+	for (;;) {
+		if (inline_send)
+			st = ndk_send(f->qp[0], (void *)71, &sge, 1,
+				      NDK_OP_FLAG_INLINE);
+		else
+			st = ndk_write(f->qp[0], (void *)72, NULL, 0, 0, 0,
+				       NDK_OP_FLAG_SILENT_SUCCESS);
+		if (st != STATUS_INSUFFICIENT_RESOURCES ||
+		    time_after(jiffies, end))
+			return st;
+		NDK_T_CHECK(env, !ndk_get_cq_results(f->cq[0], &res, 1));
+		usleep_range(100, 200);
+	}
+}
+
+/*
+ * Silent zero-length writes, then a signaled request the device refuses
+ * at ib_post_send(), again and again: the queue never jams.  ndk.ko
+ * counted the refused request in the run of unsignaled requests (a
+ * signaled one reset it) without giving it back, so with a depth of 6
+ * (2 unsignaled in a row at most) the third round found 6 unsignaled
+ * requests claimed that nothing would retire, and every post failed
+ * with STATUS_INSUFFICIENT_RESOURCES for good.  The refusal: an inline
+ * send on a QP created without initiator SGEs, which rxe (an SGE limit
+ * of 8 / 16 = 0 for 8 inline bytes) and siw (its SGE limit) refuse with
+ * -EINVAL for its one SGE; ndk.ko's own checks pass it.  Before that,
+ * the depth of 6 (slot rings are powers of two) holds: a seventh
+ * request is refused while six are outstanding.
+ */
+static int t_cm_dp_refused_run(struct ndk_test_env *env)
+{
+	struct ndk_result res[T_RR_DEPTH];
+	struct t_fix f;
+	u32 q, i, round;
+	s32 st;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	if (f.info.max_inline_data_size < 8) {
+		ndk_test_log("SKIP: %s has no inline data", env->adapter_name);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	for (q = 0; q < 2; q++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[q], f.cq[q], &f.qp[q],
+						8, T_RR_DEPTH, 1, 0, 8, NULL,
+						NULL, &f.qp[q]),
+			     STATUS_SUCCESS);
+	if (!f.qp[0] || !f.qp[1] || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+
+	/* The depth asked for, not the slot ring's 8. */
+	for (i = 0; i < T_RR_DEPTH; i++)
+		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(i + 1),
+					    NULL, 0, 0, 0, 0), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)7, NULL, 0, 0, 0, 0),
+		     STATUS_INSUFFICIENT_RESOURCES);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, T_RR_DEPTH) == T_RR_DEPTH);
+	for (i = 0; i < T_RR_DEPTH; i++)
+		t_check_result(env, &res[i], STATUS_SUCCESS, &f.qp[0],
+			       (void *)(uintptr_t)(i + 1));
+	if (env->failures)
+		return t_verdict(env, &f);
+
+	for (round = 0; round < T_RR_ROUNDS && !env->failures; round++) {
+		for (i = 0; i < 2; i++)
+			NDK_T_STATUS(env, t_rr_post(env, &f, false),
+				     STATUS_SUCCESS);
+		st = t_rr_post(env, &f, true);
+		if (st == STATUS_SUCCESS) {
+			ndk_test_log("%s took an inline send without SGEs: nothing refused",
+				     env->adapter_name);
+			env->failures++;
+		}
+		NDK_T_STATUS(env, st, STATUS_INVALID_PARAMETER);
+	}
+	ndk_test_log("%u rounds of 2 silent writes and a refused send", round);
+	/* A signaled barrier: its result is the only one. */
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)99, NULL, 0, 0, 0, 0),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], res, 1) == 1);
+	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)99);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+
 static void t_closed(void *context)
 {
 	complete(context);
@@ -1684,6 +1871,8 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-silent", t_cm_dp_silent },
 	{ "cm-dp-unsignaled", t_cm_dp_unsignaled },
 	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
+	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
+	{ "cm-dp-refused-run", t_cm_dp_refused_run },
 	{ "cm-dp-read-flush", t_cm_dp_read_flush },
 	{ "cm-dp-flush-race", t_cm_dp_flush_race },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },

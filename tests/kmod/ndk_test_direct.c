@@ -29,6 +29,7 @@
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
 
 #include "ndk_test.h"
 #include "ndk_test_conn.h"
@@ -393,7 +394,138 @@ static int t_cq_direct(struct ndk_test_env *env)
 	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
 }
 
+/**
+ * struct t_pe - what the callbacks of one CQ of cq-direct-post-error record
+ * @cq:        the CQ
+ * @poster:    the thread making the call under test
+ * @in_call:   set around that call
+ * @calls:     callbacks so far
+ * @inside:    callbacks that ran inside the call, from its own thread
+ * @results:   results polled in the callbacks
+ * @cancelled: of which STATUS_CANCELLED
+ */
+struct t_pe {
+	struct ndk_cq *cq;
+	struct task_struct *poster;
+	bool in_call;
+	atomic_t calls;
+	atomic_t inside;
+	atomic_t results;
+	atomic_t cancelled;
+};
+
+static void t_pe_notify(void *context, s32 status)
+{
+	struct t_pe *p = context;
+	struct ndk_result res[4];
+	u32 n, i;
+
+	/*
+	 * The thread of the call in task context: called from inside it (a
+	 * softirq interrupting it would not be in task context, and the
+	 * work item runs in a kworker).
+	 */
+	if (READ_ONCE(p->in_call) && in_task() &&
+	    READ_ONCE(p->poster) == current)
+		atomic_inc(&p->inside);
+	do {
+		n = ndk_get_cq_results(p->cq, res, ARRAY_SIZE(res));
+		for (i = 0; i < n; i++)
+			if (res[i].status == STATUS_CANCELLED)
+				atomic_inc(&p->cancelled);
+		atomic_add(n, &p->results);
+	} while (n);
+	atomic_inc(&p->calls);
+}
+
+/* Mark the test thread's call under test as begun (or ended). */
+static void t_pe_call(struct t_pe *p, bool on)
+{
+	WRITE_ONCE(p->poster, current);
+	WRITE_ONCE(p->in_call, on);
+}
+
+/*
+ * Direct notifications never run inside a call of the consumer, also
+ * where the device completes inside it: siw completes a receive posted
+ * to a QP in the error state inside ib_post_recv(), and flushes a QP
+ * inside the ib_modify_qp() of a disconnect, calling the completion
+ * handler right there, with ndk.ko's QP lock held in a post (a callback
+ * posting on that QP would spin on it for ever).  Over a loopback
+ * connection with both CQs direct:
+ *  - QP 1 holds a receive, CQ 1 is armed, and the passive side
+ *    disconnects (blocking): the receive's cancellation is notified
+ *    after ndk_disconnect(), not from inside it;
+ *  - once the active side saw the disconnect (QP 0 in the error state),
+ *    CQ 0 is armed and a receive posted on QP 0: it completes cancelled,
+ *    and its notification does not run inside ndk_receive().
+ * Each callback checks whether it runs in the test thread while that
+ * call is in progress.  On rxe the flushes come from its tasklets, after
+ * the calls; the scenario is for siw, as siw-cq-direct-post-error.
+ */
+static int t_cq_direct_post_error(struct ndk_test_env *env)
+{
+	struct t_pe p[2] = {};
+	struct ndk_cq *cq;
+	struct t_fix f;
+	int failures, i;
+	s32 st;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	failures = env->failures;
+	for (i = 0; i < 2; i++) {
+		ndk_close_cq(f.cq[i], NULL, NULL);
+		f.cq[i] = NULL;
+		NDK_T_STATUS(env, ndk_create_cq(f.adapter, 64, t_pe_notify,
+						&p[i], NULL, NULL, NULL, &cq),
+			     STATUS_SUCCESS);
+		if (env->failures != failures)
+			return t_verdict(env, &f);
+		f.cq[i] = cq;
+		p[i].cq = cq;
+		NDK_T_STATUS(env, ndk_cq_set_direct_notification(cq),
+			     STATUS_SUCCESS);
+	}
+	if (env->failures != failures || t_new_qp(env, &f, 0) ||
+	    t_new_qp(env, &f, 1) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+
+	/* (a) The flush of a disconnect, inside ndk_disconnect(). */
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)1, NULL, 0),
+		     STATUS_SUCCESS);
+	ndk_arm_cq(p[1].cq, NDK_CQ_NOTIFY_ANY);
+	t_pe_call(&p[1], true);
+	st = ndk_disconnect(f.p, NULL, NULL);
+	t_pe_call(&p[1], false);
+	NDK_T_STATUS(env, st, STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_dn_wait(&p[1].results, 1));
+	NDK_T_CHECK(env, atomic_read(&p[1].cancelled) == 1);
+	NDK_T_CHECK(env, atomic_read(&p[1].inside) == 0);
+
+	/* (b) A receive posted to a QP in the error state. */
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_a));
+	if (env->failures)
+		return t_verdict(env, &f);
+	ndk_arm_cq(p[0].cq, NDK_CQ_NOTIFY_ANY);
+	t_pe_call(&p[0], true);
+	st = ndk_receive(f.qp[0], (void *)2, NULL, 0);
+	t_pe_call(&p[0], false);
+	NDK_T_STATUS(env, st, STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_dn_wait(&p[0].results, 1));
+	NDK_T_CHECK(env, atomic_read(&p[0].cancelled) == 1);
+	NDK_T_CHECK(env, atomic_read(&p[0].inside) == 0);
+	for (i = 0; i < 2; i++)
+		ndk_test_log("CQ %d: %d callbacks, %d inside the call, %d results",
+			     i, atomic_read(&p[i].calls),
+			     atomic_read(&p[i].inside),
+			     atomic_read(&p[i].results));
+	return t_verdict(env, &f);
+}
+
 const struct ndk_test ndk_tests_direct[] = {
 	{ "cq-direct", t_cq_direct },
+	{ "cq-direct-post-error", t_cq_direct_post_error },
 	{ }
 };
