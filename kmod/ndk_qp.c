@@ -759,16 +759,26 @@ static void ndk_qp_drain(struct ndk_qp *qp)
  * requests any more: resolve the slots still claimed (completions a dead
  * CQ lost, or the drain gave up on) as STATUS_CANCELLED without a result,
  * dropping what each request holds and its reservation in its CQ.
+ *
+ * Whether such a request ran is unknown.  A fast-register or bind may
+ * have made its key valid, so its registration is told it succeeded: it
+ * stays in place, a window's parent counted (deregistration refused),
+ * until an invalidation or the owner's teardown kills the key
+ * (ndk_fr_detach()); an invalidation told it was cancelled leaves the
+ * registration in place too.
  */
 static void ndk_qp_resolve(struct ndk_qp *qp)
 {
 	u32 i, sq = 0, rq = 0;
+	struct ndk_swr *s;
 
 	for (i = 0; i < qp->sq_ring; i++) {
-		if (!READ_ONCE(qp->sq[i].busy))
+		s = &qp->sq[i];
+		if (!READ_ONCE(s->busy))
 			continue;
-		ndk_sq_finish(&qp->sq[i], STATUS_CANCELLED);
-		ndk_sq_release(qp, &qp->sq[i]);
+		ndk_sq_finish(s, s->type == NDK_OPERATION_TYPE_INVALIDATE ?
+			      STATUS_CANCELLED : STATUS_SUCCESS);
+		ndk_sq_release(qp, s);
 		sq++;
 	}
 	for (i = 0; i < qp->rq_ring; i++) {
