@@ -563,17 +563,46 @@ static void ndk_conn_fill_param(struct ndk_connector *c,
 	param->qp_num = c->qp->ibqp->qp_num;
 }
 
+/* Is @id bound to an RDMA device other than the connector's adapter's? */
+static bool ndk_conn_foreign(struct ndk_connector *c, struct rdma_cm_id *id)
+{
+	return id->device && id->device != ndk_ibdev(&c->obj);
+}
+
+/*
+ * The connect's id is bound to another RDMA device (its source address or
+ * its route is there): the connect fails with @status, and the id is
+ * replaced by an unbound one (ndk_conn_unbind_work()), or rdma_cm would
+ * hold that device's removal until the connector is closed.  The work
+ * holds the connector before the failure is reported: the consumer's
+ * completion may close it.
+ */
+static void ndk_conn_fail_foreign(struct ndk_connector *c, s32 status)
+{
+	ndk_obj_get(&c->obj);
+	if (!queue_work(ndk_wq, &c->unbind_work))
+		ndk_obj_put(&c->obj);	/* queued already, with its reference */
+	ndk_conn_fail(c, status);
+}
+
 /* ndk_connect(): start address resolution; the events do the rest. */
 static void ndk_conn_do_connect(struct ndk_connector *c)
 {
+	s32 status;
 	int ret;
 
 	ret = rdma_resolve_addr(c->id,
 				c->have_src ? (struct sockaddr *)&c->src : NULL,
 				(struct sockaddr *)&c->dst,
 				NDK_CM_RESOLVE_TIMEOUT_MS);
-	if (ret)
-		ndk_conn_fail(c, ndk_cm_addr_status(ret, c->have_src));
+	if (!ret)
+		return;
+	status = ndk_cm_addr_status(ret, c->have_src);
+	/* A source address may have bound it before resolution failed. */
+	if (ndk_conn_foreign(c, c->id))
+		ndk_conn_fail_foreign(c, status);
+	else
+		ndk_conn_fail(c, status);
 }
 
 /* iWARP: iw_cm and the provider move the QP past INIT (file comment). */
@@ -763,14 +792,6 @@ static void ndk_conn_addr_resolved(struct ndk_connector *c)
 {
 	int ret;
 
-	if (c->id->device != ndk_ibdev(&c->obj)) {
-		/* The route leaves through another RDMA device. */
-		ndk_conn_fail(c, c->have_src ? STATUS_INVALID_ADDRESS :
-				 STATUS_NETWORK_UNREACHABLE);
-		ndk_obj_get(&c->obj);
-		queue_work(ndk_wq, &c->unbind_work);
-		return;
-	}
 	ret = rdma_resolve_route(c->id, NDK_CM_RESOLVE_TIMEOUT_MS);
 	if (ret)
 		ndk_conn_fail(c, ndk_cm_addr_status(ret, false));
@@ -878,10 +899,21 @@ static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_id *id,
 {
 	pr_debug("ndk: connector %p: %s (status %d)\n", c,
 		 rdma_event_msg(ev->event), ev->status);
-	/* An id bound to another device is being replaced: not ours. */
-	if (id->device && id->device != ndk_ibdev(&c->obj) &&
-	    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+	/*
+	 * An id bound to another device: the connect's own fails and is
+	 * replaced (a source address there binds it before resolution ends,
+	 * so its ADDR_ERROR or DEVICE_REMOVAL counts too); a replaced one's
+	 * later events are not ours.
+	 */
+	if (ndk_conn_foreign(c, id)) {
+		if (id == READ_ONCE(c->id))
+			ndk_conn_fail_foreign(c,
+					      ev->event == RDMA_CM_EVENT_ADDR_ERROR ?
+					      ndk_cm_addr_status(ev->status, false) :
+					      c->have_src ? STATUS_INVALID_ADDRESS :
+					      STATUS_NETWORK_UNREACHABLE);
 		return;
+	}
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ndk_conn_addr_resolved(c);

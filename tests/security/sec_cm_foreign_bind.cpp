@@ -6,14 +6,18 @@
 // A second device, rxe1 on a new veth (10.99.1.1).  As nobody, on rxe0's
 // adapter: round 1, LISTEN on 10.99.1.1 (rxe1's address: EADDRNOTAVAIL);
 // round 2, CONNECT to 10.99.1.1 (the route leaves through rxe1: the
-// connect fails with STATUS_NETWORK_UNREACHABLE).  With that file still
-// open, `rdma link delete rxe1` must return within 30 s (before the fix it
-// waited for the file's close).
+// connect fails with STATUS_NETWORK_UNREACHABLE); round 3, CONNECT from
+// source address 10.99.1.1 to 10.99.1.2, which nobody answers (the source
+// binds the id to rxe1 at once, and address resolution fails: the connect
+// must fail, where before 2026-11-29 the failure was dropped as an event of
+// another device's id and the request never completed).  With that file
+// still open, `rdma link delete rxe1` must return within 30 s (before the
+// fixes it waited for the file's close).
 #include "sec_common.hpp"
 
 namespace {
 
-enum class Round { kListen, kConnect };
+enum class Round { kListen, kConnect, kConnectFrom };
 
 // As nobody: the failed listen or connect, then report on @out and hold
 // the file open until @in says so.
@@ -41,13 +45,23 @@ int Attempt(Round round, int out, int in) {
         cn.connector_handle = con;
         cn.qp_handle = qp;
         cn.inbound_read_limit = cn.outbound_read_limit = 1;
+        if (round == Round::kConnectFrom) {
+            sockaddr_in src = foreign;
+            src.sin_port = 0;
+            std::memcpy(cn.src_address, &src, sizeof(src));
+            inet_pton(AF_INET, "10.99.1.2", &foreign.sin_addr);
+        }
         std::memcpy(cn.dest_address, &foreign, sizeof(foreign));
         T_CHECK(con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
         ndk_u_event ev{};
-        T_CHECK(d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev, 10000));
-        std::printf("CONNECT through rxe1 on rxe0's adapter: status %#x\n",
+        T_CHECK(d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev, 30000));
+        std::printf("CONNECT %s on rxe0's adapter: status %#x\n",
+                    round == Round::kConnect ? "through rxe1" : "from rxe1's address",
                     static_cast<unsigned>(ev.status));
-        T_CHECK(ev.status == static_cast<std::int32_t>(0xC000023C));  // NETWORK_UNREACHABLE
+        if (round == Round::kConnect)
+            T_CHECK(ev.status == static_cast<std::int32_t>(0xC000023C));  // NETWORK_UNREACHABLE
+        else
+            T_CHECK(ev.status < 0);  // an error, whichever resolution gave
     }
     char c = t_failures ? 'f' : 'p';
     T_CHECK(write(out, &c, 1) == 1);
@@ -95,5 +109,6 @@ bool RunRound(Round round, const char* what) {
 int main() {
     RunRound(Round::kListen, "listen on rxe1's address");
     RunRound(Round::kConnect, "connect through rxe1");
+    RunRound(Round::kConnectFrom, "connect from rxe1's address");
     return t_result("sec-cm-foreign-bind");
 }
