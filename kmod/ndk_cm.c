@@ -54,6 +54,8 @@
 #include <linux/in.h>
 #include <linux/capability.h>
 #include <linux/in6.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <net/net_namespace.h>
@@ -202,6 +204,10 @@ enum ndk_listener_state {
  * @listen_work:   runs an asynchronous ndk_listen()
  * @deliver_work:  hands queued connectors over after a resume
  * @close_work:    runs an asynchronous ndk_close_listener()
+ * @memcg:         the memory cgroup of the process that called
+ *                 ndk_listen() (a reference), or NULL (a kernel thread or
+ *                 atomic context): what incoming requests allocate, in
+ *                 rdma_cm's worker, is charged to it (ndk_listener_charge())
  */
 struct ndk_listener {
 	struct ndk_obj obj;
@@ -222,6 +228,7 @@ struct ndk_listener {
 	struct work_struct listen_work;
 	struct work_struct deliver_work;
 	struct work_struct close_work;
+	struct mem_cgroup *memcg;
 };
 
 /* A blocking request waits for its own completion. */
@@ -975,9 +982,21 @@ static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
 	return c;
 }
 
+/*
+ * Incoming requests arrive in rdma_cm's worker, which belongs to no one:
+ * what they allocate (a connector, and in the consumer's ConnectEvent the
+ * user path's event) is charged to the listener's creator, as everything
+ * else a file makes.  Returns the scope to restore.
+ */
+static struct mem_cgroup *ndk_listener_charge(struct ndk_listener *l)
+{
+	return set_active_memcg(l->memcg);
+}
+
 /* Hand queued connectors to the consumer unless paused or closing. */
 static void ndk_listener_deliver(struct ndk_listener *l)
 {
+	struct mem_cgroup *old = ndk_listener_charge(l);
 	struct ndk_connector *c;
 	unsigned long flags;
 
@@ -985,7 +1004,7 @@ static void ndk_listener_deliver(struct ndk_listener *l)
 		spin_lock_irqsave(&l->lock, flags);
 		if (l->paused || l->stopping || list_empty(&l->queue)) {
 			spin_unlock_irqrestore(&l->lock, flags);
-			return;
+			break;
 		}
 		c = list_first_entry(&l->queue, struct ndk_connector, entry);
 		list_del_init(&c->entry);
@@ -993,6 +1012,7 @@ static void ndk_listener_deliver(struct ndk_listener *l)
 		/* The consumer owns @c from here on. */
 		l->connect_event(l->connect_event_context, c);
 	}
+	set_active_memcg(old);
 }
 
 /*
@@ -1004,6 +1024,7 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 {
 	const struct rdma_conn_param *p = &ev->param.conn;
 	struct ndk_connector *c;
+	struct mem_cgroup *old;
 	unsigned long flags;
 
 	if (READ_ONCE(l->stopping) || ndk_adapter_removed(l->obj.adapter)) {
@@ -1024,12 +1045,18 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 				       STATUS_CONNECTION_REFUSED);
 		return -ECONNREFUSED;
 	}
-	c = ndk_conn_alloc(GFP_KERNEL);
+	old = ndk_listener_charge(l);
+	c = ndk_conn_alloc(GFP_KERNEL_ACCOUNT);
+	if (c) {
+		c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL_ACCOUNT);
+		if (!c->closer) {
+			kfree(c);
+			c = NULL;
+		}
+	}
+	set_active_memcg(old);
 	if (!c)
 		goto err_unbacklog;
-	c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL);
-	if (!c->closer)
-		goto err_free_conn;
 	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CONNECTOR, &l->obj,
 		     ndk_conn_destroy);
 	c->id = id;
@@ -1046,8 +1073,6 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 	ndk_listener_deliver(l);
 	return 0;
 
-err_free_conn:
-	kfree(c);
 err_unbacklog:
 	atomic_dec(&l->pending);
 	return -ENOMEM;
@@ -1702,6 +1727,7 @@ static void ndk_listener_destroy(struct ndk_obj *obj)
 	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
 
 	/* ndk_listener_stop() destroyed the id at close. */
+	mem_cgroup_put(l->memcg);
 	kfree(l);
 }
 
@@ -1823,6 +1849,9 @@ s32 ndk_listen(struct ndk_listener *listener, const struct sockaddr *address,
 	}
 	l->state = NDK_LISTENER_BINDING;
 	spin_unlock_irqrestore(&l->lock, flags);
+	/* In interrupt context current is whoever was interrupted. */
+	if (!l->memcg && in_task() && current->mm)
+		l->memcg = get_mem_cgroup_from_mm(current->mm);
 	l->addr = addr;
 	if (!request_completion) {
 		might_sleep();
