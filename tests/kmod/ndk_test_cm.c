@@ -1152,8 +1152,8 @@ out:
 #define T_SRF_ROUNDS	3
 
 /*
- * One round of t_cm_dp_silent_read_fail(): a silent read through a token
- * without remote rights, then a signaled write.
+ * One round of t_cm_dp_silent_read_fail(): a silent read the peer
+ * refuses, then a signaled write.
  */
 static void t_silent_read_round(struct ndk_test_env *env)
 {
@@ -1170,10 +1170,14 @@ static void t_silent_read_round(struct ndk_test_env *env)
 					    NDK_MR_FLAG_RDMA_READ_SINK) ||
 	    t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
-	/* @src has no remote rights: the peer refuses the read. */
+	/*
+	 * Past the end of @src, which has no remote rights either: the peer
+	 * refuses the read (siw checks no rights on remote reads, but the
+	 * range: security.md, "Known limits").
+	 */
 	sge = t_sge(&sink, 0, 64);
 	NDK_T_STATUS(env, ndk_read(f.qp[0], (void *)81, &sge, 1,
-				   t_raddr(&src, 0),
+				   t_raddr(&src, src.len),
 				   ndk_get_remote_token_from_mr(src.mr),
 				   NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
 	sge = t_sge(&src, 0, 64);
