@@ -9,26 +9,9 @@
 # only the first read sees it; a dirtied one reaches the disk).
 set -u
 prog=$1
-fail() { echo "FAIL: $*"; exit 1; }
-work=$(mktemp -d /tmp/sec-matrix.XXXXXX)
-cleanup() {
-	umount "$work/ext4" 2> /dev/null
-	[[ -n "${loopdev:-}" ]] && losetup -d "$loopdev"
-	umount "$work/tmpfs" 2> /dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir -p "$work/tmpfs" "$work/ext4"
-mount -t tmpfs -o size=32m sec "$work/tmpfs" || fail "tmpfs mount"
-# The image lives in the tmpfs (the guest's root is 9p under an overlay).
-img=$work/tmpfs/ext4.img
-truncate -s 16M "$img"
-mkfs.ext4 -q -F "$img" || fail "mkfs.ext4"
-modprobe -q loop
-modprobe -q ext4
-loopdev=$(losetup -f --show "$img") || fail "losetup: no loop device"
-mount -t ext4 "$loopdev" "$work/ext4" || fail "ext4 mount of $loopdev"
+# shellcheck source=tests/security/sec-fs-lib.sh
+. "$(dirname "$0")/sec-fs-lib.sh"
+sec_fs_setup sec-matrix
 for d in tmpfs ext4; do
 	head -c 8192 /dev/zero | tr '\0' '\021' > "$work/$d/root.dat"
 	chmod 0644 "$work/$d/root.dat"

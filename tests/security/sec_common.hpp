@@ -101,6 +101,47 @@ inline std::string Cgroup2Root() {
     return root;
 }
 
+// A fresh child @name of the cgroup v2 root with @max bytes of
+// memory.max: its path, or "" (said on stderr) without one.
+inline std::string MemcgCreate(const std::string& name, long max) {
+    std::string root = Cgroup2Root();
+    if (root.empty()) {
+        std::fprintf(stderr, "%s: no cgroup v2 memory controller\n", name.c_str());
+        return {};
+    }
+    std::string cg = root + "/" + name;
+    rmdir(cg.c_str());
+    if (mkdir(cg.c_str(), 0755) != 0 && errno != EEXIST) {
+        std::perror(cg.c_str());
+        return {};
+    }
+    if (!WriteFile(cg + "/memory.max", std::to_string(max))) {
+        rmdir(cg.c_str());
+        return {};
+    }
+    return cg;
+}
+
+// A number read from the start of an open file (a cgroup's
+// memory.current) into a stack buffer: nothing of the process's own is
+// charged by the read, so it works at a cgroup's limit too.  -1 on error.
+inline long PreadLong(int fd) {
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    return std::strtol(buf, nullptr, 10);
+}
+
+// Everything the test's files made went with them: ndk.ko's user_objects
+// counter back at @base within @seconds (the last releases may run after
+// a process's exit).
+inline bool UserObjectsBack(long base, double seconds) {
+    double end = rel::Now() + seconds;
+    while (t_ndk_counter("user_objects") != base && rel::Now() < end) usleep(10000);
+    return t_ndk_counter("user_objects") == base;
+}
+
 // ADAPTER_INFO of @adapter on @fd.
 inline bool AdapterInfo(int fd, std::uint32_t adapter, ndk_u_adapter_info* info) {
     *info = {};

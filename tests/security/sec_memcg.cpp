@@ -170,20 +170,9 @@ int Child() {
 }  // namespace
 
 int main() {
-    std::string root = sec::Cgroup2Root();
-    if (root.empty()) {
-        std::fprintf(stderr, "sec-memcg: no cgroup v2 memory controller\n");
-        return kTestFail;
-    }
-    g_cg = root + "/ndk-sec-memcg";
-    rmdir(g_cg.c_str());
-    if (mkdir(g_cg.c_str(), 0755) != 0 && errno != EEXIST) {
-        std::perror(g_cg.c_str());
-        return kTestFail;
-    }
-    T_CHECK(sec::WriteFile(g_cg + "/memory.max", std::to_string(kMax)));
-    if (t_failures) return kTestFail;
-    long base = sec::ReadLong("/sys/kernel/debug/ndk/user_objects");
+    g_cg = sec::MemcgCreate("ndk-sec-memcg", kMax);
+    if (g_cg.empty()) return kTestFail;
+    long base = t_ndk_counter("user_objects");
     int rc = sec::AsNobody("sec-memcg", Child, [] {
         // memory.reclaim is root's: nobody writes it through this file.
         g_reclaim_fd = open((g_cg + "/memory.reclaim").c_str(), O_WRONLY | O_CLOEXEC);
@@ -193,9 +182,7 @@ int main() {
     });
     T_CHECK(rc == kTestPass);
     // Everything the child made went with its file.
-    double end = rel::Now() + 10;
-    while (t_ndk_counter("user_objects") != base && rel::Now() < end) usleep(10000);
-    T_CHECK(t_ndk_counter("user_objects") == base);
+    T_CHECK(sec::UserObjectsBack(base, 10));
     T_CHECK(rmdir(g_cg.c_str()) == 0);
     return t_result("sec-memcg");
 }

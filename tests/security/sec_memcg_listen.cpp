@@ -45,15 +45,8 @@ constexpr double kSettleMaxSecs = 60;
 std::string g_cg;
 int g_current_fd = -1;  // the cgroup's memory.current, opened as root
 
-// memory.current through the descriptor opened before the drop, into a
-// stack buffer: nothing of this process's own is charged by the read.
-long Current() {
-    char buf[32];
-    ssize_t n = pread(g_current_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    return std::strtol(buf, nullptr, 10);
-}
+// memory.current through the descriptor opened before the drop.
+long Current() { return sec::PreadLong(g_current_fd); }
 
 // slab_unreclaimable of the cgroup's memory.stat (exact once the stats
 // were flushed, every 2 s at most), or -1; printed, not checked.
@@ -290,19 +283,9 @@ int Finish(pid_t pid, const char* what, double secs) {
 
 int main() {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
-    std::string root = sec::Cgroup2Root();
-    if (root.empty()) {
-        std::fprintf(stderr, "sec-memcg-listen: no cgroup v2 memory controller\n");
-        return kTestFail;
-    }
-    g_cg = root + "/ndk-sec-memcg-listen";
-    rmdir(g_cg.c_str());
-    if (mkdir(g_cg.c_str(), 0755) != 0 && errno != EEXIST) {
-        std::perror(g_cg.c_str());
-        return kTestFail;
-    }
-    T_CHECK(sec::WriteFile(g_cg + "/memory.max", std::to_string(kMax)));
-    if (t_failures || pipe2(g_pipes.addrs, O_CLOEXEC) != 0 || pipe2(g_pipes.sent, O_CLOEXEC) != 0 ||
+    g_cg = sec::MemcgCreate("ndk-sec-memcg-listen", kMax);
+    if (g_cg.empty()) return kTestFail;
+    if (pipe2(g_pipes.addrs, O_CLOEXEC) != 0 || pipe2(g_pipes.sent, O_CLOEXEC) != 0 ||
         pipe2(g_pipes.measured, O_CLOEXEC) != 0) {
         rmdir(g_cg.c_str());
         return kTestFail;
@@ -322,9 +305,7 @@ int main() {
     T_CHECK(Finish(listener, "listener", 30) == kTestPass);
 
     // Everything both sides made went with their files.
-    double end = rel::Now() + 20;
-    while (t_ndk_counter("user_objects") != base && rel::Now() < end) usleep(10000);
-    T_CHECK(t_ndk_counter("user_objects") == base);
+    T_CHECK(sec::UserObjectsBack(base, 20));
     T_CHECK(rmdir(g_cg.c_str()) == 0);
     return t_result("sec-memcg-listen");
 }

@@ -44,16 +44,10 @@ constexpr std::size_t kGensBytes = NDK_U_CACHE_SLOTS * 8;
 std::string g_cg;
 int g_current_fd = -1, g_max_fd = -1;  // memory.current, memory.max: opened as root
 
-// memory.current through the descriptor opened before the drop, into a
-// stack buffer: no new page in user space (at the limit a page fault of
-// this process could only be retried, the OOM killer finding no victim).
-long Current() {
-    char buf[32];
-    ssize_t n = pread(g_current_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    return std::strtol(buf, nullptr, 10);
-}
+// memory.current through the descriptor opened before the drop: no new
+// page in user space (at the limit a page fault of this process could
+// only be retried, the OOM killer finding no victim).
+long Current() { return sec::PreadLong(g_current_fd); }
 
 bool SetMax(long bytes) {
     char buf[32];
@@ -170,19 +164,8 @@ int Child() {
 
 int main() {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
-    std::string root = sec::Cgroup2Root();
-    if (root.empty()) {
-        std::fprintf(stderr, "sec-memcg-upages: no cgroup v2 memory controller\n");
-        return kTestFail;
-    }
-    g_cg = root + "/ndk-sec-memcg-upages";
-    rmdir(g_cg.c_str());
-    if (mkdir(g_cg.c_str(), 0755) != 0 && errno != EEXIST) {
-        std::perror(g_cg.c_str());
-        return kTestFail;
-    }
-    T_CHECK(sec::WriteFile(g_cg + "/memory.max", std::to_string(kMax)));
-    if (t_failures) return kTestFail;
+    g_cg = sec::MemcgCreate("ndk-sec-memcg-upages", kMax);
+    if (g_cg.empty()) return kTestFail;
     long base = t_ndk_counter("user_objects");
     int rc = sec::AsNobody("sec-memcg-upages", Child, [] {
         // Room for every file; the cgroup's files are root's, written
@@ -196,9 +179,7 @@ int main() {
                sec::WriteFile(g_cg + "/cgroup.procs", std::to_string(getpid()));
     });
     T_CHECK(rc == kTestPass);
-    double end = rel::Now() + 10;
-    while (t_ndk_counter("user_objects") != base && rel::Now() < end) usleep(10000);
-    T_CHECK(t_ndk_counter("user_objects") == base);
+    T_CHECK(sec::UserObjectsBack(base, 10));
     T_CHECK(rmdir(g_cg.c_str()) == 0);
     return t_result("sec-memcg-upages");
 }
