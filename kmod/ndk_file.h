@@ -505,8 +505,8 @@ void ndk_ucache_release(struct ndk_ucache *uc);
 struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 					struct mm_struct *mm, u64 address,
 					u64 length, bool slot);
-unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r, u64 *before);
-bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq, u64 before);
+unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r);
+bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq);
 void ndk_ucache_untrack(struct ndk_ucache_reg *r);
 bool ndk_ucache_current(const struct ndk_ucache_reg *r);
 void ndk_ucache_result(const struct ndk_ucache_reg *r, u32 *slot,

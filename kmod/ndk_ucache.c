@@ -263,43 +263,39 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 
 /**
  * ndk_ucache_begin() - a pin of the tracked range starts
- * @r:      tracked by ndk_ucache_track()
- * @before: receives the generation now
+ * @r: tracked by ndk_ucache_track()
  *
  * Waits out an invalidation in progress.
  *
  * Context: process context, may sleep.
  * Return: the notifier's sequence number, for ndk_ucache_end().
  */
-unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r, u64 *before)
+unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r)
 {
-	unsigned long seq = mmu_interval_read_begin(&r->notifier);
-
-	*before = READ_ONCE(*r->gen);
-	return seq;
+	return mmu_interval_read_begin(&r->notifier);
 }
 
 /**
  * ndk_ucache_end() - the pin begun by ndk_ucache_begin() is done
- * @r:      tracked by ndk_ucache_track()
- * @seq:    what ndk_ucache_begin() returned
- * @before: the generation it gave
+ * @r:   tracked by ndk_ucache_track()
+ * @seq: what ndk_ucache_begin() returned
  *
- * Records the generation the registration was made under: the current
- * one when no invalidation collided with the pin, @before (stale for user
- * space and for ndk_ucache_current()) when one did.
+ * When no invalidation collided with the pin, records the generation the
+ * registration was made under: the current one.  A pin that collided is
+ * never kept (ndk_umr_acquire()), so it records nothing.
  *
  * Context: any.
  * Return: true when an invalidation collided with the pin: the pinned
  * pages may not be the ones mapped now.
  */
-bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq, u64 before)
+bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq)
 {
 	bool retry;
 
 	spin_lock(&r->uc->lock);
 	retry = mmu_interval_read_retry(&r->notifier, seq);
-	r->registered = retry ? before : *r->gen;
+	if (!retry)
+		r->registered = *r->gen;
 	spin_unlock(&r->uc->lock);
 	return retry;
 }

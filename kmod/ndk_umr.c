@@ -300,20 +300,19 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 	struct ndk_ucache_reg *r;
 	unsigned long seq;
 	int tries, ret;
-	u64 before;
 
 	r = ndk_ucache_track(&nf->ucache, current->mm, req->address,
 			     req->length, req->slot);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	for (tries = 1; ; tries++) {
-		seq = ndk_ucache_begin(r, &before);
+		seq = ndk_ucache_begin(r);
 		ret = ndk_umr_try(req, mr, um);
 		if (ret) {
 			ndk_ucache_untrack(r);
 			return ret;
 		}
-		if (!ndk_ucache_end(r, seq, before))
+		if (!ndk_ucache_end(r, seq))
 			break;
 		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
 			 req->address, req->length, tries);
