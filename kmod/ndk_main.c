@@ -18,6 +18,7 @@
 #include "ndk_file.h"
 #include "ndk_mr.h"
 #include "ndk_netlink.h"
+#include "ndk_qp.h"
 
 /* The one place the tracepoints of ndk_trace.h are defined. */
 #define CREATE_TRACE_POINTS
@@ -98,6 +99,7 @@ static int __init ndk_init(void)
 	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
 			    &ndk_selftest_warn_fops);
 	ndk_reg_debugfs_init(ndk_debugfs);
+	ndk_qp_debugfs_init(ndk_debugfs);
 	ndk_file_debugfs_init(ndk_debugfs);
 	ndk_ucache_debugfs_init(ndk_debugfs);
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);

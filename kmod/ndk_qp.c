@@ -76,6 +76,7 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
@@ -389,6 +390,25 @@ static u32 ndk_sq_unsig_tail(struct ndk_qp *qp)
 }
 
 /*
+ * The data path's fault-injection hook: debugfs ndk/fail_qp_post (root
+ * only) holds a RequestContext, and a chain whose first request carries
+ * it is refused whole as a device refuses a request (-EINVAL, nothing
+ * posted), so tests reach the refusal path on every device.  0: off.
+ */
+static u64 ndk_fail_qp_post;
+
+/**
+ * ndk_qp_debugfs_init() - the data path's debugfs files
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_qp_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_x64("fail_qp_post", 0600, dir, &ndk_fail_qp_post);
+}
+
+/*
  * Post the chain of claimed, unposted slots with one ib_post_send().  If
  * @own (the caller's request, the last slot) is given and does not reach
  * the device, it is given back and the refusal is returned; deferred
@@ -397,6 +417,7 @@ static u32 ndk_sq_unsig_tail(struct ndk_qp *qp)
  */
 static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 {
+	u64 refuse = READ_ONCE(ndk_fail_qp_post);
 	const struct ib_send_wr *bad = NULL;
 	struct ndk_swr *first;
 	s32 status;
@@ -408,9 +429,14 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 		return STATUS_SUCCESS;
 	first = ndk_sq_at(qp, qp->sq_posted);
 	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
-	ndk_post_begin();
-	ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
-	ndk_post_end();
+	if (unlikely(refuse) && (uintptr_t)first->request_context == refuse) {
+		ret = -EINVAL;
+		bad = &first->w.wr;
+	} else {
+		ndk_post_begin();
+		ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
+		ndk_post_end();
+	}
 	if (!ret) {
 		qp->sq_posted = qp->sq_prod;
 		return STATUS_SUCCESS;
@@ -866,7 +892,8 @@ static int ndk_qp_init(struct ndk_obj *obj)
 		.cap = {
 			.max_send_wr = qp->sq_depth,
 			.max_recv_wr = qp->rq_depth,
-			.max_send_sge = qp->max_ssge,
+			/* An INLINE request is one gathered SGE (ndk_sq_fill()). */
+			.max_send_sge = max(qp->max_ssge, qp->inline_size ? 1U : 0U),
 			.max_recv_sge = qp->max_rsge,
 			.max_inline_data = qp->inline_size,
 		},
