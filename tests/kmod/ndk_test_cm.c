@@ -1233,6 +1233,11 @@ static int t_cm_dp_silent_read_fail(struct ndk_test_env *env)
 /* QP 0's initiator depth in cm-dp-refused-run: not a power of two. */
 #define T_RR_DEPTH	6
 #define T_RR_ROUNDS	20
+/*
+ * The RequestContext ndk.ko's debugfs fail_qp_post refuses: the vm test
+ * arms it with this value (run-ktest.sh --fail-qp-post).
+ */
+#define T_RR_REFUSED	((void *)0x7265667573656421ULL)
 
 /*
  * Post one initiator request of cm-dp-refused-run until it is not refused
@@ -1241,21 +1246,15 @@ static int t_cm_dp_silent_read_fail(struct ndk_test_env *env)
  * status, or STATUS_INSUFFICIENT_RESOURCES when the queue stayed full
  * for NDK_T_TIMEOUT.
  */
-static s32 t_rr_post(struct ndk_test_env *env, struct t_fix *f, bool inline_send)
+static s32 t_rr_post(struct ndk_test_env *env, struct t_fix *f, bool refused)
 {
 	unsigned long end = jiffies + NDK_T_TIMEOUT;
-	static const char text[] = "ndk";
-	struct ndk_sge sge = {
-		.virtual_address = (void *)text,
-		.length = sizeof(text),
-	};
 	struct ndk_result res;
 	s32 st;
 
 	for (;;) {
-		if (inline_send)
-			st = ndk_send(f->qp[0], (void *)71, &sge, 1,
-				      NDK_OP_FLAG_INLINE);
+		if (refused)
+			st = ndk_write(f->qp[0], T_RR_REFUSED, NULL, 0, 0, 0, 0);
 		else
 			st = ndk_write(f->qp[0], (void *)72, NULL, 0, 0, 0,
 				       NDK_OP_FLAG_SILENT_SUCCESS);
@@ -1274,12 +1273,11 @@ static s32 t_rr_post(struct ndk_test_env *env, struct t_fix *f, bool inline_send
  * signaled one reset it) without giving it back, so with a depth of 6
  * (2 unsignaled in a row at most) the third round found 6 unsignaled
  * requests claimed that nothing would retire, and every post failed
- * with STATUS_INSUFFICIENT_RESOURCES for good.  The refusal: an inline
- * send on a QP created without initiator SGEs, which rxe (an SGE limit
- * of 8 / 16 = 0 for 8 inline bytes) and siw (its SGE limit) refuse with
- * -EINVAL for its one SGE; ndk.ko's own checks pass it.  Before that,
- * the depth of 6 (slot rings are powers of two) holds: a seventh
- * request is refused while six are outstanding.
+ * with STATUS_INSUFFICIENT_RESOURCES for good.  The refusal: ndk.ko's
+ * fault-injection hook (debugfs fail_qp_post, armed with T_RR_REFUSED)
+ * refuses the post as a device does, with -EINVAL, after ndk.ko's own
+ * checks passed it.  Before that, the depth of 6 (slot rings are powers
+ * of two) holds: a seventh request is refused while six are outstanding.
  */
 static int t_cm_dp_refused_run(struct ndk_test_env *env)
 {
@@ -1290,14 +1288,9 @@ static int t_cm_dp_refused_run(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 0))
 		return t_verdict(env, &f);
-	if (f.info.max_inline_data_size < 8) {
-		ndk_test_log("SKIP: %s has no inline data", env->adapter_name);
-		t_close_all(&f);
-		return NDK_TEST_SKIP;
-	}
 	for (q = 0; q < 2; q++)
 		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[q], f.cq[q], &f.qp[q],
-						8, T_RR_DEPTH, 1, 0, 8, NULL,
+						8, T_RR_DEPTH, 1, 0, 0, NULL,
 						NULL, &f.qp[q]),
 			     STATUS_SUCCESS);
 	if (!f.qp[0] || !f.qp[1] || t_listen(env, &f) ||
@@ -1323,19 +1316,85 @@ static int t_cm_dp_refused_run(struct ndk_test_env *env)
 				     STATUS_SUCCESS);
 		st = t_rr_post(env, &f, true);
 		if (st == STATUS_SUCCESS) {
-			ndk_test_log("%s took an inline send without SGEs: nothing refused",
-				     env->adapter_name);
+			ndk_test_log("context %p was posted: is debugfs ndk/fail_qp_post armed?",
+				     T_RR_REFUSED);
 			env->failures++;
 		}
 		NDK_T_STATUS(env, st, STATUS_INVALID_PARAMETER);
 	}
-	ndk_test_log("%u rounds of 2 silent writes and a refused send", round);
+	ndk_test_log("%u rounds of 2 silent writes and a refused write", round);
 	/* A signaled barrier: its result is the only one. */
 	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)99, NULL, 0, 0, 0, 0),
 		     STATUS_SUCCESS);
 	NDK_T_CHECK(env, t_poll(f.cq[0], res, 1) == 1);
 	t_check_result(env, &res[0], STATUS_SUCCESS, &f.qp[0], (void *)99);
 	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	return t_verdict(env, &f);
+}
+
+/*
+ * INLINE may exceed MaxInitiatorRequestSge (ndkpi-reference, 4.2): on QPs
+ * created with no initiator SGE at all, an inline send of three SGEs from
+ * unregistered memory arrives whole, while a send of one registered SGE
+ * is refused.  ndk.ko posts the gathered data as one SGE, but created the
+ * ib_qp with max_send_sge 0, and the devices refused the inline send too
+ * (-EINVAL at ib_post_send(), STATUS_INVALID_PARAMETER): siw by its SGE
+ * limit, rxe when the inline size is under 16 bytes (its SGE limit is
+ * the larger of the SGEs' and the inline data's room, in 16-byte SGEs).
+ */
+static int t_cm_dp_inline_sges(struct ndk_test_env *env)
+{
+	/* Under 16 bytes: rxe's SGE limit is then 0 too (file comment). */
+	static const char text[] = "inline: 3 SGEs";
+	struct t_buf dst = {};
+	struct ndk_result res;
+	struct ndk_sge sge[3];
+	struct t_fix f;
+	int i;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	if (f.info.max_inline_data_size < sizeof(text)) {
+		ndk_test_log("SKIP: %s has %u bytes of inline data", env->adapter_name,
+			     f.info.max_inline_data_size);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	for (i = 0; i < 2; i++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[i], f.cq[i], &f.qp[i],
+						8, 8, 1, 0, sizeof(text), NULL,
+						NULL, &f.qp[i]),
+			     STATUS_SUCCESS);
+	if (env->failures || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_buf_reg(env, &f, &dst, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+
+	sge[0] = t_sge(&dst, 0, 4096);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)81, sge, 1),
+		     STATUS_SUCCESS);
+	for (i = 0; i < 3; i++) {
+		sge[i].virtual_address = (void *)(text + i * 5);
+		sge[i].length = 5;
+		sge[i].memory_region_token = 0xdeadbeef; /* ignored */
+	}
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)82, sge, 3,
+				   NDK_OP_FLAG_INLINE), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)82);
+	NDK_T_CHECK(env, t_poll(f.cq[1], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, res.request_context == (void *)81);
+	NDK_T_CHECK(env, res.bytes_transferred == sizeof(text));
+	NDK_T_CHECK(env, memcmp(dst.data, text, sizeof(text)) == 0);
+
+	/* Without INLINE the QP's limit of 0 SGEs holds. */
+	sge[0] = t_sge(&dst, 0, 16);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)83, sge, 1, 0),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &dst);
 	return t_verdict(env, &f);
 }
 
@@ -1877,6 +1936,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
 	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
 	{ "cm-dp-refused-run", t_cm_dp_refused_run },
+	{ "cm-dp-inline-sges", t_cm_dp_inline_sges },
 	{ "cm-dp-read-flush", t_cm_dp_read_flush },
 	{ "cm-dp-flush-race", t_cm_dp_flush_race },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
