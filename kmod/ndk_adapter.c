@@ -575,13 +575,21 @@ s32 ndk_query_adapter_info(struct ndk_adapter *adapter,
 }
 EXPORT_SYMBOL_GPL(ndk_query_adapter_info);
 
+/* May @net see @dev?  NULL: a kernel consumer, which sees every device. */
+static bool ndk_device_visible(struct ndk_device *dev, struct net *net)
+{
+	return !net || rdma_dev_access_netns(dev->ibdev, net);
+}
+
 /**
  * ndk_adapter_count() - number of adapters present right now
+ * @net: count only the devices this network namespace may use
+ *       (rdma_dev_access_netns()), or NULL for every device
  *
  * Context: may sleep.
  * Return: the count; it may change as soon as the call returns.
  */
-u32 ndk_adapter_count(void)
+u32 ndk_adapter_count(struct net *net)
 {
 	struct ndk_device *dev;
 	unsigned long index;
@@ -589,7 +597,7 @@ u32 ndk_adapter_count(void)
 
 	mutex_lock(&ndk_devices_lock);
 	xa_for_each(&ndk_devices, index, dev)
-		count++;
+		count += ndk_device_visible(dev, net);
 	mutex_unlock(&ndk_devices_lock);
 	return count;
 }
@@ -600,13 +608,16 @@ u32 ndk_adapter_count(void)
  *        id of the device found
  * @name: look the device up by this name instead of @id, or NULL
  * @next: find the first device at or after @id (for dumps)
+ * @net:  find only devices this network namespace may use
+ *        (rdma_dev_access_netns(): as ib_uverbs, ucma and ib_core's
+ *        netlink, a device of another namespace is unknown), or NULL
  * @fn:   called with the device; must not open adapters or sleep long
  * @arg:  passed to @fn
  *
  * Context: process context, may sleep.
  * Return: what @fn returned, or %-ENODEV when there is no such device.
  */
-int ndk_device_get(u32 *id, const char *name, bool next,
+int ndk_device_get(u32 *id, const char *name, bool next, struct net *net,
 		   int (*fn)(struct ndk_device *dev, void *arg), void *arg)
 {
 	struct ndk_device *dev = NULL, *d;
@@ -622,11 +633,16 @@ int ndk_device_get(u32 *id, const char *name, bool next,
 			}
 		}
 	} else if (next) {
-		dev = xa_find(&ndk_devices, &index, U32_MAX, XA_PRESENT);
+		xa_for_each_start(&ndk_devices, index, d, index) {
+			if (ndk_device_visible(d, net)) {
+				dev = d;
+				break;
+			}
+		}
 	} else {
 		dev = xa_load(&ndk_devices, index);
 	}
-	if (dev) {
+	if (dev && ndk_device_visible(dev, net)) {
 		*id = dev->id;
 		ret = fn(dev, arg);
 	}

@@ -313,11 +313,11 @@ s32 ndk_status_from_errno(int err);
 /* ndk_adapter.c */
 int ndk_adapter_init(void);
 void ndk_adapter_exit(void);
-u32 ndk_adapter_count(void);
+u32 ndk_adapter_count(struct net *net);
 s32 ndk_open_adapter_id(u32 id, ndk_fn_adapter_removal_callback removal,
 			void *removal_context, struct ndk_adapter **adapter);
 void ndk_user_limits(struct ndk_adapter_info *info);
-int ndk_device_get(u32 *id, const char *name, bool next,
+int ndk_device_get(u32 *id, const char *name, bool next, struct net *net,
 		   int (*fn)(struct ndk_device *dev, void *arg), void *arg);
 u32 ndk_device_adapters(struct ndk_device *dev);
 

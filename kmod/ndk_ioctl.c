@@ -16,6 +16,7 @@
 #include <linux/build_bug.h>
 #include <linux/fs.h>
 #include <linux/nospec.h>
+#include <linux/nsproxy.h>
 #include <linux/stddef.h>
 #include <linux/uaccess.h>
 
@@ -41,7 +42,7 @@ static int ndk_ioctl_query_info(struct file *file, void *arg)
 	info->features = NDK_U_FEATURE_ADAPTER_QUERY | NDK_U_FEATURE_OBJECTS |
 			 NDK_U_FEATURE_VERBS | NDK_U_FEATURE_CACHE |
 			 NDK_U_FEATURE_NETLINK | NDK_U_FEATURE_RINGS;
-	info->adapter_count = ndk_adapter_count();
+	info->adapter_count = ndk_adapter_count(current->nsproxy->net_ns);
 	return 0;
 }
 
@@ -74,7 +75,7 @@ static int ndk_ioctl_adapter_query(struct file *file, void *arg)
 	if (q->flags & ~NDK_U_ADAPTER_QUERY_FLAGS)
 		return -EINVAL;
 	ret = ndk_device_get(&id, NULL, q->flags & NDK_U_ADAPTER_QUERY_F_NEXT,
-			     ndk_ioctl_adapter_fill, q);
+			     current->nsproxy->net_ns, ndk_ioctl_adapter_fill, q);
 	return ret == -ENODEV ? -ENOENT : ret;
 }
 

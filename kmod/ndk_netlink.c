@@ -263,7 +263,8 @@ static int ndk_nl_adapter_doit(struct sk_buff *skb, struct genl_info *info)
 	f.skb = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!f.skb)
 		return -ENOMEM;
-	ret = ndk_device_get(&id, name, false, ndk_nl_fill_adapter, &f);
+	ret = ndk_device_get(&id, name, false, genl_info_net(info),
+			     ndk_nl_fill_adapter, &f);
 	if (ret) {
 		nlmsg_free(f.skb);
 		return ret;
@@ -285,8 +286,8 @@ static int ndk_nl_adapter_dumpit(struct sk_buff *skb,
 	int ret;
 
 	/* Ids are below U32_MAX (xa_limit_32b): id + 1 cannot wrap. */
-	while (!(ret = ndk_device_get(&id, NULL, true, ndk_nl_fill_adapter,
-				      &f)))
+	while (!(ret = ndk_device_get(&id, NULL, true, sock_net(skb->sk),
+				      ndk_nl_fill_adapter, &f)))
 		cb->args[0] = ++id;
 	if (ret == -ENODEV || (ret == -EMSGSIZE && skb->len))
 		return skb->len;
@@ -635,7 +636,8 @@ void ndk_nl_adapter_event(struct ndk_device *dev, u8 cmd)
 	void *hdr;
 
 	mutex_lock(&ndk_nl_lock);
-	if (!ndk_nl_ready ||
+	/* The family is init_net's: a device of another namespace is unknown. */
+	if (!ndk_nl_ready || !rdma_dev_access_netns(dev->ibdev, &init_net) ||
 	    !genl_has_listeners(&ndk_nl_family, &init_net, NDK_NL_GRP_ADAPTER))
 		goto out_unlock;
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
