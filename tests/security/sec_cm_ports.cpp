@@ -13,7 +13,8 @@
 //    so LISTEN on it fails with EADDRNOTAVAIL and CONNECT to it does not
 //    connect (before the fix, ids lived in init_net and both worked).
 //  - With `rdma system set netns exclusive`: rxe0 stays in init_net, and
-//    ADAPTER_OPEN from another namespace fails with ENOENT.
+//    another namespace neither counts, lists, describes nor opens it
+//    (QUERY_INFO's adapter_count 0; ADAPTER_QUERY and ADAPTER_OPEN ENOENT).
 #include <sched.h>
 
 #include "sec_common.hpp"
@@ -166,12 +167,29 @@ int RunInNetns(const char* what, int (*fn)()) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : kTestFail;
 }
 
+// rxe0's adapter id, found in init_net.
+long g_rxe0 = -1;
+
+// A device of init_net is unknown here: not counted, not listed, not
+// described by its id, not opened (before the fix only the open failed,
+// and QUERY_INFO and ADAPTER_QUERY gave away the host's devices).
 int ExclusiveOpen() {
     rel::Dev d;
-    long id = t_first_adapter(d.fd());
-    T_CHECK(id >= 0);
+    ndk_u_query_info qi{};
+    T_CHECK(ioctl(d.fd(), NDK_IOCTL_QUERY_INFO, &qi) == 0);
+    std::printf("exclusive netns: QUERY_INFO adapter_count %u\n", qi.adapter_count);
+    T_CHECK(qi.adapter_count == 0);
     errno = 0;
-    std::uint32_t a = t_adapter_open(d.fd(), static_cast<std::uint32_t>(id));
+    long first = t_first_adapter(d.fd());
+    std::printf("exclusive netns: first adapter: %ld (%s)\n", first, strerrorname_np(errno));
+    T_CHECK(first == -1 && errno == ENOENT);
+    ndk_u_adapter_query q{};
+    q.adapter_id = static_cast<std::uint32_t>(g_rxe0);
+    errno = 0;
+    T_CHECK(ioctl(d.fd(), NDK_IOCTL_ADAPTER_QUERY, &q) == -1 && errno == ENOENT);
+    std::printf("exclusive netns: ADAPTER_QUERY of rxe0: %s\n", strerrorname_np(errno));
+    errno = 0;
+    std::uint32_t a = t_adapter_open(d.fd(), static_cast<std::uint32_t>(g_rxe0));
     std::printf("exclusive netns: ADAPTER_OPEN of rxe0: %s\n",
                 a ? "opened" : strerrorname_np(errno));
     T_CHECK(!a && errno == ENOENT);
@@ -209,6 +227,8 @@ int main() {
     // The caller's network namespace.
     sec::WriteFile("/tmp/ndk-sec-cm-port", std::to_string(ntohs(to.sin_port)));
     T_CHECK(RunInNetns("netns", OtherNetns) == kTestPass);
+    g_rxe0 = t_first_adapter(d.fd());
+    T_CHECK(g_rxe0 >= 0);
     if (NetnsMode("exclusive")) {
         T_CHECK(RunInNetns("exclusive", ExclusiveOpen) == kTestPass);
         T_CHECK(NetnsMode("shared"));
