@@ -345,6 +345,17 @@ static bool nbt_connected(struct nbt_queue *q)
 	return READ_ONCE(q->state) == NBT_CONNECTED;
 }
 
+/*
+ * Whether @tag's request is still being served: a step waits (in the
+ * pending list, or is being posted) or its RDMA read is outstanding.  A
+ * request for such a tag breaks the protocol (a tag is reused only after
+ * its answer): it would add the tag to the pending list twice.
+ */
+static bool nbt_tag_in_use(const struct nbt_tag *tag)
+{
+	return tag->busy || tag->step != NBT_NONE;
+}
+
 /* Set @tag's next step and post it, or queue it behind the others. */
 static void nbt_step(struct nbt_queue *q, u32 t, enum nbt_step step, int err,
 		     bool invalidate)
@@ -401,7 +412,7 @@ static void nbt_request(struct nbt_queue *q, u32 i, u32 bytes)
 		return;
 	}
 	if (bytes < sizeof(req) || le32_to_cpu(req.magic) != NDKBLK_MAGIC ||
-	    t >= NDKBLK_DEPTH || q->tag[t].busy) {
+	    t >= NDKBLK_DEPTH || nbt_tag_in_use(&q->tag[t])) {
 		pr_warn_ratelimited("ndkblk_target: malformed request\n");
 		nbt_repost(q, i);
 		return;
@@ -558,10 +569,13 @@ static void nbt_qp_close(struct nbt_queue *q)
 	INIT_LIST_HEAD(&q->pending);
 	q->gen++;
 	spin_unlock_irq(&q->lock);
-	if (c) {
-		ndk_disconnect(c, NULL, NULL);
+	/*
+	 * The close tears the connection down without waiting for the peer:
+	 * a blocking ndk_disconnect() waits for its answer until the CM gives
+	 * up, a time the peer's connection request chose.
+	 */
+	if (c)
 		ndk_close_connector(c, NULL, NULL);
-	}
 	if (qp)
 		ndk_close_qp(qp, NULL, NULL);
 	nbt_serve(q);
