@@ -119,6 +119,8 @@ enum nbk_kind { NBK_FR, NBK_WINDOW, NBK_INLINE };
  * @pool:     window mode: NDKBLK_MAX_IO bytes, registered in @pool_mr
  * @pool_mr:  window mode: the pool's registration, local write
  * @mw:       window mode: the window bound over @pool per I/O
+ * @answered: the target answered @rq: a second answer breaks the
+ *            protocol (it could finish the slot's next request)
  *
  * @lam holds a mapping exactly while @rq is set and @kind is NBK_FR.
  */
@@ -133,6 +135,7 @@ struct nbk_slot {
 	void *pool;
 	struct ndk_mr *pool_mr;
 	struct ndk_mw *mw;
+	bool answered;
 };
 
 /**
@@ -362,12 +365,17 @@ static void nbk_answer(struct nbk_queue *q, const struct ndk_result_ex *r)
 
 	if (nbk_post_receive(q, i))
 		nbk_kill("receive not reposted");	/* nothing if dead */
-	if (le32_to_cpu(rsp.magic) != NDKBLK_MAGIC || t >= NBK_DEPTH ||
+	if (r->bytes_transferred < sizeof(rsp) ||
+	    le32_to_cpu(rsp.magic) != NDKBLK_MAGIC || t >= NBK_DEPTH ||
 	    !q->slot[t].rq) {
 		nbk_kill("malformed answer");
 		return;
 	}
 	s = &q->slot[t];
+	if (xchg(&s->answered, true)) {
+		nbk_kill("second answer");
+		return;
+	}
 	err = rsp.status ? BLK_STS_IOERR : BLK_STS_OK;
 	if (s->kind == NBK_INLINE) {	/* nothing was registered */
 		nbk_finish(s, err);
@@ -540,6 +548,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_IOERR;
 	}
 	s->rq = rq;
+	s->answered = false;
 	s->token = 0;
 	if (s->kind == NBK_WINDOW) {
 		base = (uintptr_t)s->pool;
