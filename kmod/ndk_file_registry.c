@@ -106,13 +106,13 @@ static u32 ndk_uobj_nl_type(const struct ndk_uobj *u)
 	return ndk_uobj_descs[u->type].nl_type;
 }
 
-/* Under ndk_files_lock: may current see @nf (of @pid, if set)? */
+/* Under ndk_files_lock: may @viewer see @nf (of @pid, if set)? */
 static bool ndk_files_visible(struct ndk_file *nf, struct pid *pid,
-			      bool admin)
+			      struct pid *viewer)
 {
 	if (pid && nf->tgid != pid)
 		return false;
-	return admin || nf->tgid == task_tgid(current);
+	return !viewer || nf->tgid == viewer;
 }
 
 /* Under ndk_files_lock: @nf's owner, as current's pid namespace sees it. */
@@ -127,14 +127,15 @@ static void ndk_file_owner(struct ndk_file *nf, struct ndk_file_owner *o)
  * ndk_files_next() - the next file a caller may see, summarised
  * @pos:   in: the first file id to look at; out: the id of the file found
  * @pid:   only files of this process (a get_pid() reference), or NULL
- * @admin: the caller may see every process's files (CAP_NET_ADMIN);
- *         without it, only its own
+ * @viewer: the thread group whose files the caller may see (its own:
+ *         the requester's, not a later reader's), or NULL for every
+ *         process's (CAP_NET_ADMIN)
  * @s:     out: the file's summary
  *
  * Context: process context (current is the caller).
  * Return: true when a file was found.
  */
-bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
+bool ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
 		    struct ndk_file_summary *s)
 {
 	struct ndk_file *nf;
@@ -144,7 +145,7 @@ bool ndk_files_next(unsigned long *pos, struct pid *pid, bool admin,
 
 	mutex_lock(&ndk_files_lock);
 	xa_for_each_start(&ndk_files, index, nf, *pos) {
-		if (!ndk_files_visible(nf, pid, admin))
+		if (!ndk_files_visible(nf, pid, viewer))
 			continue;
 		memset(s, 0, sizeof(*s));
 		ndk_file_owner(nf, &s->owner);
@@ -205,7 +206,7 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
  * @handle: in: the first handle to look at in @file (in later files, 0);
  *          out: the object's handle
  * @pid:    as for ndk_files_next()
- * @admin:  as for ndk_files_next()
+ * @viewer: as for ndk_files_next()
  * @type:   NDK_NL_OBJ_* of the objects wanted
  * @owner:  out: the object's file's owner
  * @o:      out: the object
@@ -214,7 +215,7 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
  * Return: true when an object was found.
  */
 bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
-			struct pid *pid, bool admin, u32 type,
+			struct pid *pid, struct pid *viewer, u32 type,
 			struct ndk_file_owner *owner,
 			struct ndk_uobj_summary *o)
 {
@@ -227,7 +228,7 @@ bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
 	xa_for_each_start(&ndk_files, index, nf, *file) {
 		if (index != *file)
 			start = 0;
-		if (!ndk_files_visible(nf, pid, admin))
+		if (!ndk_files_visible(nf, pid, viewer))
 			continue;
 		mutex_lock(&nf->lock);
 		xa_for_each_start(&nf->handles, h, u, start) {

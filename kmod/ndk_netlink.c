@@ -443,7 +443,7 @@ static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out_free;
 	}
 	/* One message per file of the process, in a single reply. */
-	while (ndk_files_next(&pos, pid, true, f)) {
+	while (ndk_files_next(&pos, pid, NULL, f)) {
 		ret = ndk_nl_fill_proc(msg, info->snd_portid, info->snd_seq, 0,
 				       f);
 		if (ret)
@@ -485,24 +485,48 @@ static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb, bool admin)
 	return pid;
 }
 
+/*
+ * cb->args of the PROC_GET and RES_GET dumps that their start fixes, in
+ * the requester's context: the PID filter and the thread group whose
+ * files the requester may see (0: every one).  Later rounds of a dump run
+ * in whoever reads the socket, which may be another process.
+ */
+#define NDK_NL_ARG_PID		4
+#define NDK_NL_ARG_VIEWER	5
+
+static int ndk_nl_files_dump_start(struct netlink_callback *cb)
+{
+	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	struct pid *pid = ndk_nl_dump_pid(cb, admin);
+
+	if (IS_ERR(pid))
+		return PTR_ERR(pid);
+	cb->args[NDK_NL_ARG_PID] = (long)pid;
+	if (!admin)
+		cb->args[NDK_NL_ARG_VIEWER] = (long)get_pid(task_tgid(current));
+	return 0;
+}
+
+static int ndk_nl_files_dump_done(struct netlink_callback *cb)
+{
+	put_pid((struct pid *)cb->args[NDK_NL_ARG_PID]);
+	put_pid((struct pid *)cb->args[NDK_NL_ARG_VIEWER]);
+	return 0;
+}
+
 /* cb->args: [0] the next file id. */
 static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	struct pid *viewer = (struct pid *)cb->args[NDK_NL_ARG_VIEWER];
+	struct pid *pid = (struct pid *)cb->args[NDK_NL_ARG_PID];
 	struct ndk_file_summary *f;
 	unsigned long pos = cb->args[0];
-	struct pid *pid;
 	int ret = 0;
 
-	pid = ndk_nl_dump_pid(cb, admin);
-	if (IS_ERR(pid))
-		return PTR_ERR(pid);
 	f = kmalloc(sizeof(*f), GFP_KERNEL);
-	if (!f) {
-		put_pid(pid);
+	if (!f)
 		return -ENOMEM;
-	}
-	while (ndk_files_next(&pos, pid, admin, f)) {
+	while (ndk_files_next(&pos, pid, viewer, f)) {
 		ret = ndk_nl_fill_proc(skb, NETLINK_CB(cb->skb).portid,
 				       cb->nlh->nlmsg_seq, NLM_F_MULTI, f);
 		if (ret)
@@ -510,7 +534,6 @@ static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[0] = ++pos;
 	}
 	kfree(f);
-	put_pid(pid);
 	return ret && !skb->len ? ret : skb->len;
 }
 
@@ -554,26 +577,21 @@ err_cancel:
 static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	struct pid *viewer = (struct pid *)cb->args[NDK_NL_ARG_VIEWER];
+	struct pid *pid = (struct pid *)cb->args[NDK_NL_ARG_PID];
 	unsigned long file = cb->args[0], handle = cb->args[1];
 	struct ndk_file_owner owner;
 	struct ndk_uobj_summary *o;
-	struct pid *pid;
 	int ret = 0;
 	u32 type;
 
 	if (!info->attrs[NDK_NL_ATTR_RES_TYPE])
 		return -EINVAL;
 	type = nla_get_u32(info->attrs[NDK_NL_ATTR_RES_TYPE]);
-	pid = ndk_nl_dump_pid(cb, admin);
-	if (IS_ERR(pid))
-		return PTR_ERR(pid);
 	o = kmalloc(sizeof(*o), GFP_KERNEL);
-	if (!o) {
-		put_pid(pid);
+	if (!o)
 		return -ENOMEM;
-	}
-	while (ndk_file_next_uobj(&file, &handle, pid, admin, type, &owner,
+	while (ndk_file_next_uobj(&file, &handle, pid, viewer, type, &owner,
 				  o)) {
 		ret = ndk_nl_fill_res(skb, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, &owner, o);
@@ -583,7 +601,6 @@ static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[1] = ++handle;
 	}
 	kfree(o);
-	put_pid(pid);
 	return ret && !skb->len ? ret : skb->len;
 }
 
@@ -602,11 +619,15 @@ static const struct genl_ops ndk_nl_ops[] = {
 	{
 		.cmd = NDK_NL_CMD_PROC_GET,
 		.doit = ndk_nl_proc_doit,
+		.start = ndk_nl_files_dump_start,
 		.dumpit = ndk_nl_proc_dumpit,
+		.done = ndk_nl_files_dump_done,
 	},
 	{
 		.cmd = NDK_NL_CMD_RES_GET,
+		.start = ndk_nl_files_dump_start,
 		.dumpit = ndk_nl_res_dumpit,
+		.done = ndk_nl_files_dump_done,
 	},
 };
 
