@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+// sec-netlink-reader: what a RES_GET dump of the "ndk" generic netlink
+// family shows is decided by whoever asked, not by whoever reads it.
+//
+// A process of nobody (the attacker) with 150 PDs asks for a dump of the
+// PDs on its own netlink socket, reads nothing, and hands the socket to
+// another process (the victim, root here, with a PD of its own), which
+// reads one message batch from it, as a process may do with a descriptor
+// it was given.  The dump's first batch is made when it is asked for;
+// every later batch when the previous one is read, in the reader's
+// context.  The attacker then reads the rest: every object in it must be
+// its own.  Before the fix each batch listed the files of the process
+// that read the previous one: the victim's PD, with its pid, came into
+// the attacker's socket.
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <ndk/ndk_netlink.h>
+
+#include "sec_common.hpp"
+
+namespace {
+
+constexpr int kPds = 150;
+
+// Sends a generic netlink request of @cmd to family @family with @attrs
+// (already laid out); false on error.
+bool Send(int fd, std::uint16_t family, std::uint8_t cmd, std::uint16_t flags,
+          const std::vector<unsigned char>& attrs) {
+    std::vector<unsigned char> m(NLMSG_HDRLEN + GENL_HDRLEN + attrs.size());
+    auto* nlh = reinterpret_cast<nlmsghdr*>(m.data());
+    nlh->nlmsg_len = static_cast<std::uint32_t>(m.size());
+    nlh->nlmsg_type = family;
+    nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+    nlh->nlmsg_seq = 1;
+    auto* g = reinterpret_cast<genlmsghdr*>(m.data() + NLMSG_HDRLEN);
+    g->cmd = cmd;
+    g->version = 1;
+    std::memcpy(m.data() + NLMSG_HDRLEN + GENL_HDRLEN, attrs.data(), attrs.size());
+    return send(fd, m.data(), m.size(), 0) == static_cast<ssize_t>(m.size());
+}
+
+// One attribute, padded.
+void Put(std::vector<unsigned char>* out, std::uint16_t type, const void* data, std::size_t len) {
+    nlattr a{static_cast<std::uint16_t>(NLA_HDRLEN + len), type};
+    std::size_t at = out->size();
+    out->resize(at + NLA_ALIGN(NLA_HDRLEN + len));
+    std::memcpy(out->data() + at, &a, sizeof(a));
+    std::memcpy(out->data() + at + NLA_HDRLEN, data, len);
+}
+
+// Calls @fn(type, payload, len) for each attribute of a generic netlink
+// message.
+template <typename F>
+void Attrs(const nlmsghdr* nlh, F fn) {
+    const auto* p = reinterpret_cast<const unsigned char*>(nlh) + NLMSG_HDRLEN + GENL_HDRLEN;
+    const auto* end = reinterpret_cast<const unsigned char*>(nlh) + nlh->nlmsg_len;
+    while (p + NLA_HDRLEN <= end) {
+        const auto* a = reinterpret_cast<const nlattr*>(p);
+        if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end) break;
+        fn(a->nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, a->nla_len - NLA_HDRLEN);
+        p += NLA_ALIGN(a->nla_len);
+    }
+}
+
+// The id of generic netlink family "ndk", or 0.
+std::uint16_t FamilyId(int fd) {
+    std::vector<unsigned char> a;
+    Put(&a, CTRL_ATTR_FAMILY_NAME, NDK_GENL_NAME, sizeof(NDK_GENL_NAME));
+    if (!Send(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, a)) return 0;
+    std::vector<unsigned char> buf(8192);
+    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    std::uint16_t id = 0;
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); n > 0 && NLMSG_OK(h, n);
+         h = NLMSG_NEXT(h, n))
+        if (h->nlmsg_type == GENL_ID_CTRL)
+            Attrs(h, [&](int type, const unsigned char* p, std::size_t) {
+                if (type == CTRL_ATTR_FAMILY_ID) std::memcpy(&id, p, sizeof(id));
+            });
+    return id;
+}
+
+// Reads the rest of a dump from @fd: the pids its objects name, and
+// whether NLMSG_DONE came.
+bool ReadDump(int fd, std::vector<std::uint32_t>* pids) {
+    std::vector<unsigned char> buf(32768);
+    for (;;) {
+        ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+        if (n <= 0) return false;
+        for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE) return true;
+            if (h->nlmsg_type == NLMSG_ERROR) return false;
+            Attrs(h, [&](int type, const unsigned char* p, std::size_t) {
+                std::uint32_t v;
+                std::memcpy(&v, p, sizeof(v));
+                if (type == NDK_NL_ATTR_PID) pids->push_back(v);
+            });
+        }
+    }
+}
+
+bool SendFd(int sock, int fd) {
+    char c = 0;
+    iovec iov{&c, 1};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof(ctl);
+    cmsghdr* cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+    return sendmsg(sock, &m, 0) == 1;
+}
+
+int RecvFd(int sock) {
+    char c;
+    iovec iov{&c, 1};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof(ctl);
+    if (recvmsg(sock, &m, 0) != 1) return -1;
+    cmsghdr* cm = CMSG_FIRSTHDR(&m);
+    int fd = -1;
+    if (cm && cm->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+    return fd;
+}
+
+int g_pair[2];
+
+// The attacker: its PDs, the dump asked for, the socket handed over; the
+// rest read once the victim has read one batch.
+int Attacker() {
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    int pds = 0;
+    for (int i = 0; ad && i < kPds; i++) pds += t_pd_create(d.fd(), ad) != 0;
+    T_CHECK(pds == kPds);
+    int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
+    T_CHECK(family != 0);
+    std::vector<unsigned char> a;
+    std::uint32_t type = NDK_NL_OBJ_PD;
+    Put(&a, NDK_NL_ATTR_RES_TYPE, &type, sizeof(type));
+    // Tell the victim to open its file now: a later file id than ours.
+    T_CHECK(write(g_pair[1], "o", 1) == 1);
+    char c;
+    T_CHECK(read(g_pair[1], &c, 1) == 1);  // its PD exists
+    T_CHECK(Send(nl, family, NDK_NL_CMD_RES_GET, NLM_F_DUMP, a));
+    T_CHECK(SendFd(g_pair[1], nl));
+    T_CHECK(read(g_pair[1], &c, 1) == 1);  // it read one batch
+    std::vector<std::uint32_t> pids;
+    T_CHECK(ReadDump(nl, &pids));
+    auto own = static_cast<std::uint32_t>(getpid());
+    auto foreign = std::count_if(pids.begin(), pids.end(), [&](auto p) { return p != own; });
+    std::printf("attacker: %zu objects in the rest of the dump, %ld of another process\n",
+                pids.size(), static_cast<long>(foreign));
+    T_CHECK(!pids.empty() && foreign == 0);
+    close(nl);
+    return t_failures ? kTestFail : kTestPass;
+}
+
+}  // namespace
+
+int main() {
+    T_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, g_pair) == 0);
+    std::fflush(nullptr);
+    pid_t child = fork();
+    if (child == 0) {
+        close(g_pair[0]);
+        int rc = sec::BecomeNobody() ? Attacker() : kTestFail;
+        std::fflush(nullptr);
+        _exit(rc);
+    }
+    close(g_pair[1]);
+    // The victim: a file with a PD, opened after the attacker's.
+    char c;
+    T_CHECK(read(g_pair[0], &c, 1) == 1);
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    T_CHECK(ad && t_pd_create(d.fd(), ad) != 0);
+    T_CHECK(write(g_pair[0], "p", 1) == 1);
+    int nl = RecvFd(g_pair[0]);
+    T_CHECK(nl >= 0);
+    std::vector<unsigned char> buf(32768);
+    ssize_t n = nl >= 0 ? recv(nl, buf.data(), buf.size(), 0) : -1;
+    std::printf("victim (pid %d): read one batch of %zd bytes from the attacker's socket\n",
+                getpid(), n);
+    T_CHECK(n > 0);
+    if (nl >= 0) close(nl);
+    T_CHECK(write(g_pair[0], "r", 1) == 1);
+    int st = 0;
+    waitpid(child, &st, 0);
+    T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == kTestPass);
+    return t_result("sec-netlink-reader");
+}
