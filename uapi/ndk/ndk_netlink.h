@@ -47,7 +47,9 @@ enum ndk_nl_cmd {
 	 * statistics.  doit with NDK_NL_ATTR_PID; dumpit, optionally
 	 * filtered by NDK_NL_ATTR_PID.  Files of other processes need
 	 * CAP_NET_ADMIN: without it a dump shows only the caller's own and
-	 * a doit for another pid fails with -EPERM.
+	 * a doit for another pid fails with -EPERM.  A doit answers in one
+	 * message buffer (NLMSG_GOODSIZE): a process with more files than
+	 * fit in it (about 40) gets -EMSGSIZE; the dump has no such limit.
 	 */
 	NDK_NL_CMD_PROC_GET,
 	/*
