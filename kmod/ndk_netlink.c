@@ -642,6 +642,13 @@ static struct genl_family ndk_nl_family __ro_after_init = {
 	.resv_start_op = NDK_NL_CMD_MAX + 1,
 	.mcgrps = ndk_nl_mcgrps,
 	.n_mcgrps = NDK_NL_MCGRPS,
+	/*
+	 * The handlers take their own locks (the device table, the file
+	 * registry, each file's lock): without this genetlink would run them
+	 * under its host-wide mutex, and a dump waiting for a file's lock
+	 * would hold every other family's commands.
+	 */
+	.parallel_ops = true,
 };
 
 /**
