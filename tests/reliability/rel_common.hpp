@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <algorithm>
@@ -318,6 +319,44 @@ inline std::uint32_t RegisterMr(Dev& d, std::uint32_t pd, std::uint64_t addr, st
     }
     *out = r;
     return mr;
+}
+
+// A one-byte message with room for one descriptor (SCM_RIGHTS).
+struct FdMsg {
+    char byte = 'f';
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    FdMsg() {
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl;
+        msg.msg_controllen = sizeof(ctl);
+    }
+    FdMsg(const FdMsg&) = delete;
+    FdMsg& operator=(const FdMsg&) = delete;
+};
+
+// Passes @fd over the AF_UNIX socket @sock; false on error.
+inline bool SendFd(int sock, int fd) {
+    FdMsg m;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    return sendmsg(sock, &m.msg, 0) == 1;
+}
+
+// Takes a descriptor passed over @sock; -1 on error.
+inline int RecvFd(int sock) {
+    FdMsg m;
+    if (recvmsg(sock, &m.msg, 0) != 1) return -1;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
+    int fd;
+    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
 }
 
 }  // namespace rel

@@ -249,40 +249,6 @@ void S1(Owner& o) {
     T_CHECK(OwnerTraffic(o));
 }
 
-bool SendFd(int sock, int fd) {
-    char dummy = 'f';
-    iovec iov{&dummy, 1};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctl;
-    msg.msg_controllen = sizeof(ctl);
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    return sendmsg(sock, &msg, 0) == 1;
-}
-
-int RecvFd(int sock) {
-    char dummy;
-    iovec iov{&dummy, 1};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctl;
-    msg.msg_controllen = sizeof(ctl);
-    if (recvmsg(sock, &msg, 0) != 1) return -1;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
-
 // Object commands on @fd with the owner's handles; 0 when each gives @want.
 int Probe(int fd, const Owner& o, int want) {
     int bad = 0;
@@ -320,7 +286,7 @@ void S2(Owner& o) {
     pid_t pid = fork();
     if (pid == 0) {
         close(sv[0]);
-        int fd = RecvFd(sv[1]);
+        int fd = rel::RecvFd(sv[1]);
         if (fd < 0) _exit(100);
         int bad = Probe(fd, o, EPERM);
         // Its own open works as usual.
@@ -328,7 +294,7 @@ void S2(Owner& o) {
         if (!own.OpenAdapter()) bad |= 64;
         _exit(bad);
     }
-    T_CHECK(SendFd(sv[0], o.d.fd()));
+    T_CHECK(rel::SendFd(sv[0], o.d.fd()));
     int rc = WaitChild(pid);
     std::printf(
         "S2 SCM_RIGHTS to another process: object commands and mmap %s, QUERY_INFO %s "
@@ -336,8 +302,8 @@ void S2(Owner& o) {
         rc & 0x2f ? "NOT refused" : "EPERM", rc & 16 ? "refused" : "works", rc);
     T_CHECK(rc == 0);
     // Allowed: the owner passes the file to itself, and its threads use it.
-    T_CHECK(SendFd(sv[0], o.d.fd()));
-    int self = RecvFd(sv[1]);
+    T_CHECK(rel::SendFd(sv[0], o.d.fd()));
+    int self = rel::RecvFd(sv[1]);
     T_CHECK(self >= 0 && self != o.d.fd());
     int self_bad = Probe(self, o, 0);
     close(self);
@@ -357,7 +323,7 @@ void S2(Owner& o) {
     if (pid == 0) {
         close(sv[0]);
         close(go[1]);
-        int fd = RecvFd(sv[1]);
+        int fd = rel::RecvFd(sv[1]);
         char c;
         if (fd < 0 || read(go[0], &c, 1) != 1) _exit(100);  // the opener closed its fd
         ndk_u_adapter_info ai{};
@@ -379,7 +345,7 @@ void S2(Owner& o) {
     T_CHECK(ad == 1 && pd == 2);
     T_CHECK(t_mem_register(fd2, pd, buf.get(), buf.size(), NDK_U_MEM_READWRITE) == 0);
     T_CHECK(t_vmpin_kb() == pin0 + 8 * kPage / 1024);
-    T_CHECK(SendFd(sv[0], fd2));
+    T_CHECK(rel::SendFd(sv[0], fd2));
     close(fd2);
     T_CHECK(write(go[1], "c", 1) == 1);
     rc = WaitChild(pid);

@@ -23,31 +23,12 @@
 
 #include <algorithm>
 
+#include "ndkblk_wire.hpp"
 #include "sec_common.hpp"
 
 namespace {
 
-// The wire format of samples/ndkblk/ndkblk_proto.h (little endian).
-constexpr std::uint32_t kMagic = 0x4b424e44;
-constexpr std::uint16_t kPort = 7474;
-constexpr std::uint32_t kDepth = 32;
-struct Req {
-    std::uint32_t magic;
-    std::uint16_t opcode, tag;
-    std::uint64_t sector;
-    std::uint32_t length, token;
-    std::uint64_t address;
-};
-struct Rsp {
-    std::uint32_t magic;
-    std::uint16_t tag, status;
-};
-struct Hello {
-    std::uint32_t magic, depth, max_io, inline_max;
-    std::uint64_t sectors;
-    std::uint32_t queues, reserved;
-};
-static_assert(sizeof(Req) == 32 && sizeof(Rsp) == 8 && sizeof(Hello) == 32);
+using namespace ndkblk_wire;
 
 constexpr std::uint32_t kSlot = 4096 + 64;  // a receive buffer
 constexpr const char* kMark = "/tmp/ndk-sec-ndkblk-listening";

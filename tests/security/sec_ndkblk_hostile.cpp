@@ -21,24 +21,12 @@
 //   sec-ndkblk-hostile NDKBLK_TARGET_KO
 #include <sys/wait.h>
 
+#include "ndkblk_wire.hpp"
 #include "sec_common.hpp"
 
 namespace {
 
-// The wire format of samples/ndkblk/ndkblk_proto.h, from the other side
-// (little endian, as the guest).
-constexpr std::uint32_t kMagic = 0x4b424e44;
-constexpr std::uint16_t kPort = 7474;
-constexpr std::uint16_t kDepth = 32;
-constexpr std::uint16_t kOpWriteInline = 3;
-struct Req {
-    std::uint32_t magic;
-    std::uint16_t opcode, tag;
-    std::uint64_t sector;
-    std::uint32_t length, token;
-    std::uint64_t address;
-};
-static_assert(sizeof(Req) == 32);
+using namespace ndkblk_wire;
 
 constexpr std::uint32_t kFlood = 200;  // inline writes of phase 1
 constexpr std::uint32_t kMsg = 1024;   // buffer stride per request

@@ -102,39 +102,6 @@ bool ReadDump(int fd, std::vector<std::uint32_t>* pids) {
     }
 }
 
-bool SendFd(int sock, int fd) {
-    char c = 0;
-    iovec iov{&c, 1};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof(ctl);
-    cmsghdr* cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-    return sendmsg(sock, &m, 0) == 1;
-}
-
-int RecvFd(int sock) {
-    char c;
-    iovec iov{&c, 1};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof(ctl);
-    if (recvmsg(sock, &m, 0) != 1) return -1;
-    cmsghdr* cm = CMSG_FIRSTHDR(&m);
-    int fd = -1;
-    if (cm && cm->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
-    return fd;
-}
-
 int g_pair[2];
 
 // The attacker: its PDs, the dump asked for, the socket handed over; the
@@ -156,7 +123,7 @@ int Attacker() {
     char c;
     T_CHECK(read(g_pair[1], &c, 1) == 1);  // its PD exists
     T_CHECK(Send(nl, family, NDK_NL_CMD_RES_GET, NLM_F_DUMP, a));
-    T_CHECK(SendFd(g_pair[1], nl));
+    T_CHECK(rel::SendFd(g_pair[1], nl));
     T_CHECK(read(g_pair[1], &c, 1) == 1);  // it read one batch
     std::vector<std::uint32_t> pids;
     T_CHECK(ReadDump(nl, &pids));
@@ -189,7 +156,7 @@ int main() {
     std::uint32_t ad = d.OpenAdapter();
     T_CHECK(ad && t_pd_create(d.fd(), ad) != 0);
     T_CHECK(write(g_pair[0], "p", 1) == 1);
-    int nl = RecvFd(g_pair[0]);
+    int nl = rel::RecvFd(g_pair[0]);
     T_CHECK(nl >= 0);
     std::vector<unsigned char> buf(32768);
     ssize_t n = nl >= 0 ? recv(nl, buf.data(), buf.size(), 0) : -1;
