@@ -22,7 +22,20 @@
  *   INVALIDATING --its completion: success--> FREE
  *   INVALIDATING --its completion: failure--> VALID (nothing changed)
  *   VALID --fast-register/bind completion: failure--> FREE
+ *   VALID --fast-register/bind completion: flushed--> KILLING
+ *   KILLING --the ib_mr replaced (ndk_fr_kill_work())--> FREE
  *   VALID --a receive result with the peer's invalidation of the key--> FREE
+ *
+ * A flushed registration may have run: rxe runs a REG_MR as soon as its
+ * requester reaches it, before the requests ahead of it are acknowledged,
+ * and a QP that then fails flushes it with them (and the IB
+ * specification leaves an MR undefined after a flushed fast-register).
+ * Its key may be live, so a window's parent cannot be released, and no
+ * invalidation can be relied on (a LOCAL_INV of a key the device never
+ * registered fails and breaks its QP): the ib_mr is deregistered, which
+ * kills whatever key it has, and a new one takes its place.  A
+ * completion for an earlier key of the ib_mr (a late flush on another
+ * QP) says nothing of the current registration and changes nothing.
  *
  * Like every initiator request, an inline failure first posts the DEFER
  * chain (ndk_qp_refuse()).
@@ -77,6 +90,7 @@ void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner)
 {
 	spin_lock_init(&fr->lock);
 	fr->owner = owner;
+	INIT_WORK(&fr->kill, ndk_fr_kill_work);
 }
 
 /**
@@ -121,6 +135,8 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	old = *slot;
 	old_sg = fr->sg;
 	WRITE_ONCE(*slot, ibmr);
+	fr->pd = pd;
+	fr->slot = slot;
 	/* The tokens the getters read: the new ib_mr's from now on. */
 	fr->key = ibmr->rkey;
 	fr->lkey = ibmr->lkey;
@@ -178,19 +194,67 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
 }
 
 /**
+ * ndk_fr_kill_work() - replace the ib_mr of a registration in KILLING
+ * @work: ndk_fr.kill
+ *
+ * The old ib_mr's deregistration kills its key whatever the device did
+ * with the flushed request; only then is a window's parent released.
+ * Without memory for a new ib_mr the owner is left without one: a
+ * fast-register MR must be initialised again, a window's binds fail.
+ * Holds a reference on the owner, taken by ndk_fr_done().
+ *
+ * Context: ndk_wq.
+ */
+void ndk_fr_kill_work(struct work_struct *work)
+{
+	struct ndk_fr *fr = container_of(work, struct ndk_fr, kill);
+	struct ib_mr *new, *old;
+	struct ndk_mr *parent;
+
+	new = ndk_alloc_fr_mr(fr->pd, fr->max_pages);
+	if (IS_ERR(new) || xa_insert_irq(&fr->pd->frs, new->rkey >> 8, fr,
+					 GFP_KERNEL_ACCOUNT)) {
+		if (!IS_ERR(new))
+			ib_dereg_mr(new);
+		new = NULL;
+	}
+	spin_lock_irq(&fr->lock);
+	old = *fr->slot;
+	WRITE_ONCE(*fr->slot, new);
+	if (new) {
+		fr->key = new->rkey;
+		fr->lkey = new->lkey;
+	}
+	spin_unlock_irq(&fr->lock);
+	if (old) {
+		xa_erase_irq(&fr->pd->frs, old->rkey >> 8);
+		ib_dereg_mr(old);
+	}
+	spin_lock_irq(&fr->lock);
+	parent = ndk_fr_free_locked(fr);
+	spin_unlock_irq(&fr->lock);
+	if (parent)
+		ndk_mr_window_gone(parent);
+	ndk_obj_put(fr->owner);
+}
+
+/**
  * ndk_fr_done() - a fast-register, bind or invalidate request is done
  * @fr:     its registration
  * @type:   NDK_OPERATION_TYPE_FAST_REGISTER, _BIND or _INVALIDATE
- * @status: its NTSTATUS (STATUS_CANCELLED when flushed before running)
+ * @status: its NTSTATUS (STATUS_CANCELLED when flushed, which does not
+ *          say whether it ran)
+ * @key:    the key it registered or invalidated
  *
  * Drops the request's reference on the owner.
  *
  * Context: any (the CQ's lock is held).
  */
-void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
+void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 {
 	struct ndk_mr *parent = NULL;
 	unsigned long flags;
+	bool kill = false;
 
 	if (status != STATUS_SUCCESS)
 		ndk_stat_error(status);
@@ -205,14 +269,22 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status)
 			else
 				fr->state = NDK_FR_VALID;
 		}
-	} else if (status != STATUS_SUCCESS) {
-		fr->reg_failed = true;
-		if (fr->state == NDK_FR_VALID)
+	} else if (fr->state == NDK_FR_VALID && key == fr->key) {
+		if (status == STATUS_CANCELLED) {
+			fr->state = NDK_FR_KILLING;
+			kill = true;
+		} else {
+			fr->reg_failed = true;
 			parent = ndk_fr_free_locked(fr);
+		}
 	}
 	spin_unlock_irqrestore(&fr->lock, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);
+	if (kill) {
+		ndk_obj_get(fr->owner);	/* the work's */
+		queue_work(ndk_wq, &fr->kill);
+	}
 out_put:
 	ndk_obj_put(fr->owner);
 }
@@ -262,8 +334,8 @@ static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent,
 	spin_lock_irqsave(&fr->lock, flags);
 	if (fr->state == NDK_FR_VALID) {
 		status = STATUS_INVALID_DEVICE_REQUEST;
-	} else if (fr->state == NDK_FR_INVALIDATING) {
-		status = STATUS_DEVICE_BUSY;
+	} else if (fr->state != NDK_FR_FREE) {
+		status = STATUS_DEVICE_BUSY;	/* INVALIDATING or KILLING */
 	} else {
 		fr->state = NDK_FR_VALID;
 		fr->reg_failed = false;
@@ -696,7 +768,9 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
 	}
-	if (ndk_fr_map(&mw->fr, mw->ibmr, &pages, start, length)) {
+	if (!mw->ibmr) {	/* lost to a failed ndk_fr_kill_work() */
+		status = STATUS_INSUFFICIENT_RESOURCES;
+	} else if (ndk_fr_map(&mw->fr, mw->ibmr, &pages, start, length)) {
 		status = STATUS_INVALID_PARAMETER;
 	} else {
 		req.ibmr = mw->ibmr;

@@ -87,6 +87,7 @@ enum ndk_fr_state {
 	NDK_FR_FREE,		/* nothing registered (or invalidated) */
 	NDK_FR_VALID,		/* a fast-register or bind was posted */
 	NDK_FR_INVALIDATING,	/* an invalidate was posted, not completed */
+	NDK_FR_KILLING,		/* flushed, may have run: key being killed */
 };
 
 /**
@@ -110,6 +111,10 @@ enum ndk_fr_state {
  * @remote:     remote rights may be granted (a fast-register MR: its
  *              RemoteAccess; windows: always)
  * @owner:      the MR or MW object (a posted request references it)
+ * @pd:         its PD, and @slot: where the owner keeps its ib_mr (both
+ *              set by ndk_fr_attach())
+ * @kill:       replaces the ib_mr of a registration that may have run
+ *              although its completion was flushed (NDK_FR_KILLING)
  *
  * @sg, @max_pages and @remote change only while FREE (ndk_fr_attach()).
  */
@@ -124,6 +129,9 @@ struct ndk_fr {
 	u32 max_pages;
 	bool remote;
 	struct ndk_obj *owner;
+	struct ndk_pd *pd;
+	struct ib_mr **slot;
+	struct work_struct kill;
 };
 
 enum ndk_mr_state {
@@ -259,7 +267,8 @@ void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner);
 int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 		  struct ib_mr *ibmr, u32 max_pages, bool remote);
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
-void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status);
+void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key);
+void ndk_fr_kill_work(struct work_struct *work);
 void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey);
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,

@@ -159,7 +159,7 @@ static void ndk_sq_release(struct ndk_qp *qp, struct ndk_swr *s)
 static void ndk_sq_finish(struct ndk_swr *s, s32 status)
 {
 	if (s->fr) {
-		ndk_fr_done(s->fr, s->type, status);
+		ndk_fr_done(s->fr, s->type, status, s->key);
 		s->fr = NULL;
 	}
 }
@@ -536,6 +536,7 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 
 	s->request_context = req->request_context;
 	s->fr = req->fr;
+	s->key = req->key;
 	s->type = req->type;
 	s->silent = req->flags & NDK_OP_FLAG_SILENT_SUCCESS;
 }

@@ -150,6 +150,7 @@ union ndk_send_wr {
  * @request_context: the consumer's RequestContext
  * @fr:      FAST_REGISTER, BIND, INVALIDATE: the registration the request
  *           changes, told of the outcome (holds a reference on its owner)
+ * @key:     with @fr: the key the request registers or invalidates
  * @seq:     the claim's position (ndk_qp.sq_prod when claimed), written
  *           before @busy is set
  * @type:    enum ndk_operation_type
@@ -166,6 +167,7 @@ struct ndk_swr {
 	struct ib_sge *sge;
 	void *request_context;
 	struct ndk_fr *fr;
+	u32 key;
 	u32 seq;
 	u16 type;
 	u16 gen;
