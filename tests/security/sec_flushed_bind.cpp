@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+// sec-flushed-bind: a bind whose completion was flushed may have run, so
+// its key must die before the window lets its parent MR go.
+//
+// As nobody, on two loopback connections whose active QPs share PD X:
+// a send on connection 1 that its peer never takes (no receive: RNR,
+// retried for good) holds the completions of the requests behind it, and
+// a bind of a window (remote write) over an MR of X follows it.  rxe runs
+// the bind's REG_MR when its requester reaches it, ahead of the send's
+// acknowledgement; the disconnect then flushes both, and the bind is
+// reported CANCELLED.  Then a write through the window's token from
+// connection 2 must fail and leave the MR's buffer untouched.  Before the
+// fix the window was taken as free at once (its parent released: an MR
+// the caller may deregister, and whose pages go back to the kernel) while
+// the key went on writing into them: here the write succeeded.
+#include "sec_common.hpp"
+
+namespace {
+
+constexpr std::uint32_t kLen = 4096;
+
+// QP_POST of @p; 0 or errno.
+int Post(rel::Dev& d, ndk_u_qp_post p) { return d.Ioctl(NDK_IOCTL_QP_POST, &p) == 0 ? 0 : errno; }
+
+int Run() {
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    std::uint32_t x = ad ? t_pd_create(d.fd(), ad) : 0;
+    std::uint32_t y = x ? t_pd_create(d.fd(), ad) : 0;
+    sockaddr_in to{};
+    std::uint32_t lis = y ? rel::Listen(d, ad, &to) : 0;
+    rel::Conn c1, c2;
+    T_CHECK(lis && rel::Connect(d, ad, lis, to, x, y, &c1) &&
+            rel::Connect(d, ad, lis, to, x, y, &c2));
+    rel::Mapping parent_buf(kLen), src_buf(kLen);
+    ndk_u_mr_register parent{}, src{};
+    std::uint32_t pmr =
+        rel::RegisterMr(d, x, parent_buf.addr(), kLen, NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE, &parent);
+    std::uint32_t smr = rel::RegisterMr(d, y, src_buf.addr(), kLen, 0, &src);
+    ndk_u_mw_create mc{};
+    mc.pd_handle = x;
+    std::uint32_t mw = d.Create(NDK_IOCTL_MW_CREATE, &mc);
+    T_CHECK(pmr && smr && mw);
+    if (t_failures) return kTestFail;
+    std::memset(src_buf.get(), 0x5a, kLen);
+
+    // A send its peer never takes, then the bind behind it.
+    ndk_u_qp_post send{};
+    send.qp_handle = c1.qp[0];
+    send.op = NDK_U_OP_SEND;
+    send.request_context = 1;
+    T_CHECK(Post(d, send) == 0);
+    ndk_u_qp_post bind{};
+    bind.qp_handle = c1.qp[0];
+    bind.op = NDK_U_OP_BIND;
+    bind.request_context = 2;
+    bind.object_handle = mw;
+    bind.mr_handle = pmr;
+    bind.address = parent_buf.addr();
+    bind.length = kLen;
+    bind.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
+    T_CHECK(d.Ioctl(NDK_IOCTL_QP_POST, &bind) == 0);
+    std::uint32_t token = bind.token;
+    usleep(300000);  // the REG_MR runs (retries of the send come and go)
+    ndk_u_connector_request dc{};
+    dc.connector_handle = c1.con;
+    T_CHECK(d.Ioctl(NDK_IOCTL_DISCONNECT, &dc) == 0);
+    ndk_u_result r{};
+    int got = 0;
+    std::int32_t bind_status = 0;
+    while (got < 2 && d.WaitResult(c1.cq[0], &r, 10000)) {
+        got++;
+        if (r.request_context == 2) bind_status = r.status;
+    }
+    std::printf("the send and the bind flushed: %d results, the bind's status %#x\n", got,
+                static_cast<unsigned>(bind_status));
+    T_CHECK(got == 2 && bind_status == static_cast<std::int32_t>(NDK_U_STATUS_CANCELLED));
+    usleep(300000);  // ndk.ko kills the key on its workqueue
+
+    // A write through the window's token from connection 2 (its active QP
+    // is in X, so the write reaches X's keys).
+    ndk_u_sge wsge{src_buf.addr(), 64, src.local_token};
+    ndk_u_qp_post w{};
+    w.qp_handle = c2.qp[1];
+    w.op = NDK_U_OP_WRITE;
+    w.nsge = 1;
+    w.sgl = reinterpret_cast<std::uintptr_t>(&wsge);
+    w.remote_address = parent_buf.addr();
+    w.remote_token = token;
+    w.request_context = 3;
+    int rc = Post(d, w);
+    std::int32_t wstatus = -1;
+    if (rc == 0 && d.WaitResult(c2.cq[1], &r, 10000)) wstatus = r.status;
+    bool touched = parent_buf.get()[0] == 0x5a;
+    std::printf("a write through the flushed bind's token %#x: post %s, status %#x, buffer %s\n",
+                token, rc ? strerrorname_np(rc) : "ok", static_cast<unsigned>(wstatus),
+                touched ? "WRITTEN" : "untouched");
+    T_CHECK(rc != 0 || wstatus != 0);
+    T_CHECK(!touched);
+    return t_failures ? kTestFail : kTestPass;
+}
+
+}  // namespace
+
+int main() {
+    T_CHECK(sec::AsNobody("flushed-bind", Run) == kTestPass);
+    return t_result("sec-flushed-bind");
+}
