@@ -79,6 +79,8 @@
 #define NDK_INVALIDATE_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | \
 				 NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
 
+static void ndk_fr_kill_work(struct work_struct *work);
+
 /**
  * ndk_fr_init() - set up the registration state of a new MR or MW
  * @fr:    the state, zeroed
@@ -205,7 +207,7 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
  *
  * Context: ndk_wq.
  */
-void ndk_fr_kill_work(struct work_struct *work)
+static void ndk_fr_kill_work(struct work_struct *work)
 {
 	struct ndk_fr *fr = container_of(work, struct ndk_fr, kill);
 	struct ib_mr *new, *old;

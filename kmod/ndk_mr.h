@@ -268,7 +268,6 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 		  struct ib_mr *ibmr, u32 max_pages, bool remote);
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
 void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key);
-void ndk_fr_kill_work(struct work_struct *work);
 void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey);
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,
