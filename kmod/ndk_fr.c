@@ -79,8 +79,6 @@
 #define NDK_INVALIDATE_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | \
 				 NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
 
-static void ndk_fr_kill_work(struct work_struct *work);
-
 /**
  * ndk_fr_init() - set up the registration state of a new MR or MW
  * @fr:    the state, zeroed
@@ -92,7 +90,6 @@ void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner)
 {
 	spin_lock_init(&fr->lock);
 	fr->owner = owner;
-	INIT_WORK(&fr->kill, ndk_fr_kill_work);
 }
 
 /**
@@ -137,8 +134,6 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	old = *slot;
 	old_sg = fr->sg;
 	WRITE_ONCE(*slot, ibmr);
-	fr->pd = pd;
-	fr->slot = slot;
 	/* The tokens the getters read: the new ib_mr's from now on. */
 	fr->key = ibmr->rkey;
 	fr->lkey = ibmr->lkey;
@@ -195,9 +190,31 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
 	return parent;
 }
 
+/* Where the owner of @fr (an MR or a window) keeps its ib_mr, and its PD. */
+static struct ib_mr **ndk_fr_slot(struct ndk_fr *fr, struct ndk_pd **pd)
+{
+	struct ndk_mw *mw;
+	struct ndk_mr *mr;
+
+	if (fr->owner->hdr.object_type == NDK_OBJECT_TYPE_MW) {
+		mw = container_of(fr, struct ndk_mw, fr);
+		*pd = mw->pd;
+		return &mw->ibmr;
+	}
+	mr = container_of(fr, struct ndk_mr, fr);
+	*pd = mr->pd;
+	return &mr->ibmr;
+}
+
+/* One registration in KILLING, for ndk_fr_kill_work(). */
+struct ndk_fr_kill {
+	struct work_struct work;
+	struct ndk_fr *fr;
+};
+
 /**
  * ndk_fr_kill_work() - replace the ib_mr of a registration in KILLING
- * @work: ndk_fr.kill
+ * @work: in a struct ndk_fr_kill, which it frees
  *
  * The old ib_mr's deregistration kills its key whatever the device did
  * with the flushed request; only then is a window's parent released.
@@ -209,27 +226,31 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
  */
 static void ndk_fr_kill_work(struct work_struct *work)
 {
-	struct ndk_fr *fr = container_of(work, struct ndk_fr, kill);
-	struct ib_mr *new, *old;
+	struct ndk_fr_kill *k = container_of(work, struct ndk_fr_kill, work);
+	struct ndk_fr *fr = k->fr;
+	struct ib_mr *new, *old, **slot;
 	struct ndk_mr *parent;
+	struct ndk_pd *pd;
 
-	new = ndk_alloc_fr_mr(fr->pd, fr->max_pages);
-	if (IS_ERR(new) || xa_insert_irq(&fr->pd->frs, new->rkey >> 8, fr,
+	kfree(k);
+	slot = ndk_fr_slot(fr, &pd);
+	new = ndk_alloc_fr_mr(pd, fr->max_pages);
+	if (IS_ERR(new) || xa_insert_irq(&pd->frs, new->rkey >> 8, fr,
 					 GFP_KERNEL_ACCOUNT)) {
 		if (!IS_ERR(new))
 			ib_dereg_mr(new);
 		new = NULL;
 	}
 	spin_lock_irq(&fr->lock);
-	old = *fr->slot;
-	WRITE_ONCE(*fr->slot, new);
+	old = *slot;
+	WRITE_ONCE(*slot, new);
 	if (new) {
 		fr->key = new->rkey;
 		fr->lkey = new->lkey;
 	}
 	spin_unlock_irq(&fr->lock);
 	if (old) {
-		xa_erase_irq(&fr->pd->frs, old->rkey >> 8);
+		xa_erase_irq(&pd->frs, old->rkey >> 8);
 		ib_dereg_mr(old);
 	}
 	spin_lock_irq(&fr->lock);
@@ -238,6 +259,26 @@ static void ndk_fr_kill_work(struct work_struct *work)
 	if (parent)
 		ndk_mr_window_gone(parent);
 	ndk_obj_put(fr->owner);
+}
+
+/*
+ * Start killing the key of @fr, just moved to KILLING.  The work item is
+ * not charged (this runs in the CQ's context, whose task is nobody in
+ * particular); there is one per registration at most, freed when it
+ * runs.  Without memory for it the registration stays KILLING until its
+ * owner's teardown, whose deregistration kills the key before the parent
+ * is released.
+ */
+static void ndk_fr_kill(struct ndk_fr *fr)
+{
+	struct ndk_fr_kill *k = kmalloc(sizeof(*k), GFP_ATOMIC);
+
+	if (!k)
+		return;
+	INIT_WORK(&k->work, ndk_fr_kill_work);
+	k->fr = fr;
+	ndk_obj_get(fr->owner);	/* the work's */
+	queue_work(ndk_wq, &k->work);
 }
 
 /**
@@ -283,10 +324,8 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 	spin_unlock_irqrestore(&fr->lock, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);
-	if (kill) {
-		ndk_obj_get(fr->owner);	/* the work's */
-		queue_work(ndk_wq, &fr->kill);
-	}
+	if (kill)
+		ndk_fr_kill(fr);
 out_put:
 	ndk_obj_put(fr->owner);
 }

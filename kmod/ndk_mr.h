@@ -111,10 +111,6 @@ enum ndk_fr_state {
  * @remote:     remote rights may be granted (a fast-register MR: its
  *              RemoteAccess; windows: always)
  * @owner:      the MR or MW object (a posted request references it)
- * @pd:         its PD, and @slot: where the owner keeps its ib_mr (both
- *              set by ndk_fr_attach())
- * @kill:       replaces the ib_mr of a registration that may have run
- *              although its completion was flushed (NDK_FR_KILLING)
  *
  * @sg, @max_pages and @remote change only while FREE (ndk_fr_attach()).
  */
@@ -129,9 +125,6 @@ struct ndk_fr {
 	u32 max_pages;
 	bool remote;
 	struct ndk_obj *owner;
-	struct ndk_pd *pd;
-	struct ib_mr **slot;
-	struct work_struct kill;
 };
 
 enum ndk_mr_state {
