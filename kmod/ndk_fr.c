@@ -92,6 +92,13 @@ void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner)
 	fr->owner = owner;
 }
 
+/* Deregister an ib_mr of @pd's registrations: its key dies with it. */
+static void ndk_fr_dereg(struct ndk_pd *pd, struct ib_mr *ibmr)
+{
+	xa_erase_irq(&pd->frs, ibmr->rkey >> 8);
+	ib_dereg_mr(ibmr);
+}
+
 /**
  * ndk_fr_attach() - give a FREE registration a new ib_mr
  * @fr:        the registration
@@ -142,10 +149,8 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	fr->remote = remote;
 	spin_unlock_irq(&fr->lock);
 
-	if (old) {
-		xa_erase_irq(&pd->frs, old->rkey >> 8);
-		ib_dereg_mr(old);
-	}
+	if (old)
+		ndk_fr_dereg(pd, old);
 	kvfree(old_sg);
 	return 0;
 
@@ -168,10 +173,8 @@ err_free_sg:
  */
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr)
 {
-	if (ibmr) {
-		xa_erase_irq(&pd->frs, ibmr->rkey >> 8);
-		ib_dereg_mr(ibmr);
-	}
+	if (ibmr)
+		ndk_fr_dereg(pd, ibmr);
 	if (fr->parent)
 		ndk_mr_window_gone(fr->parent);
 	fr->parent = NULL;
@@ -249,10 +252,8 @@ static void ndk_fr_kill_work(struct work_struct *work)
 		fr->lkey = new->lkey;
 	}
 	spin_unlock_irq(&fr->lock);
-	if (old) {
-		xa_erase_irq(&pd->frs, old->rkey >> 8);
-		ib_dereg_mr(old);
-	}
+	if (old)
+		ndk_fr_dereg(pd, old);
 	spin_lock_irq(&fr->lock);
 	parent = ndk_fr_free_locked(fr);
 	spin_unlock_irq(&fr->lock);

@@ -417,10 +417,10 @@ void ndk_qp_debugfs_init(struct dentry *dir)
  */
 static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 {
-	u64 refuse = READ_ONCE(ndk_fail_qp_post);
 	const struct ib_send_wr *bad = NULL;
 	struct ndk_swr *first;
 	s32 status;
+	u64 refuse;
 	int ret;
 	u32 i;
 
@@ -429,6 +429,7 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 		return STATUS_SUCCESS;
 	first = ndk_sq_at(qp, qp->sq_posted);
 	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
+	refuse = READ_ONCE(ndk_fail_qp_post);
 	if (unlikely(refuse) && (uintptr_t)first->request_context == refuse) {
 		ret = -EINVAL;
 		bad = &first->w.wr;
