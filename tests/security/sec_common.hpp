@@ -232,20 +232,33 @@ inline int WaitStatus(pid_t pid, double secs) {
     }
 }
 
-// Lines of the kernel log that report a kernel problem.
-inline long KernelReports() {
-    FILE* f = popen(
-        "dmesg | grep -cE 'WARNING:|BUG:|Poison overwritten|KASAN|UBSAN|KFENCE|"
-        "general protection|refcount_t|list_(add|del) corruption|blocked for more than|"
-        "circular locking|lock held when returning|inconsistent lock state|"
-        "suspicious RCU|soft lockup'",
-        "r");
+// Lines of the kernel log that match the extended regular expression
+// @ere (no single quote in it), or -1.
+inline long DmesgCount(const std::string& ere) {
+    FILE* f = popen(("dmesg | grep -cE '" + ere + "'").c_str(), "r");
     long n = -1;
     if (f) {
         if (std::fscanf(f, "%ld", &n) != 1) n = -1;
         pclose(f);
     }
     return n;
+}
+
+// Lines of the kernel log that report a kernel problem.
+inline long KernelReports() {
+    return DmesgCount(
+        "WARNING:|BUG:|Poison overwritten|KASAN|UBSAN|KFENCE|"
+        "general protection|refcount_t|list_(add|del) corruption|blocked for more than|"
+        "circular locking|lock held when returning|inconsistent lock state|"
+        "suspicious RCU|soft lockup");
+}
+
+// Waits up to @secs for the file @path to exist; whether it does.
+inline bool WaitForFile(const std::string& path, double secs) {
+    for (double end = rel::Now() + secs;; usleep(100000)) {
+        if (access(path.c_str(), F_OK) == 0) return true;
+        if (rel::Now() > end) return false;
+    }
 }
 
 // Sets /proc/sys/kernel/hung_task_timeout_secs to @secs while it lives

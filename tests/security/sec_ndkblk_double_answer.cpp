@@ -118,17 +118,6 @@ int Target() {
     return t_failures ? kTestFail : kTestPass;
 }
 
-long Lines(const char* pattern) {
-    std::string cmd = std::string("dmesg | grep -c '") + pattern + "'";
-    FILE* f = popen(cmd.c_str(), "r");
-    long n = -1;
-    if (f) {
-        if (std::fscanf(f, "%ld", &n) != 1) n = -1;
-        pclose(f);
-    }
-    return n;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,9 +125,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: sec-ndkblk-double-answer NDKBLK_KO\n");
         return kTestFail;
     }
-    const char* kKilled = "ndkblk: connection lost (second answer)";
+    const char* kKilled = "ndkblk: connection lost \\(second answer\\)";  // an ERE
     long reports = sec::KernelReports();
-    long killed = Lines(kKilled);
+    long killed = sec::DmesgCount(kKilled);
     unlink(kMark);
     std::fflush(nullptr);
     pid_t target = fork();
@@ -147,11 +136,7 @@ int main(int argc, char** argv) {
         std::fflush(nullptr);
         _exit(rc);
     }
-    bool up = false;
-    for (int i = 0; i < 300 && !up; i++) {
-        up = access(kMark, F_OK) == 0;
-        if (!up) usleep(100000);
-    }
+    bool up = sec::WaitForFile(kMark, 30);
     T_CHECK(up);
     const std::string insmod = std::string("insmod ") + argv[1] +
                                " target=10.99.0.1 nr_queues=1 io_timeout=5 retry_timeout=2"
@@ -171,7 +156,7 @@ int main(int argc, char** argv) {
     }
     std::printf("reader: exit %d (the read fails or is answered after the kill)\n",
                 sec::WaitFor(reader, 90));
-    long lost = Lines(kKilled) - killed;
+    long lost = sec::DmesgCount(kKilled) - killed;
     std::printf("initiator: %ld 'connection lost (second answer)' line(s)\n", lost);
     T_CHECK(lost > 0);
     pid_t hung = 0;

@@ -31,6 +31,7 @@ using namespace ndkblk_wire;
 constexpr std::uint32_t kFlood = 200;  // inline writes of phase 1
 constexpr std::uint32_t kMsg = 1024;   // buffer stride per request
 constexpr std::uint32_t kLen = 512;    // bytes of each inline write
+constexpr const char* kMalformed = "ndkblk_target: malformed request";
 
 // A connection to the target on 10.99.0.1:NDKBLK_PORT; 0 handles when it
 // could not be made.
@@ -104,16 +105,6 @@ bool SendInlineWrite(Peer& p, std::uint32_t i, std::uint16_t tag) {
     return p.d.Ioctl(NDK_IOCTL_QP_POST, &post) == 0;
 }
 
-long MalformedLines() {
-    FILE* f = popen("dmesg | grep -c 'ndkblk_target: malformed request'", "r");
-    long n = -1;
-    if (f) {
-        if (std::fscanf(f, "%ld", &n) != 1) n = -1;
-        pclose(f);
-    }
-    return n;
-}
-
 int Flood() {
     Peer p;
     T_CHECK(Connect(&p));
@@ -151,13 +142,13 @@ int main(int argc, char** argv) {
     }
     const std::string insmod = std::string("insmod ") + argv[1] + " addr=10.99.0.1 size_mb=8";
     long reports = sec::KernelReports();
-    long malformed = MalformedLines();
+    long malformed = sec::DmesgCount(kMalformed);
     T_CHECK(std::system(insmod.c_str()) == 0);
     if (t_failures) return t_result("sec-ndkblk-hostile");
 
     // 1. Tags reused while their answers wait.
     T_CHECK(sec::AsNobody("flood", Flood) == kTestPass);
-    long dropped = MalformedLines() - malformed;
+    long dropped = sec::DmesgCount(kMalformed) - malformed;
     std::printf("target: %ld 'malformed request' lines (ratelimited)\n", dropped);
     T_CHECK(dropped > 0);
 
@@ -168,11 +159,7 @@ int main(int argc, char** argv) {
     std::fflush(nullptr);
     pid_t idle = fork();
     if (idle == 0) _exit(sec::BecomeNobody() ? Idle(mark) : kTestFail);
-    bool up = false;
-    for (int i = 0; i < 300 && !up; i++) {
-        up = access(mark.c_str(), F_OK) == 0;
-        if (!up) usleep(100000);
-    }
+    bool up = sec::WaitForFile(mark, 30);
     std::printf("a second peer %s\n", up ? "connected" : "could not connect");
     T_CHECK(up);
     double start = rel::Now();
