@@ -26,6 +26,18 @@
  *   KILLING --the ib_mr replaced (ndk_fr_kill_work())--> FREE
  *   VALID --a receive result with the peer's invalidation of the key--> FREE
  *
+ * An invalidation proves the key dead only once the registration has run,
+ * which its completion says: until then (reg_pending) the request may
+ * still wait in a DEFER chain, behind a fence or in the device's queue,
+ * and an invalidation from another QP or from the peer may complete
+ * first.  siw invalidates an index whatever its key and state
+ * (siw_invalidate_stag()), so it reports success, and the registration
+ * would then make the key live over pages already released.  Such an
+ * invalidation (inval_early) frees nothing: the registration's completion
+ * moves to KILLING if it ran or was flushed, to FREE if it failed.  One
+ * registration of an ib_mr is pending at a time (a new one waits for
+ * FREE), so no completion of an earlier one can pass for it.
+ *
  * A flushed registration may have run: rxe runs a REG_MR as soon as its
  * requester reaches it, before the requests ahead of it are acknowledged,
  * and a QP that then fails flushes it with them (and the IB
@@ -189,6 +201,8 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
 
 	lockdep_assert_held(&fr->lock);
 	fr->state = NDK_FR_FREE;
+	fr->reg_pending = false;
+	fr->inval_early = false;
 	fr->parent = NULL;
 	return parent;
 }
@@ -302,24 +316,28 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 
 	if (status != STATUS_SUCCESS)
 		ndk_stat_error(status);
-	/* A fast-register or bind that worked leaves the state as posted. */
-	if (status == STATUS_SUCCESS && type != NDK_OPERATION_TYPE_INVALIDATE)
-		goto out_put;
 	spin_lock_irqsave(&fr->lock, flags);
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
 		if (fr->state == NDK_FR_INVALIDATING) {
-			if (status == STATUS_SUCCESS || fr->reg_failed)
+			if (status == STATUS_SUCCESS && fr->reg_pending)
+				fr->inval_early = true;
+			else if (status == STATUS_SUCCESS || fr->reg_failed)
 				parent = ndk_fr_free_locked(fr);
 			else
 				fr->state = NDK_FR_VALID;
 		}
-	} else if (fr->state == NDK_FR_VALID && key == fr->key) {
-		if (status == STATUS_CANCELLED) {
+	} else if (fr->reg_pending && key == fr->key) {
+		/* A registration that worked leaves the state as posted. */
+		fr->reg_pending = false;
+		if (status == STATUS_CANCELLED ||
+		    (status == STATUS_SUCCESS && fr->inval_early)) {
 			fr->state = NDK_FR_KILLING;
 			kill = true;
-		} else {
+		} else if (status != STATUS_SUCCESS) {
 			fr->reg_failed = true;
-			parent = ndk_fr_free_locked(fr);
+			/* Else its invalidation's completion frees it. */
+			if (fr->state == NDK_FR_VALID || fr->inval_early)
+				parent = ndk_fr_free_locked(fr);
 		}
 	}
 	spin_unlock_irqrestore(&fr->lock, flags);
@@ -327,7 +345,6 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 		ndk_mr_window_gone(parent);
 	if (kill)
 		ndk_fr_kill(fr);
-out_put:
 	ndk_obj_put(fr->owner);
 }
 
@@ -348,8 +365,12 @@ void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey)
 	fr = xa_load(&pd->frs, rkey >> 8);
 	if (fr) {
 		spin_lock(&fr->lock);
-		if (fr->state == NDK_FR_VALID && fr->key == rkey)
-			parent = ndk_fr_free_locked(fr);
+		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
+			if (fr->reg_pending)
+				fr->inval_early = true;
+			else
+				parent = ndk_fr_free_locked(fr);
+		}
 		spin_unlock(&fr->lock);
 	}
 	xa_unlock_irqrestore(&pd->frs, flags);
@@ -381,6 +402,7 @@ static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent,
 	} else {
 		fr->state = NDK_FR_VALID;
 		fr->reg_failed = false;
+		fr->reg_pending = true;
 		fr->parent = parent;
 		ibmr = *slot;
 		if (ibmr) {

@@ -98,6 +98,11 @@ enum ndk_fr_state {
  * @state:      enum ndk_fr_state
  * @reg_failed: the last fast-register or bind completed with an error, so
  *              the device has nothing registered whatever follows
+ * @reg_pending: the last fast-register or bind is posted and its
+ *              completion has not come yet
+ * @inval_early: an invalidation (this side's or the peer's) succeeded
+ *              while @reg_pending: it proves nothing, the registration may
+ *              run after it
  * @key:        the remote token: the key of the registration posted last,
  *              or the ib_mr's key when attached
  * @lkey:       the local token that goes with @key
@@ -118,6 +123,8 @@ struct ndk_fr {
 	spinlock_t lock; /* see above */
 	u8 state;
 	bool reg_failed;
+	bool reg_pending;
+	bool inval_early;
 	u32 key;
 	u32 lkey;
 	struct ndk_mr *parent;

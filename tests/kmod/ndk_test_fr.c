@@ -1854,6 +1854,124 @@ out:
 
 /* --- mr-chains-traffic ----------------------------------------------------- */
 
+/* --- fr-defer-inval ------------------------------------------------------- */
+
+/*
+ * The registration @ctx of @obj waits in the owner QP's DEFER chain while
+ * the peer QP (same PD) invalidates @obj.  True when the device reported
+ * that invalidation a success: siw invalidates an index whatever its key
+ * (siw_invalidate_stag()); rxe refuses a key it has not registered yet,
+ * which breaks the peer QP.
+ */
+static bool fr_early_inval(struct ndk_test_env *env, struct fr_fix *x,
+			   void *obj, int ctx)
+{
+	struct t_fix *f = &x->f;
+	struct ndk_result_ex r = {};
+
+	NDK_T_STATUS(env, fr_inv(f->qp[FR_PEER], CTX(ctx + 1), obj, 0),
+		     STATUS_SUCCESS);
+	if (!fr_next(env, __LINE__, f->cq[FR_PEER], CTX(ctx + 1), T_INV, &r))
+		return false;
+	ndk_test_log("request %d: invalidated from the other QP before it ran: status %#x",
+		     ctx, r.status);
+	if (r.status != STATUS_SUCCESS)
+		x->dead = true;
+	return r.status == STATUS_SUCCESS;
+}
+
+/*
+ * Then the registration runs after all (a zero-length write pushes the
+ * chain), or, where the invalidation broke the connection, is flushed
+ * with its QP (a new connection).
+ */
+static void fr_run_late(struct ndk_test_env *env, struct fr_fix *x,
+			bool early, int ctx, u32 type)
+{
+	struct t_fix *f = &x->f;
+
+	if (!early) {
+		fr_live(env, x);
+		return;
+	}
+	NDK_T_STATUS(env, ndk_write(f->qp[FR_OWNER], CTX(ctx + 2), NULL, 0, 0,
+				    0, 0), STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_OWNER], ctx, type, STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_OWNER], ctx + 2, T_WRITE, STATUS_SUCCESS);
+}
+
+/* ndk_deregister_mr() of @m once its window let it go (a kill's work). */
+static void fr_dereg_soon(struct ndk_test_env *env, struct t_buf *m)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	s32 s;
+
+	while ((s = ndk_deregister_mr(m->mr, NULL, NULL)) ==
+	       STATUS_DEVICE_BUSY && time_before(jiffies, end))
+		msleep(20);
+	NDK_T_STATUS(env, s, STATUS_SUCCESS);
+}
+
+/*
+ * fr-defer-inval: an invalidation that completes before its registration
+ * has run proves nothing.  A bind (then a fast-register) waits in the
+ * owner QP's DEFER chain while the other QP of the PD invalidates it.
+ * The window keeps its MR (deregister STATUS_DEVICE_BUSY) and the
+ * fast-register MR cannot be initialised again until the registration
+ * has run and its key was killed; its token is dead after that, and the
+ * memory untouched.  Before the fix, on siw, the MR deregistered at once,
+ * the re-initialisation freed the ib_mr the queued request used, and the
+ * bind's key came alive over the released pages.
+ */
+static int t_fr_defer_inval(struct ndk_test_env *env)
+{
+	struct fr_fix *x = fr_open(env);
+	struct fr_target none = {};
+	struct ndk_mw *w = NULL;
+	struct fr_buf b = {};
+	struct t_buf m = {};
+	struct t_fix *f;
+	bool early;
+	u32 tok;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	f = &x->f;
+	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
+	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
+			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+	memset(m.data, 0, 64);
+	NDK_T_STATUS(env, mw_bind(f->qp[FR_OWNER], CTX(1), &m, w, 0, 64,
+				  FR_W | FR_DEFER), STATUS_SUCCESS);
+	tok = ndk_get_remote_token_from_mw(w);
+	early = fr_early_inval(env, x, w, 1);
+	NDK_T_STATUS(env, ndk_deregister_mr(m.mr, NULL, NULL),
+		     STATUS_DEVICE_BUSY);
+	fr_run_late(env, x, early, 1, T_BIND);
+	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
+	NDK_T_CHECK(env, t_all(m.data, 0, 64));
+	fr_dereg_soon(env, &m);
+
+	if (fr_live(env, x) || fr_buf_init(env, f, &b, 1, 0, 64, 1, true))
+		goto out;
+	NDK_T_STATUS(env, fr_post(f->qp[FR_OWNER], CTX(11), &b,
+				  FR_W | FR_DEFER), STATUS_SUCCESS);
+	tok = ndk_get_remote_token_from_mr(b.mr);
+	early = fr_early_inval(env, x, b.mr, 11);
+	NDK_T_CHECK(env, ndk_initialize_fast_register_mr(b.mr, 1, true, NULL,
+							 NULL) != STATUS_SUCCESS);
+	fr_run_late(env, x, early, 11, T_FR);
+	FR_FAIL_TOK(env, x, &none, true, b.base, 16, tok);
+	NDK_T_CHECK(env, t_all(b.mem, 0, 64));
+out:
+	fr_buf_free(env, f, &b);
+	if (w)
+		ndk_close_mw(w, NULL, NULL);
+	t_buf_free(env, &m);
+	return fr_close(env, x);
+}
+
 static u32 fr_chain_len(const struct ndk_mdl *m)
 {
 	u32 n = 0;
@@ -2447,6 +2565,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mw-traffic", t_mw_traffic },
 	{ "mw-lifetime", t_mw_lifetime },
 	{ "fr-silent-defer", t_fr_silent_defer },
+	{ "fr-defer-inval", t_fr_defer_inval },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
