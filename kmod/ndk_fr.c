@@ -378,6 +378,36 @@ void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey)
 		ndk_mr_window_gone(parent);
 }
 
+/**
+ * ndk_fr_mr_lkey() - whether a local token is a fast-register MR's of a PD
+ * @pd:   the PD
+ * @lkey: a local token
+ *
+ * Found by the index of the MR's current ib_mr, which changes when a
+ * flushed request's key is killed (ndk_fr_kill_work()); whatever the MR's
+ * state, the device checks the region itself.
+ *
+ * Context: any.
+ * Return: true when @lkey is the current local token of a fast-register
+ * MR (not a window) of @pd.
+ */
+bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey)
+{
+	unsigned long flags;
+	struct ndk_fr *fr;
+	bool ret = false;
+
+	xa_lock_irqsave(&pd->frs, flags);
+	fr = xa_load(&pd->frs, lkey >> 8);
+	if (fr && fr->owner->hdr.object_type == NDK_OBJECT_TYPE_MR) {
+		spin_lock(&fr->lock);
+		ret = fr->lkey == lkey;
+		spin_unlock(&fr->lock);
+	}
+	xa_unlock_irqrestore(&pd->frs, flags);
+	return ret;
+}
+
 /*
  * FREE -> VALID for a fast-register or bind of the ib_mr in @slot (NULL:
  * the MR was never initialised, the caller refuses); @parent: a window's

@@ -8,7 +8,9 @@
  * pages without the file's lock (ndk_umr_acquire()), register them
  * (ndk_umr_finish()) and undo it (ndk_umr_release(),
  * ndk_umr_deregister()).  Each registration is filed in its PD's key
- * index (ndk_umr_key_add()), so a post can check an SGE's token.
+ * index (ndk_umr_key_add()), so a post can check an SGE's token; a
+ * fast-register MR is not (its PD finds it, ndk_fr_mr_lkey(): its key
+ * index changes when a flushed request's key is killed).
  *
  * Registrations (WSPRegisterMemory): the same (address, length, flags) on
  * the same PD gives the same handle and one more reference, as long as

@@ -355,8 +355,9 @@ static int ndk_uv_post_copy(const struct ndk_u_qp_post *p,
 
 /*
  * Check the copied SGEs of @p for @qp: each must name, by its current
- * local token, a registration of the QP's PD on this file, and lie inside
- * it (a fast-registered MR: the device checks its current region).
+ * local token, a registration of the QP's PD on this file and lie inside
+ * it, or a fast-register MR of that PD (the device checks its current
+ * region).
  */
 static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 		      const struct ndk_u_sge *usge, struct ndk_sge *sgl)
@@ -367,17 +368,19 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 	u32 i;
 
 	for (i = 0; i < p->nsge; i++) {
-		m = ndk_umr_key_find(qp->parent, usge[i].token);
-		if (!m)
-			return -EACCES;
 		if (check_add_overflow(usge[i].address, (u64)usge[i].length,
 				       &end))
 			return -EFAULT;
-		um = ndk_uobj_umem(m);
-		if (ndk_umem_held(um) &&
-		    (usge[i].address < um->address ||
-		     end > um->address + um->length))
-			return -EFAULT;
+		m = ndk_umr_key_find(qp->parent, usge[i].token);
+		if (m) {
+			um = ndk_uobj_umem(m);
+			if (ndk_umem_held(um) &&
+			    (usge[i].address < um->address ||
+			     end > um->address + um->length))
+				return -EFAULT;
+		} else if (!ndk_fr_mr_lkey(qp->parent->pd, usge[i].token)) {
+			return -EACCES;
+		}
 		sgl[i].logical_address = usge[i].address;
 		sgl[i].length = usge[i].length;
 		sgl[i].memory_region_token = usge[i].token;
@@ -1108,10 +1111,6 @@ int ndk_uv_mr_init_fr(struct file *file, void *arg)
 						 i->adapter_page_count,
 						 i->flags, NULL, NULL);
 	ret = ndk_errno_from_status(status);
-	if (!ret) {
-		ndk_umr_key_del(u);
-		ret = ndk_umr_key_add(u);
-	}
 	mutex_unlock(&nf->lock);
 	return ret;
 }
