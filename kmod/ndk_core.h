@@ -276,6 +276,7 @@ void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink);
  * sees it (the user path's own checks) still hands the DEFER chain over.
  */
 s32 ndk_qp_refuse_chain(struct ndk_qp *qp, s32 status);
+u32 ndk_qp_depths(const struct ndk_qp *qp);
 
 /**
  * ndk_qp_refuse() - an initiator request fails inline

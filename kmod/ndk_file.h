@@ -493,7 +493,7 @@ int ndk_uring_mmap(struct ndk_file *nf, struct vm_area_struct *vma);
 void ndk_uv_result(struct ndk_u_result *out, const struct ndk_result_ex *res);
 int ndk_uring_cq_attach(struct ndk_uobj *u, u32 depth);
 void ndk_uring_cq_detach(struct ndk_uobj *u);
-int ndk_uring_qp_alloc(struct ndk_uobj *u, u32 depth);
+int ndk_uring_qp_alloc(struct ndk_uobj *u);
 int ndk_uv_qp_doorbell(struct file *file, void *arg);
 
 /* ndk_ucache.c */

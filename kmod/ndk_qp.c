@@ -566,6 +566,20 @@ static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
 }
 
 /**
+ * ndk_qp_depths() - how many requests a QP holds in its two queues
+ * @qp: the QP
+ *
+ * A queue created with a depth of 0 holds one request.
+ *
+ * Context: any.
+ * Return: the receive and the initiator queue's depths together.
+ */
+u32 ndk_qp_depths(const struct ndk_qp *qp)
+{
+	return qp->rq_depth + qp->sq_depth;
+}
+
+/**
  * ndk_qp_refuse_chain() - post the DEFER chain of a request that failed
  * @qp:     the QP
  * @status: the request's inline status, not STATUS_SUCCESS

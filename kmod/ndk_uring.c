@@ -335,14 +335,18 @@ void ndk_uring_cq_detach(struct ndk_uobj *u)
 
 /**
  * ndk_uring_qp_alloc() - a submission ring for a new QP
- * @u:     the QP's entry, not published yet
- * @depth: the QP's two queue depths together
+ * @u: the QP's entry, not published yet, its QP created
+ *
+ * The ring holds as many requests as the QP's two queues together, as
+ * the QP took them (a depth of 0 is one).
  *
  * Context: process context, may sleep.
  * Return: 0; %-ENOMEM.
  */
-int ndk_uring_qp_alloc(struct ndk_uobj *u, u32 depth)
+int ndk_uring_qp_alloc(struct ndk_uobj *u)
 {
+	u32 depth = ndk_qp_depths(u->qp.qp);
+
 	u->qp.ring = ndk_uring_alloc(roundup_pow_of_two(depth),
 				     sizeof(struct ndk_u_qp_post), 0);
 	return u->qp.ring ? 0 : -ENOMEM;

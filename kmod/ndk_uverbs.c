@@ -243,8 +243,7 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 		goto err_free_uobj;
 	}
 	if (c->flags & NDK_U_QP_CREATE_F_RING) {
-		ret = ndk_uring_qp_alloc(u, c->receive_queue_depth +
-					 c->initiator_queue_depth);
+		ret = ndk_uring_qp_alloc(u);
 		if (ret)
 			goto err_close_qp;
 	}

@@ -272,6 +272,13 @@ void Abi() {
     auto q = raw.Qp(c.handle, 5, NDK_U_QP_CREATE_F_RING);
     T_CHECK(q.ring_entries == 16 && q.ring_size == kPage * 1);
     auto qplain = raw.Qp(plain.handle, 2, 0);
+    // Depths of 0 are queues of one request each: the ring holds both (it
+    // was sized from the depths as given, roundup_pow_of_two(0)).
+    auto q0 = raw.Qp(c.handle, 0, NDK_U_QP_CREATE_F_RING);
+    T_CHECK(q0.ring_entries == 2);
+    ndk_u_handle_close hc0{};
+    hc0.handle = q0.handle;
+    T_CHECK(ioctl(raw.fd, NDK_IOCTL_HANDLE_CLOSE, &hc0) == 0);
 
     // Create: unknown flags and output fields given as input.
     ndk_u_cq_create bc{};

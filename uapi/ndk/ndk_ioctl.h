@@ -493,8 +493,8 @@ struct ndk_u_cq_poll {
  * @receive_cq_handle: in: CQ of the receive queue
  * @initiator_cq_handle: in: CQ of the initiator queue (may be the same)
  * @flags:            in: 0 or NDK_U_QP_CREATE_F_RING
- * @receive_queue_depth: in: 1..MaxReceiveQueueDepth
- * @initiator_queue_depth: in: 1..MaxInitiatorQueueDepth
+ * @receive_queue_depth: in: 0..MaxReceiveQueueDepth (0 holds one request)
+ * @initiator_queue_depth: in: 0..MaxInitiatorQueueDepth (0 holds one)
  * @max_receive_request_sge: in: 1..MaxReceiveRequestSge
  * @max_initiator_request_sge: in: 1..MaxInitiatorRequestSge
  * @inline_data_size: in: at most MaxInlineDataSize
