@@ -98,13 +98,17 @@ void ndk_upages_free(struct ndk_upages *p)
  * @vma: the new mapping, at most as long as @p, its flags set by the
  *       caller; never executable
  *
+ * The opener's alone: a forked child gets no copy (VM_DONTCOPY), for it
+ * could forge the results of a completion ring, rewrite the descriptors
+ * of a submission ring before the doorbell, or read the counters.
+ *
  * Context: process context, mmap lock held for writing.
  * Return: 0; what vm_map_pages_zero() returns (-ENXIO: too long).
  */
 int ndk_upages_mmap(struct ndk_upages *p, struct vm_area_struct *vma)
 {
 	vma->vm_flags &= ~VM_MAYEXEC;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
 	/* The mapping takes its own references to the pages. */
 	return vm_map_pages_zero(vma, p->pages, p->npages);
 }

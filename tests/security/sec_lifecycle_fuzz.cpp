@@ -924,6 +924,16 @@ class Sequence {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             progress_ = -1;
             rng_.seed(rng_() ^ 0x9e3779b97f4a7c15ULL);
+            // The rings are the opener's alone: a child has no mapping
+            // of them (VM_DONTCOPY).
+            for (auto& o : objs_) {
+                unsigned char vec = 0;
+                if (o.ring && mincore(o.ring, 1, &vec) == 0) {
+                    std::fprintf(stderr, "pid %d: a forked child still maps a ring\n", getpid());
+                    bad_ = 1;
+                }
+                o.ring = nullptr;
+            }
             // Its commands are refused (EPERM: not the opener), but
             // its exit may be the file's release.
             unsigned n = 1 + Rand(6);

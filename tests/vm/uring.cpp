@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -360,6 +361,20 @@ void Abi() {
     // readable and writable, never written by the kernel any more.
     auto* cring = static_cast<ndk_u_cq_ring*>(raw.Map(c.ring_offset, c.ring_size));
     T_CHECK(cring != MAP_FAILED);
+    // They are the opener's alone: a forked child has no mapping of them
+    // (it could forge the opener's results or rewrite its descriptors).
+    std::fflush(nullptr);
+    pid_t child = fork();
+    if (child == 0) {
+        unsigned char vec = 0;
+        _exit(mincore(slots, 1, &vec) == -1 && errno == ENOMEM && mincore(cring, 1, &vec) == -1 &&
+                      errno == ENOMEM
+                  ? 0
+                  : 1);
+    }
+    int wstatus = -1;
+    T_CHECK(child > 0 && waitpid(child, &wstatus, 0) == child && WIFEXITED(wstatus) &&
+            WEXITSTATUS(wstatus) == 0);
     ndk_u_handle_close hc{};
     hc.handle = q.handle;
     T_CHECK(ioctl(raw.fd, NDK_IOCTL_HANDLE_CLOSE, &hc) == 0);
