@@ -163,7 +163,7 @@ static int ndk_umem_build_mdl(struct ndk_umem *um)
 		struct ndk_mdl *mdl;
 
 		mdl = ndk_mdl_from_pages(um->pages + page, va, count,
-					 GFP_KERNEL_ACCOUNT);
+					 NDK_GFP_ARRAY);
 		if (!mdl) {
 			ndk_mdl_free_chain(um->mdl);
 			um->mdl = NULL;
