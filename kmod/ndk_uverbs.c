@@ -30,6 +30,7 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/capability.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/overflow.h>
@@ -711,6 +712,17 @@ int ndk_uv_adapter_open(struct file *file, void *arg)
 		ret = status == STATUS_INVALID_PARAMETER ? -ENOENT :
 			ndk_errno_from_status(status);
 		goto err_free_uobj;
+	}
+	/*
+	 * siw (6.1) serves a remote read through any STag of the QP's PD
+	 * without its remote-read right, the DMA MR over all of memory that
+	 * every PD of siw has included (security.md, "Known limits"): with
+	 * two QPs of its own, a user would read kernel memory.
+	 */
+	if (ndk_ibdev(&adapter->obj)->ops.driver_id == RDMA_DRIVER_SIW &&
+	    !capable(CAP_SYS_RAWIO)) {
+		ret = -EPERM;
+		goto err_close_adapter;
 	}
 	u->adapter = adapter;
 	ret = ndk_uobj_publish(nf, u);
