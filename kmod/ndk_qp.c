@@ -44,6 +44,8 @@
  * ib_post_send().  Any inline failure of an initiator request first posts
  * the chain.  Deferred requests the device refuses complete in software
  * with the refusal's status, since their posts already returned success.
+ * A refusal that names no request (siw) leaves them all to the device,
+ * which a flush of the QP makes complete.
  *
  * Flush and close: ndk_flush() marks the QP flushed, completes the
  * deferred chain with STATUS_CANCELLED in the initiator CQ's software
@@ -408,6 +410,17 @@ void ndk_qp_debugfs_init(struct dentry *dir)
 	debugfs_create_x64("fail_qp_post", 0600, dir, &ndk_fail_qp_post);
 }
 
+/* Move the QP to the error state from ndk_qp_flush_work(), once. */
+static void ndk_qp_queue_flush(struct ndk_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->flush_queued)
+		return;
+	qp->flush_queued = true;
+	ndk_obj_get(&qp->obj);	/* the close waits for the work */
+	queue_work(ndk_wq, &qp->flush_work);
+}
+
 /*
  * Post the chain of claimed, unposted slots with one ib_post_send().  If
  * @own (the caller's request, the last slot) is given and does not reach
@@ -448,8 +461,20 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	for (i = qp->sq_posted; i != qp->sq_prod; i++)
 		if (&ndk_sq_at(qp, i)->w.wr == bad)
 			break;
-	if (i != qp->sq_prod)
-		qp->sq_posted = i;
+	if (i == qp->sq_prod) {
+		/*
+		 * A refusal that names none of them: siw 6.1 returns one after
+		 * it queued the whole chain, when it cannot start a request at
+		 * its queue's head (a fenced READ), which stays there.  The
+		 * device may hold any of them, so all count as posted, and the
+		 * QP moves to the error state: the device's flush completes
+		 * each once.
+		 */
+		qp->sq_posted = qp->sq_prod;
+		ndk_qp_queue_flush(qp);
+		return STATUS_SUCCESS;
+	}
+	qp->sq_posted = i;
 	qp->sq_unsig_run = ndk_sq_unsig_tail(qp);
 	if (own)
 		ndk_sq_unclaim(qp);
@@ -1089,17 +1114,11 @@ EXPORT_SYMBOL_GPL(ndk_close_qp);
 void ndk_flush(struct ndk_qp *qp)
 {
 	unsigned long flags;
-	bool queue;
 
 	ndk_qp_cancel(qp);
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	queue = !qp->flush_queued;
-	qp->flush_queued = true;
+	ndk_qp_queue_flush(qp);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (queue) {
-		ndk_obj_get(&qp->obj);	/* the close waits for the work */
-		queue_work(ndk_wq, &qp->flush_work);
-	}
 }
 EXPORT_SYMBOL_GPL(ndk_flush);
 

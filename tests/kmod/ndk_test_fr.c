@@ -1900,6 +1900,23 @@ static void fr_run_late(struct ndk_test_env *env, struct fr_fix *x,
 	FR_WAIT(env, f->cq[FR_OWNER], ctx + 2, T_WRITE, STATUS_SUCCESS);
 }
 
+/*
+ * The token of @mr (or, without it, of @mw) has moved on from @tok: the
+ * kill's work replaced the ib_mr, whose deregistration killed @tok.
+ */
+static void fr_token_moves(struct ndk_test_env *env, struct ndk_mr *mr,
+			   struct ndk_mw *mw, u32 tok)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+
+	while ((mr ? ndk_get_remote_token_from_mr(mr) :
+		     ndk_get_remote_token_from_mw(mw)) == tok &&
+	       time_before(jiffies, end))
+		msleep(20);
+	NDK_T_CHECK(env, (mr ? ndk_get_remote_token_from_mr(mr) :
+			       ndk_get_remote_token_from_mw(mw)) != tok);
+}
+
 /* ndk_deregister_mr() of @m once its window let it go (a kill's work). */
 static void fr_dereg_soon(struct ndk_test_env *env, struct t_buf *m)
 {
@@ -1918,8 +1935,8 @@ static void fr_dereg_soon(struct ndk_test_env *env, struct t_buf *m)
  * owner QP's DEFER chain while the other QP of the PD invalidates it.
  * The window keeps its MR (deregister STATUS_DEVICE_BUSY) and the
  * fast-register MR cannot be initialised again until the registration
- * has run and its key was killed; its token is dead after that, and the
- * memory untouched.  Before the fix, on siw, the MR deregistered at once,
+ * has run and its key was killed (the token moves on); the old token is
+ * dead, and the memory untouched.  Before the fix, on siw, the MR deregistered at once,
  * the re-initialisation freed the ib_mr the queued request used, and the
  * bind's key came alive over the released pages.
  */
@@ -1949,6 +1966,7 @@ static int t_fr_defer_inval(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_deregister_mr(m.mr, NULL, NULL),
 		     STATUS_DEVICE_BUSY);
 	fr_run_late(env, x, early, 1, T_BIND);
+	fr_token_moves(env, NULL, w, tok);
 	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
 	NDK_T_CHECK(env, t_all(m.data, 0, 64));
 	fr_dereg_soon(env, &m);
@@ -1962,10 +1980,81 @@ static int t_fr_defer_inval(struct ndk_test_env *env)
 	NDK_T_CHECK(env, ndk_initialize_fast_register_mr(b.mr, 1, true, NULL,
 							 NULL) != STATUS_SUCCESS);
 	fr_run_late(env, x, early, 11, T_FR);
+	fr_token_moves(env, b.mr, NULL, tok);
 	FR_FAIL_TOK(env, x, &none, true, b.base, 16, tok);
 	NDK_T_CHECK(env, t_all(b.mem, 0, 64));
 out:
 	fr_buf_free(env, f, &b);
+	if (w)
+		ndk_close_mw(w, NULL, NULL);
+	t_buf_free(env, &m);
+	return fr_close(env, x);
+}
+
+/* --- mw-fenced-read ------------------------------------------------------- */
+
+/*
+ * mw-fenced-read: a deferred RDMA read fenced behind earlier reads, then
+ * a bind.  siw 6.1 queues the chain, cannot start a fenced read, and
+ * refuses the post without naming a request (siw_post_send()); the read
+ * stays at the head of its send queue.  The chain counts as posted and the
+ * QP is flushed: each request completes once, cancelled, the window keeps
+ * its MR until its key was killed, and its token is dead after.  rxe runs
+ * both.  Before the fix, on siw, the bind failed inline while siw held it,
+ * and its MR was let go at once.
+ */
+static int t_mw_fenced_read(struct ndk_test_env *env)
+{
+	struct ndk_sge sge;
+	struct fr_fix *x = fr_open(env);
+	struct fr_target none = {};
+	struct ndk_result_ex r = {};
+	struct ndk_mw *w = NULL;
+	struct t_buf m = {};
+	struct t_fix *f;
+	s32 read_status;
+	u32 tok;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	f = &x->f;
+	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
+	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
+			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+	memset(m.data, 0, 64);
+	sge = t_sge(&x->sink, 0, 64);
+	NDK_T_STATUS(env, ndk_read(f->qp[FR_OWNER], CTX(1), &sge, 1,
+				   t_raddr(&x->src, 0),
+				   ndk_get_remote_token_from_mr(x->src.mr),
+				   FR_DEFER | NDK_OP_FLAG_READ_FENCE),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, mw_bind(f->qp[FR_OWNER], CTX(2), &m, w, 0, 64, FR_W),
+		     STATUS_SUCCESS);
+	tok = ndk_get_remote_token_from_mw(w);
+	if (!fr_next(env, __LINE__, f->cq[FR_OWNER], CTX(1), T_READ, &r))
+		goto out;
+	read_status = r.status;
+	if (!fr_next(env, __LINE__, f->cq[FR_OWNER], CTX(2), T_BIND, &r))
+		goto out;
+	ndk_test_log("a fenced read and a bind behind it: statuses %#x %#x",
+		     read_status, r.status);
+	if (r.status == STATUS_SUCCESS) {
+		NDK_T_STATUS(env, read_status, STATUS_SUCCESS);
+		NDK_T_STATUS(env, fr_inv(f->qp[FR_OWNER], CTX(3), w, 0),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, f->cq[FR_OWNER], 3, T_INV, STATUS_SUCCESS);
+	} else {
+		/* The QP was flushed: both cancelled, the bind's key killed. */
+		NDK_T_STATUS(env, read_status, STATUS_CANCELLED);
+		NDK_T_STATUS(env, r.status, STATUS_CANCELLED);
+		x->dead = true;
+		fr_token_moves(env, NULL, w, tok);
+	}
+	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
+	NDK_T_CHECK(env, t_all(m.data, 0, 64));
+	fr_dereg_soon(env, &m);
+out:
 	if (w)
 		ndk_close_mw(w, NULL, NULL);
 	t_buf_free(env, &m);
@@ -2566,6 +2655,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mw-lifetime", t_mw_lifetime },
 	{ "fr-silent-defer", t_fr_silent_defer },
 	{ "fr-defer-inval", t_fr_defer_inval },
+	{ "mw-fenced-read", t_mw_fenced_read },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
