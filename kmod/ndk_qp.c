@@ -139,6 +139,19 @@ static s32 ndk_wc_status(enum ib_wc_status status, bool recv)
 	}
 }
 
+/*
+ * The data path's fault-injection hooks (debugfs, root only), each a
+ * RequestContext, 0 for off, so tests reach a device's failures on every
+ * device: ndk/fail_qp_post refuses a chain whose first request carries it
+ * whole, as a device refuses a request (-EINVAL, nothing posted);
+ * ndk/fail_completion reports the successful completion of the request
+ * that carries it as failed (IB_WC_LOC_QP_OP_ERR), as rxe reports a
+ * REG_MR it ran once already and runs again when it retries the requests
+ * before it.
+ */
+static u64 ndk_fail_qp_post;
+static u64 ndk_fail_completion;
+
 /* The initiator slot of a position, and its number. */
 static u32 ndk_sq_slot(const struct ndk_qp *qp, u32 pos)
 {
@@ -287,6 +300,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	}
 	res->request_context = s->request_context;
 	res->type = s->type;
+	if (unlikely(READ_ONCE(ndk_fail_completion)) && !res->status &&
+	    (uintptr_t)s->request_context == ndk_fail_completion)
+		res->status = ndk_wc_status(IB_WC_LOC_QP_OP_ERR, false);
 	if (res->status)
 		trace_ndk_completion_error(qp, res->type, wc->byte_len,
 					   res->status, wc->vendor_err);
@@ -391,14 +407,6 @@ static u32 ndk_sq_unsig_tail(struct ndk_qp *qp)
 	return n;
 }
 
-/*
- * The data path's fault-injection hook: debugfs ndk/fail_qp_post (root
- * only) holds a RequestContext, and a chain whose first request carries
- * it is refused whole as a device refuses a request (-EINVAL, nothing
- * posted), so tests reach the refusal path on every device.  0: off.
- */
-static u64 ndk_fail_qp_post;
-
 /**
  * ndk_qp_debugfs_init() - the data path's debugfs files
  * @dir: ndk.ko's debugfs directory
@@ -408,6 +416,7 @@ static u64 ndk_fail_qp_post;
 void ndk_qp_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_x64("fail_qp_post", 0600, dir, &ndk_fail_qp_post);
+	debugfs_create_x64("fail_completion", 0600, dir, &ndk_fail_completion);
 }
 
 /* Move the QP to the error state from ndk_qp_flush_work(), once. */
