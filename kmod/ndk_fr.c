@@ -21,10 +21,12 @@
  *   VALID --invalidate posted--> INVALIDATING
  *   INVALIDATING --its completion: success--> FREE
  *   INVALIDATING --its completion: failure--> VALID (nothing changed)
- *   VALID --fast-register/bind completion: failure--> FREE
- *   VALID --fast-register/bind completion: flushed--> KILLING
+ *   VALID --fast-register/bind completion: failure or flushed--> KILLING
  *   KILLING --the ib_mr replaced (ndk_fr_kill_work())--> FREE
  *   VALID --a receive result with the peer's invalidation of the key--> FREE
+ *
+ * (A registration that fails while its invalidation is outstanding
+ * leaves the kill to that invalidation's completion.)
  *
  * An invalidation proves the key dead only once the registration has run,
  * which its completion says: until then (reg_pending) the request may
@@ -38,10 +40,12 @@
  * registration of an ib_mr is pending at a time (a new one waits for
  * FREE), so no completion of an earlier one can pass for it.
  *
- * A flushed registration may have run: rxe runs a REG_MR as soon as its
- * requester reaches it, before the requests ahead of it are acknowledged,
- * and a QP that then fails flushes it with them (and the IB
- * specification leaves an MR undefined after a flushed fast-register).
+ * A failed or flushed registration may have run: rxe runs a REG_MR as
+ * soon as its requester reaches it, before the requests ahead of it are
+ * acknowledged; a QP that then fails flushes it with them (and the IB
+ * specification leaves an MR undefined after a flushed fast-register),
+ * and a retry of those requests (an RNR NAK, a lost ack) runs
+ * it again, which fails on the MR it made valid (rxe_reg_fast_mr()).
  * Its key may be live, so a window's parent cannot be released, and no
  * invalidation can be relied on (a LOCAL_INV of a key the device never
  * registered fails and breaks its QP): the ib_mr is deregistered, which
@@ -300,8 +304,8 @@ static void ndk_fr_kill(struct ndk_fr *fr)
  * ndk_fr_done() - a fast-register, bind or invalidate request is done
  * @fr:     its registration
  * @type:   NDK_OPERATION_TYPE_FAST_REGISTER, _BIND or _INVALIDATE
- * @status: its NTSTATUS (STATUS_CANCELLED when flushed, which does not
- *          say whether it ran)
+ * @status: its NTSTATUS (STATUS_CANCELLED when flushed; neither that nor
+ *          a failure says whether it ran)
  * @key:    the key it registered or invalidated
  *
  * Drops the request's reference on the owner.
@@ -321,7 +325,9 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 		if (fr->state == NDK_FR_INVALIDATING) {
 			if (status == STATUS_SUCCESS && fr->reg_pending)
 				fr->inval_early = true;
-			else if (status == STATUS_SUCCESS || fr->reg_failed)
+			else if (fr->reg_failed)
+				kill = true;
+			else if (status == STATUS_SUCCESS)
 				parent = ndk_fr_free_locked(fr);
 			else
 				fr->state = NDK_FR_VALID;
@@ -329,17 +335,14 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 	} else if (fr->reg_pending && key == fr->key) {
 		/* A registration that worked leaves the state as posted. */
 		fr->reg_pending = false;
-		if (status == STATUS_CANCELLED ||
-		    (status == STATUS_SUCCESS && fr->inval_early)) {
-			fr->state = NDK_FR_KILLING;
+		if (fr->state == NDK_FR_INVALIDATING && !fr->inval_early)
+			/* Its invalidation's completion decides. */
+			fr->reg_failed = status != STATUS_SUCCESS;
+		else if (status != STATUS_SUCCESS || fr->inval_early)
 			kill = true;
-		} else if (status != STATUS_SUCCESS) {
-			fr->reg_failed = true;
-			/* Else its invalidation's completion frees it. */
-			if (fr->state == NDK_FR_VALID || fr->inval_early)
-				parent = ndk_fr_free_locked(fr);
-		}
 	}
+	if (kill)
+		fr->state = NDK_FR_KILLING;
 	spin_unlock_irqrestore(&fr->lock, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);

@@ -96,8 +96,9 @@ enum ndk_fr_state {
  * emulation (NdkBind); ndk_fr.c
  * @lock:       protects every field below but @sg
  * @state:      enum ndk_fr_state
- * @reg_failed: the last fast-register or bind completed with an error, so
- *              the device has nothing registered whatever follows
+ * @reg_failed: the last fast-register or bind completed with an error
+ *              while its invalidation was outstanding: that
+ *              invalidation's completion kills the key
  * @reg_pending: the last fast-register or bind is posted and its
  *              completion has not come yet
  * @inval_early: an invalidation (this side's or the peer's) succeeded

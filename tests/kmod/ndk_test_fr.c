@@ -2061,6 +2061,75 @@ out:
 	return fr_close(env, x);
 }
 
+/* --- fr-failed-reg -------------------------------------------------------- */
+
+/*
+ * The RequestContext ndk.ko's debugfs fail_completion reports failed: the
+ * vm test arms it with this value (run-ktest.sh --fail-completion).
+ */
+#define FR_FAILED_CTX	0x6661696c65642172ULL	/* "failed!r" */
+
+/*
+ * fr-failed-reg: a fast-register or bind whose completion reports a
+ * failure may have run (rxe runs a REG_MR again when it retries the
+ * requests before it, and the second run fails on the MR the first made
+ * valid).  A bind and a fast-register that ran and completed "failed"
+ * (debugfs fail_completion) keep their MR until their key was killed:
+ * the token moves on, the old one is dead, the memory untouched.
+ * Before the fix the window let its MR go at once and the token still
+ * wrote through.
+ */
+static int t_fr_failed_reg(struct ndk_test_env *env)
+{
+	struct fr_fix *x = fr_open(env);
+	void *ctx = (void *)(uintptr_t)FR_FAILED_CTX;
+	struct fr_target none = {};
+	struct ndk_result_ex r = {};
+	struct ndk_mw *w = NULL;
+	struct fr_buf b = {};
+	struct t_buf m = {};
+	struct t_fix *f;
+	u32 tok;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	f = &x->f;
+	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
+	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
+			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+	memset(m.data, 0, 64);
+	NDK_T_STATUS(env, ndk_bind(f->qp[FR_OWNER], ctx, m.mr, w, m.data, 64,
+				   FR_W), STATUS_SUCCESS);
+	tok = ndk_get_remote_token_from_mw(w);
+	if (fr_next(env, __LINE__, f->cq[FR_OWNER], ctx, T_BIND, &r)) {
+		ndk_test_log("a bind that ran, reported failed: status %#x",
+			     r.status);
+		NDK_T_CHECK(env, r.status != STATUS_SUCCESS);
+	}
+	fr_token_moves(env, NULL, w, tok);
+	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
+	NDK_T_CHECK(env, t_all(m.data, 0, 64));
+	fr_dereg_soon(env, &m);
+
+	if (fr_live(env, x) || fr_buf_init(env, f, &b, 1, 0, 64, 1, true))
+		goto out;
+	NDK_T_STATUS(env, fr_post(f->qp[FR_OWNER], ctx, &b, FR_W),
+		     STATUS_SUCCESS);
+	tok = ndk_get_remote_token_from_mr(b.mr);
+	if (fr_next(env, __LINE__, f->cq[FR_OWNER], ctx, T_FR, &r))
+		NDK_T_CHECK(env, r.status != STATUS_SUCCESS);
+	fr_token_moves(env, b.mr, NULL, tok);
+	FR_FAIL_TOK(env, x, &none, true, b.base, 16, tok);
+	NDK_T_CHECK(env, t_all(b.mem, 0, 64));
+out:
+	fr_buf_free(env, f, &b);
+	if (w)
+		ndk_close_mw(w, NULL, NULL);
+	t_buf_free(env, &m);
+	return fr_close(env, x);
+}
+
 static u32 fr_chain_len(const struct ndk_mdl *m)
 {
 	u32 n = 0;
@@ -2656,6 +2725,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "fr-silent-defer", t_fr_silent_defer },
 	{ "fr-defer-inval", t_fr_defer_inval },
 	{ "mw-fenced-read", t_mw_fenced_read },
+	{ "fr-failed-reg", t_fr_failed_reg },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
