@@ -28,30 +28,21 @@
  * (A registration that fails while its invalidation is outstanding
  * leaves the kill to that invalidation's completion.)
  *
- * An invalidation proves the key dead only once the registration has run,
- * which its completion says: until then (reg_pending) the request may
- * still wait in a DEFER chain, behind a fence or in the device's queue,
- * and an invalidation from another QP or from the peer may complete
- * first.  siw invalidates an index whatever its key and state
- * (siw_invalidate_stag()), so it reports success, and the registration
- * would then make the key live over pages already released.  Such an
- * invalidation (inval_early) frees nothing: the registration's completion
- * moves to KILLING if it ran or was flushed, to FREE if it failed.  One
- * registration of an ib_mr is pending at a time (a new one waits for
- * FREE), so no completion of an earlier one can pass for it.
- *
- * A failed or flushed registration may have run: rxe runs a REG_MR as
- * soon as its requester reaches it, before the requests ahead of it are
- * acknowledged; a QP that then fails flushes it with them (and the IB
- * specification leaves an MR undefined after a flushed fast-register),
- * and a retry of those requests (an RNR NAK, a lost ack) runs
- * it again, which fails on the MR it made valid (rxe_reg_fast_mr()).
- * Its key may be live, so a window's parent cannot be released, and no
- * invalidation can be relied on (a LOCAL_INV of a key the device never
- * registered fails and breaks its QP): the ib_mr is deregistered, which
- * kills whatever key it has, and a new one takes its place.  A
- * completion for an earlier key of the ib_mr (a late flush on another
- * QP) says nothing of the current registration and changes nothing.
+ * An invalidation proves the key dead only if it ran after the last run
+ * of the registration, and the device does not say when either ran: a
+ * registration may still wait in a DEFER chain, behind a fence or in the
+ * device's queue; siw invalidates an index whatever its key and state
+ * (siw_invalidate_stag()), and rxe runs a REG_MR again, after an
+ * invalidation, when it retries the requests before it.  What orders them
+ * is the registration's completion (after which the device runs it no
+ * more) and the QP: an invalidation posted on the registration's QP, or
+ * posted after its completion was handled, runs after it; a peer's
+ * invalidation seen in a receive result of the registration's QP, which
+ * completes both queues in one CQ, came after the registration's
+ * completion if that was handled first.  Any other invalidation makes the
+ * registration suspect: it moves to KILLING, and its ib_mr is replaced
+ * once its completion has come.  Registrations are always posted
+ * signalled, so that their completion comes first in the common case.
  *
  * Like every initiator request, an inline failure first posts the DEFER
  * chain (ndk_qp_refuse()).
@@ -206,7 +197,7 @@ static struct ndk_mr *ndk_fr_free_locked(struct ndk_fr *fr)
 	lockdep_assert_held(&fr->lock);
 	fr->state = NDK_FR_FREE;
 	fr->reg_pending = false;
-	fr->inval_early = false;
+	fr->suspect = false;
 	fr->parent = NULL;
 	return parent;
 }
@@ -281,9 +272,10 @@ static void ndk_fr_kill_work(struct work_struct *work)
 }
 
 /*
- * Start killing the key of @fr, just moved to KILLING.  The work item is
- * not charged (this runs in the CQ's context, whose task is nobody in
- * particular); there is one per registration at most, freed when it
+ * Start killing the key of @fr, in KILLING, with a reference on its owner
+ * the caller took for the work.  The work item is not charged (this runs
+ * in the CQ's context, whose task is nobody in particular); there is one
+ * per registration at most (only this leaves KILLING), freed when it
  * runs.  Without memory for it the registration stays KILLING until its
  * owner's teardown, whose deregistration kills the key before the parent
  * is released.
@@ -292,12 +284,26 @@ static void ndk_fr_kill(struct ndk_fr *fr)
 {
 	struct ndk_fr_kill *k = kmalloc(sizeof(*k), GFP_ATOMIC);
 
-	if (!k)
+	if (!k) {
+		ndk_obj_put(fr->owner);
 		return;
+	}
 	INIT_WORK(&k->work, ndk_fr_kill_work);
 	k->fr = fr;
-	ndk_obj_get(fr->owner);	/* the work's */
 	queue_work(ndk_wq, &k->work);
+}
+
+/*
+ * The key of @fr may be live whatever an invalidation says: KILLING, and
+ * true when the kill can start (ndk_fr_kill()); else the registration's
+ * completion starts it, for its request may still use the ib_mr.
+ */
+static bool ndk_fr_suspect_locked(struct ndk_fr *fr)
+{
+	lockdep_assert_held(&fr->lock);
+	fr->suspect = true;
+	fr->state = NDK_FR_KILLING;
+	return !fr->reg_pending;
 }
 
 /**
@@ -322,63 +328,74 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 		ndk_stat_error(status);
 	spin_lock_irqsave(&fr->lock, flags);
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
-		if (fr->state == NDK_FR_INVALIDATING) {
-			if (status == STATUS_SUCCESS && fr->reg_pending)
-				fr->inval_early = true;
-			else if (fr->reg_failed)
-				kill = true;
-			else if (status == STATUS_SUCCESS)
-				parent = ndk_fr_free_locked(fr);
-			else
-				fr->state = NDK_FR_VALID;
-		}
+		if (fr->state != NDK_FR_INVALIDATING || key != fr->key)
+			goto out_unlock;	/* an earlier key's */
+		if (fr->suspect ||
+		    (status == STATUS_SUCCESS && fr->inval_untrusted))
+			kill = ndk_fr_suspect_locked(fr);
+		else if (status == STATUS_SUCCESS)
+			parent = ndk_fr_free_locked(fr);
+		else
+			fr->state = NDK_FR_VALID;
 	} else if (fr->reg_pending && key == fr->key) {
 		/* A registration that worked leaves the state as posted. */
 		fr->reg_pending = false;
-		if (fr->state == NDK_FR_INVALIDATING && !fr->inval_early)
-			/* Its invalidation's completion decides. */
-			fr->reg_failed = status != STATUS_SUCCESS;
-		else if (status != STATUS_SUCCESS || fr->inval_early)
-			kill = true;
+		if (fr->state == NDK_FR_KILLING)
+			kill = true;	/* it waited for this completion */
+		else if (status != STATUS_SUCCESS && fr->state == NDK_FR_VALID)
+			kill = ndk_fr_suspect_locked(fr);
+		else if (status != STATUS_SUCCESS)
+			fr->suspect = true;	/* its invalidation's kills */
 	}
-	if (kill)
-		fr->state = NDK_FR_KILLING;
+out_unlock:
 	spin_unlock_irqrestore(&fr->lock, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);
 	if (kill)
-		ndk_fr_kill(fr);
-	ndk_obj_put(fr->owner);
+		ndk_fr_kill(fr);	/* the request's reference, now the work's */
+	else
+		ndk_obj_put(fr->owner);
 }
 
 /**
  * ndk_fr_remote_invalidated() - a receive reported the peer's invalidation
- * @pd:   the receiving QP's PD
+ * @qp:   the receiving QP
  * @rkey: the key the peer invalidated
+ *
+ * Trusted only in a receive result of the registration's own QP whose
+ * two queues complete in one CQ, the registration's completion handled
+ * already (file comment); else the registration is killed.
  *
  * Context: any (the CQ's lock is held).
  */
-void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey)
+void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 {
+	struct ndk_pd *pd = qp->pd;
 	struct ndk_mr *parent = NULL;
 	unsigned long flags;
 	struct ndk_fr *fr;
+	bool kill = false;
 
 	xa_lock_irqsave(&pd->frs, flags);
 	fr = xa_load(&pd->frs, rkey >> 8);
 	if (fr) {
 		spin_lock(&fr->lock);
 		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
-			if (fr->reg_pending)
-				fr->inval_early = true;
-			else
+			if (!fr->reg_pending && fr->reg_qp == qp &&
+			    qp->rcq == qp->scq)
 				parent = ndk_fr_free_locked(fr);
+			else
+				kill = ndk_fr_suspect_locked(fr);
 		}
 		spin_unlock(&fr->lock);
+		/* An owner in its teardown kills the key there. */
+		kill = kill && refcount_inc_not_zero(&fr->owner->ref);
 	}
 	xa_unlock_irqrestore(&pd->frs, flags);
 	if (parent)
 		ndk_mr_window_gone(parent);
+	if (kill)
+		ndk_fr_kill(fr);
 }
 
 /**
@@ -420,8 +437,8 @@ bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey)
  * the ib_mr any more (ndk_fr_attach()).  A request that is not posted
  * after all leaves the key spent (ndk_fr_abort()), which is harmless.
  */
-static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent,
-			struct ib_mr *const *slot)
+static s32 ndk_fr_begin(struct ndk_qp *qp, struct ndk_fr *fr,
+			struct ndk_mr *parent, struct ib_mr *const *slot)
 {
 	s32 status = STATUS_SUCCESS;
 	unsigned long flags;
@@ -434,8 +451,9 @@ static s32 ndk_fr_begin(struct ndk_fr *fr, struct ndk_mr *parent,
 		status = STATUS_DEVICE_BUSY;	/* INVALIDATING or KILLING */
 	} else {
 		fr->state = NDK_FR_VALID;
-		fr->reg_failed = false;
 		fr->reg_pending = true;
+		fr->suspect = false;
+		fr->reg_qp = qp;
 		fr->parent = parent;
 		ibmr = *slot;
 		if (ibmr) {
@@ -626,7 +644,7 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 	if (req.access < 0 || !mr->fast_register || mr->pd != qp->pd)
 		status = STATUS_INVALID_PARAMETER;
 	else
-		status = ndk_fr_begin(fr, parent, &mr->ibmr);
+		status = ndk_fr_begin(qp, fr, parent, &mr->ibmr);
 	if (status) {
 		if (parent)
 			ndk_mr_window_gone(parent);
@@ -860,7 +878,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
 	}
-	status = ndk_fr_begin(&mw->fr, mr, &mw->ibmr);
+	status = ndk_fr_begin(qp, &mw->fr, mr, &mw->ibmr);
 	if (status) {
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
@@ -964,6 +982,8 @@ static s32 ndk_invalidate_post(struct ndk_qp *qp, void *request_context,
 					     STATUS_INVALID_DEVICE_REQUEST;
 	if (!status) {
 		fr->state = NDK_FR_INVALIDATING;
+		/* Ordered after the registration's last run (file comment)? */
+		fr->inval_untrusted = fr->reg_pending && fr->reg_qp != qp;
 		req.key = fr->key;
 	}
 	spin_unlock_irqrestore(&fr->lock, irqflags);

@@ -96,14 +96,13 @@ enum ndk_fr_state {
  * emulation (NdkBind); ndk_fr.c
  * @lock:       protects every field below but @sg
  * @state:      enum ndk_fr_state
- * @reg_failed: the last fast-register or bind completed with an error
- *              while its invalidation was outstanding: that
- *              invalidation's completion kills the key
  * @reg_pending: the last fast-register or bind is posted and its
- *              completion has not come yet
- * @inval_early: an invalidation (this side's or the peer's) succeeded
- *              while @reg_pending: it proves nothing, the registration may
- *              run after it
+ *              completion has not been handled yet
+ * @suspect:    the key may be live whatever an invalidation says (the
+ *              registration failed, or an invalidation came that cannot
+ *              be ordered after it): it is killed, never freed
+ * @inval_untrusted: the outstanding invalidation was posted on another QP
+ *              while @reg_pending
  * @key:        the remote token: the key of the registration posted last,
  *              or the ib_mr's key when attached
  * @lkey:       the local token that goes with @key
@@ -116,6 +115,8 @@ enum ndk_fr_state {
  *              (a fast-register MR: its AdapterPageCount)
  * @remote:     remote rights may be granted (a fast-register MR: its
  *              RemoteAccess; windows: always)
+ * @reg_qp:     the QP the last registration was posted on (compared,
+ *              never dereferenced)
  * @owner:      the MR or MW object (a posted request references it)
  *
  * @sg, @max_pages and @remote change only while FREE (ndk_fr_attach()).
@@ -123,15 +124,16 @@ enum ndk_fr_state {
 struct ndk_fr {
 	spinlock_t lock; /* see above */
 	u8 state;
-	bool reg_failed;
-	bool reg_pending;
-	bool inval_early;
+	u8 reg_pending:1;
+	u8 suspect:1;
+	u8 inval_untrusted:1;
+	bool remote;
 	u32 key;
 	u32 lkey;
 	struct ndk_mr *parent;
 	struct scatterlist *sg;
 	u32 max_pages;
-	bool remote;
+	const struct ndk_qp *reg_qp;
 	struct ndk_obj *owner;
 };
 
@@ -269,7 +271,7 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 		  struct ib_mr *ibmr, u32 max_pages, bool remote);
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
 void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key);
-void ndk_fr_remote_invalidated(struct ndk_pd *pd, u32 rkey);
+void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey);
 bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey);
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
 			 struct ndk_mr *mr, struct ndk_mr *src, u64 address,

@@ -266,7 +266,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 				res->type = NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
 				res->type_specific_completion_output =
 					wc->ex.invalidate_rkey;
-				ndk_fr_remote_invalidated(qp->pd,
+				ndk_fr_remote_invalidated(qp,
 							  wc->ex.invalidate_rkey);
 			}
 		}
@@ -491,10 +491,17 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 	return own ? status : STATUS_SUCCESS;
 }
 
-/* Reads complete out of order on siw: never unsignaled (file comment). */
+/*
+ * Reads complete out of order on siw: never unsignaled (file comment).
+ * Nor are fast-registers, binds and invalidations: their own completion
+ * is what says a key's registration ran (ndk_fr.c), so an invalidation
+ * that comes before it frees nothing, and retiring them behind a later
+ * request would make every peer's invalidation of a silent registration
+ * come first.
+ */
 static bool ndk_sq_may_unsignal(const struct ndk_sreq *req)
 {
-	return (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
+	return (req->flags & NDK_OP_FLAG_SILENT_SUCCESS) && !req->fr &&
 	       req->opcode != IB_WR_RDMA_READ &&
 	       req->opcode != IB_WR_RDMA_READ_WITH_INV;
 }
