@@ -100,7 +100,9 @@ void ndk_upages_free(struct ndk_upages *p)
  *
  * The opener's alone: a forked child gets no copy (VM_DONTCOPY), for it
  * could forge the results of a completion ring, rewrite the descriptors
- * of a submission ring before the doorbell, or read the counters.
+ * of a submission ring before the doorbell, or read the counters.  Only
+ * the opener can undo that (madvise(MADV_DOFORK)), sharing them with its
+ * children by its own choice.
  *
  * Context: process context, mmap lock held for writing.
  * Return: 0; what vm_map_pages_zero() returns (-ENXIO: too long).
