@@ -1046,9 +1046,18 @@ static int t_fr_traffic(struct ndk_test_env *env)
 		fbo = 256 + 8 * i;
 		ndk_test_log("fast register, flags %#x, fbo %u, remote access %d",
 			     flags, fbo, fr_combos[i].remote);
-		if (!fr_buf_init(env, &x->f, &b, 3, fbo,
-				 3 * PAGE_SIZE - fbo - 128, 4,
-				 fr_combos[i].remote))
+		if (fr_buf_init(env, &x->f, &b, 3, fbo,
+				3 * PAGE_SIZE - fbo - 128, 4,
+				fr_combos[i].remote)) {
+			fr_buf_free(env, &x->f, &b);
+			continue;
+		}
+		if (x->iwarp && (flags & FR_SINK) && !fr_combos[i].remote)
+			/* On iWARP a read sink is a remote write: refused. */
+			NDK_T_STATUS(env, fr_post(x->f.qp[FR_OWNER], CTX(70),
+						  &b, flags),
+				     STATUS_ACCESS_VIOLATION);
+		else
 			fr_register_and_check(env, x, &b, flags,
 					      !(flags & FR_SINK));
 		fr_buf_free(env, &x->f, &b);
@@ -1929,6 +1938,44 @@ static void fr_dereg_soon(struct ndk_test_env *env, struct t_buf *m)
 	NDK_T_STATUS(env, s, STATUS_SUCCESS);
 }
 
+/* fr_open() with a window and a page registered with local write, zeroed. */
+static struct fr_fix *fr_open_mw(struct ndk_test_env *env, struct ndk_mw **w,
+				 struct t_buf *m)
+{
+	struct fr_fix *x = fr_open(env);
+
+	if (!x || env->failures)
+		return x;
+	NDK_T_STATUS(env, ndk_create_mw(x->f.pd, NULL, NULL, w),
+		     STATUS_SUCCESS);
+	if (*w && !t_buf_reg(env, &x->f, m, PAGE_SIZE,
+			     NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		memset(m->data, 0, 64);
+	return x;
+}
+
+/*
+ * After a kill: the token of @mr (or @mw) moved on from @tok, a write
+ * through @tok at @raddr is refused, and the 64 bytes at @mem stay zero.
+ */
+static void fr_token_dead(struct ndk_test_env *env, int line,
+			  struct fr_fix *x, struct ndk_mr *mr,
+			  struct ndk_mw *mw, u64 raddr, u32 tok, const u8 *mem)
+{
+	struct fr_target none = {};
+
+	fr_token_moves(env, mr, mw, tok);
+	fr_fail(env, line, x, &none, true, raddr, 16, tok);
+	if (!t_all(mem, 0, 64)) {
+		ndk_test_log("line %d: a write through the dead token %#x landed",
+			     line, tok);
+		env->failures++;
+	}
+}
+
+#define FR_TOKEN_DEAD(env, x, mr, mw, raddr, tok, mem) \
+	fr_token_dead(env, __LINE__, x, mr, mw, raddr, tok, mem)
+
 /*
  * fr-defer-inval: an invalidation that completes before its registration
  * has run proves nothing.  A bind (then a fast-register) waits in the
@@ -1942,23 +1989,19 @@ static void fr_dereg_soon(struct ndk_test_env *env, struct t_buf *m)
  */
 static int t_fr_defer_inval(struct ndk_test_env *env)
 {
-	struct fr_fix *x = fr_open(env);
-	struct fr_target none = {};
 	struct ndk_mw *w = NULL;
-	struct fr_buf b = {};
 	struct t_buf m = {};
+	struct fr_fix *x = fr_open_mw(env, &w, &m);
+	struct fr_buf b = {};
 	struct t_fix *f;
 	bool early;
 	u32 tok;
 
-	if (!x || env->failures)
+	if (!x)
 		return fr_close(env, x);
 	f = &x->f;
-	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
-	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
-			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+	if (env->failures)
 		goto out;
-	memset(m.data, 0, 64);
 	NDK_T_STATUS(env, mw_bind(f->qp[FR_OWNER], CTX(1), &m, w, 0, 64,
 				  FR_W | FR_DEFER), STATUS_SUCCESS);
 	tok = ndk_get_remote_token_from_mw(w);
@@ -1966,9 +2009,7 @@ static int t_fr_defer_inval(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_deregister_mr(m.mr, NULL, NULL),
 		     STATUS_DEVICE_BUSY);
 	fr_run_late(env, x, early, 1, T_BIND);
-	fr_token_moves(env, NULL, w, tok);
-	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
-	NDK_T_CHECK(env, t_all(m.data, 0, 64));
+	FR_TOKEN_DEAD(env, x, NULL, w, t_raddr(&m, 0), tok, m.data);
 	fr_dereg_soon(env, &m);
 
 	if (fr_live(env, x) || fr_buf_init(env, f, &b, 1, 0, 64, 1, true))
@@ -1980,9 +2021,7 @@ static int t_fr_defer_inval(struct ndk_test_env *env)
 	NDK_T_CHECK(env, ndk_initialize_fast_register_mr(b.mr, 1, true, NULL,
 							 NULL) != STATUS_SUCCESS);
 	fr_run_late(env, x, early, 11, T_FR);
-	fr_token_moves(env, b.mr, NULL, tok);
-	FR_FAIL_TOK(env, x, &none, true, b.base, 16, tok);
-	NDK_T_CHECK(env, t_all(b.mem, 0, 64));
+	FR_TOKEN_DEAD(env, x, b.mr, NULL, b.base, tok, b.mem);
 out:
 	fr_buf_free(env, f, &b);
 	if (w)
@@ -2005,24 +2044,20 @@ out:
  */
 static int t_mw_fenced_read(struct ndk_test_env *env)
 {
-	struct ndk_sge sge;
-	struct fr_fix *x = fr_open(env);
-	struct fr_target none = {};
-	struct ndk_result_ex r = {};
 	struct ndk_mw *w = NULL;
 	struct t_buf m = {};
+	struct fr_fix *x = fr_open_mw(env, &w, &m);
+	struct ndk_result_ex r = {};
+	struct ndk_sge sge;
 	struct t_fix *f;
 	s32 read_status;
 	u32 tok;
 
-	if (!x || env->failures)
+	if (!x)
 		return fr_close(env, x);
 	f = &x->f;
-	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
-	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
-			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+	if (env->failures)
 		goto out;
-	memset(m.data, 0, 64);
 	sge = t_sge(&x->sink, 0, 64);
 	NDK_T_STATUS(env, ndk_read(f->qp[FR_OWNER], CTX(1), &sge, 1,
 				   t_raddr(&x->src, 0),
@@ -2044,15 +2079,17 @@ static int t_mw_fenced_read(struct ndk_test_env *env)
 		NDK_T_STATUS(env, fr_inv(f->qp[FR_OWNER], CTX(3), w, 0),
 			     STATUS_SUCCESS);
 		FR_WAIT(env, f->cq[FR_OWNER], 3, T_INV, STATUS_SUCCESS);
+		/* Invalidated on its QP after its result: freed, no kill. */
+		FR_FAIL_TOK(env, x, &(struct fr_target){}, true,
+			    t_raddr(&m, 0), 16, tok);
+		NDK_T_CHECK(env, t_all(m.data, 0, 64));
 	} else {
 		/* The QP was flushed: both cancelled, the bind's key killed. */
 		NDK_T_STATUS(env, read_status, STATUS_CANCELLED);
 		NDK_T_STATUS(env, r.status, STATUS_CANCELLED);
 		x->dead = true;
-		fr_token_moves(env, NULL, w, tok);
+		FR_TOKEN_DEAD(env, x, NULL, w, t_raddr(&m, 0), tok, m.data);
 	}
-	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
-	NDK_T_CHECK(env, t_all(m.data, 0, 64));
 	fr_dereg_soon(env, &m);
 out:
 	if (w)
@@ -2081,24 +2118,20 @@ out:
  */
 static int t_fr_failed_reg(struct ndk_test_env *env)
 {
-	struct fr_fix *x = fr_open(env);
 	void *ctx = (void *)(uintptr_t)FR_FAILED_CTX;
-	struct fr_target none = {};
-	struct ndk_result_ex r = {};
 	struct ndk_mw *w = NULL;
-	struct fr_buf b = {};
 	struct t_buf m = {};
+	struct fr_fix *x = fr_open_mw(env, &w, &m);
+	struct ndk_result_ex r = {};
+	struct fr_buf b = {};
 	struct t_fix *f;
 	u32 tok;
 
-	if (!x || env->failures)
+	if (!x)
 		return fr_close(env, x);
 	f = &x->f;
-	NDK_T_STATUS(env, ndk_create_mw(f->pd, NULL, NULL, &w), STATUS_SUCCESS);
-	if (!w || t_buf_reg(env, f, &m, PAGE_SIZE,
-			    NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+	if (env->failures)
 		goto out;
-	memset(m.data, 0, 64);
 	NDK_T_STATUS(env, ndk_bind(f->qp[FR_OWNER], ctx, m.mr, w, m.data, 64,
 				   FR_W), STATUS_SUCCESS);
 	tok = ndk_get_remote_token_from_mw(w);
@@ -2107,9 +2140,7 @@ static int t_fr_failed_reg(struct ndk_test_env *env)
 			     r.status);
 		NDK_T_CHECK(env, r.status != STATUS_SUCCESS);
 	}
-	fr_token_moves(env, NULL, w, tok);
-	FR_FAIL_TOK(env, x, &none, true, t_raddr(&m, 0), 16, tok);
-	NDK_T_CHECK(env, t_all(m.data, 0, 64));
+	FR_TOKEN_DEAD(env, x, NULL, w, t_raddr(&m, 0), tok, m.data);
 	fr_dereg_soon(env, &m);
 
 	if (fr_live(env, x) || fr_buf_init(env, f, &b, 1, 0, 64, 1, true))
@@ -2119,9 +2150,7 @@ static int t_fr_failed_reg(struct ndk_test_env *env)
 	tok = ndk_get_remote_token_from_mr(b.mr);
 	if (fr_next(env, __LINE__, f->cq[FR_OWNER], ctx, T_FR, &r))
 		NDK_T_CHECK(env, r.status != STATUS_SUCCESS);
-	fr_token_moves(env, b.mr, NULL, tok);
-	FR_FAIL_TOK(env, x, &none, true, b.base, 16, tok);
-	NDK_T_CHECK(env, t_all(b.mem, 0, 64));
+	FR_TOKEN_DEAD(env, x, b.mr, NULL, b.base, tok, b.mem);
 out:
 	fr_buf_free(env, f, &b);
 	if (w)
