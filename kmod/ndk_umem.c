@@ -24,7 +24,10 @@
  *  - MEM_READ in a shared mapping: FOLL_LONGTERM only; a shared page is
  *    never replaced by copy-on-write.
  * FOLL_FORCE would also pin PROT_NONE memory, so the mappings are checked
- * first, under the mmap lock, segment by segment.
+ * first, under the mmap lock, segment by segment.  An mprotect() of memory
+ * never touched between the check and the pin fires no MMU notifier and
+ * goes unseen: the pin is then of the process's own private pages, read
+ * only, which crosses no boundary.
  *
  * The pin mode is the rights': the caller asks for @write exactly when the
  * registration's IB access has a write right (ndk_mr_access_writes()), and
