@@ -404,7 +404,7 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
  * @lkey: a local token
  *
  * Found by the index of the MR's current ib_mr, which changes when a
- * flushed request's key is killed (ndk_fr_kill_work()); whatever the MR's
+ * key is killed (ndk_fr_kill_work()); whatever the MR's
  * state, the device checks the region itself.
  *
  * Context: any.

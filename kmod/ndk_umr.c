@@ -10,7 +10,7 @@
  * ndk_umr_deregister()).  Each registration is filed in its PD's key
  * index (ndk_umr_key_add()), so a post can check an SGE's token; a
  * fast-register MR is not (its PD finds it, ndk_fr_mr_lkey(): its key
- * index changes when a flushed request's key is killed).
+ * index changes when its key is killed).
  *
  * Registrations (WSPRegisterMemory): the same (address, length, flags) on
  * the same PD gives the same handle and one more reference, as long as
