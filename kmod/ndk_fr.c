@@ -22,7 +22,7 @@
  *   INVALIDATING --its completion: success--> FREE
  *   INVALIDATING --its completion: failure--> VALID (nothing changed)
  *   VALID --fast-register/bind completion: failure or flushed--> KILLING
- *   KILLING --the ib_mr replaced (ndk_fr_kill_work())--> FREE
+ *   KILLING --the ib_mr replaced (ndk_fr_kill_one())--> FREE
  *   VALID --a receive result with the peer's invalidation of the key--> FREE
  *
  * (A registration that fails while its invalidation is outstanding
@@ -59,6 +59,7 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
@@ -218,33 +219,24 @@ static struct ib_mr **ndk_fr_slot(struct ndk_fr *fr, struct ndk_pd **pd)
 	return &mr->ibmr;
 }
 
-/* One registration in KILLING, for ndk_fr_kill_work(). */
-struct ndk_fr_kill {
-	struct work_struct work;
-	struct ndk_fr *fr;
-};
-
 /**
- * ndk_fr_kill_work() - replace the ib_mr of a registration in KILLING
- * @work: in a struct ndk_fr_kill, which it frees
+ * ndk_fr_kill_one() - replace the ib_mr of a registration in KILLING
+ * @fr: the registration, with a reference on its owner taken for the kill
  *
  * The old ib_mr's deregistration kills its key whatever the device did
  * with the flushed request; only then is a window's parent released.
  * Without memory for a new ib_mr the owner is left without one: a
  * fast-register MR must be initialised again, a window's binds fail.
- * Holds a reference on the owner, taken by ndk_fr_done().
+ * Drops the owner's reference, after which @fr may be gone.
  *
- * Context: ndk_wq.
+ * Context: process (ndk_fr_kill_work()).
  */
-static void ndk_fr_kill_work(struct work_struct *work)
+static void ndk_fr_kill_one(struct ndk_fr *fr)
 {
-	struct ndk_fr_kill *k = container_of(work, struct ndk_fr_kill, work);
-	struct ndk_fr *fr = k->fr;
 	struct ib_mr *new, *old, **slot;
 	struct ndk_mr *parent;
 	struct ndk_pd *pd;
 
-	kfree(k);
 	slot = ndk_fr_slot(fr, &pd);
 	new = ndk_alloc_fr_mr(pd, fr->max_pages);
 	if (IS_ERR(new) || xa_insert_irq(&pd->frs, new->rkey >> 8, fr,
@@ -272,25 +264,34 @@ static void ndk_fr_kill_work(struct work_struct *work)
 }
 
 /*
+ * Registrations whose kill is due, linked by their own kill_node: a kill
+ * allocates nothing, so it cannot fail, and it is queued from the CQ's
+ * context, whose task is nobody in particular.
+ */
+static LLIST_HEAD(ndk_fr_kills);
+
+static void ndk_fr_kill_work(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&ndk_fr_kills);
+	struct ndk_fr *fr, *next;
+
+	/* next is read first: once killed, @fr may be freed or queued again */
+	llist_for_each_entry_safe(fr, next, list, kill_node)
+		ndk_fr_kill_one(fr);
+}
+
+static DECLARE_WORK(ndk_fr_kill_worker, ndk_fr_kill_work);
+
+/*
  * Start killing the key of @fr, in KILLING, with a reference on its owner
- * the caller took for the work.  The work item is not charged (this runs
- * in the CQ's context, whose task is nobody in particular); there is one
- * per registration at most (only this leaves KILLING), freed when it
- * runs.  Without memory for it the registration stays KILLING until its
- * owner's teardown, whose deregistration kills the key before the parent
- * is released.
+ * the caller took for the kill.  A registration is queued once at most:
+ * only the kill leaves KILLING.  Runs on ndk_wq, which module unload
+ * destroys (draining it) after every adapter is gone.
  */
 static void ndk_fr_kill(struct ndk_fr *fr)
 {
-	struct ndk_fr_kill *k = kmalloc(sizeof(*k), GFP_ATOMIC);
-
-	if (!k) {
-		ndk_obj_put(fr->owner);
-		return;
-	}
-	INIT_WORK(&k->work, ndk_fr_kill_work);
-	k->fr = fr;
-	queue_work(ndk_wq, &k->work);
+	if (llist_add(&fr->kill_node, &ndk_fr_kills))
+		queue_work(ndk_wq, &ndk_fr_kill_worker);
 }
 
 /*
@@ -404,7 +405,7 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
  * @lkey: a local token
  *
  * Found by the index of the MR's current ib_mr, which changes when a
- * key is killed (ndk_fr_kill_work()); whatever the MR's
+ * key is killed (ndk_fr_kill_one()); whatever the MR's
  * state, the device checks the region itself.
  *
  * Context: any.
@@ -883,7 +884,7 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
 		ndk_mr_window_gone(mr);
 		return ndk_qp_refuse(qp, status);
 	}
-	if (!mw->ibmr) {	/* lost to a failed ndk_fr_kill_work() */
+	if (!mw->ibmr) {	/* lost to a failed ndk_fr_kill_one() */
 		status = STATUS_INSUFFICIENT_RESOURCES;
 	} else if (ndk_fr_map(&mw->fr, mw->ibmr, &pages, start, length)) {
 		status = STATUS_INVALID_PARAMETER;

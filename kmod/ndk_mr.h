@@ -7,6 +7,7 @@
 #ifndef NDK_MR_H
 #define NDK_MR_H
 
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/semaphore.h>
@@ -118,6 +119,8 @@ enum ndk_fr_state {
  * @reg_qp:     the QP the last registration was posted on (compared,
  *              never dereferenced)
  * @owner:      the MR or MW object (a posted request references it)
+ * @kill_node:  in the list of registrations in KILLING whose kill is due
+ *              (ndk_fr.c), at most once: only the kill leaves KILLING
  *
  * @sg, @max_pages and @remote change only while FREE (ndk_fr_attach()).
  */
@@ -135,6 +138,7 @@ struct ndk_fr {
 	u32 max_pages;
 	const struct ndk_qp *reg_qp;
 	struct ndk_obj *owner;
+	struct llist_node kill_node;
 };
 
 enum ndk_mr_state {
