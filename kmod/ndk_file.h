@@ -307,6 +307,7 @@ struct ndk_umr_req {
 	u64 address;
 	u64 length;
 	u32 mr_flags;
+	u32 flags_ro;
 	bool slot;
 	bool write;
 	bool driver;

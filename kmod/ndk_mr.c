@@ -761,9 +761,17 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
 		return STATUS_INVALID_PARAMETER;
 	if (ndk_mdl_check_contiguous(mdl, length, &pages))
 		return STATUS_INVALID_PARAMETER;
-	/* The device never gets a write right over read-only pages. */
-	if (ndk_mr_access_writes(req.access) && ndk_mdl_read_only(mdl, length))
-		return STATUS_ACCESS_VIOLATION;
+	/*
+	 * The device never gets a write right over read-only pages; an
+	 * RDMA_READ_SINK that needs none goes (ndk_mr_flags_read_only()).
+	 */
+	if (ndk_mr_access_writes(req.access) &&
+	    ndk_mdl_read_only(mdl, length)) {
+		req.flags = ndk_mr_flags_read_only(ibdev, flags);
+		req.access = ndk_mr_access(ibdev, req.flags);
+		if (ndk_mr_access_writes(req.access))
+			return STATUS_ACCESS_VIOLATION;
+	}
 	if (!ndk_mdl_virtual_address(mdl) ||
 	    check_add_overflow(ndk_mdl_virtual_address(mdl), (u64)length, &end))
 		return STATUS_INVALID_PARAMETER;
@@ -818,6 +826,8 @@ static s32 ndk_mr_start_register(struct ndk_mr *mr, struct ndk_mdl *mdl,
  *                      virtually contiguous; untouched until completion
  * @length:             bytes to register from the chain's virtual address
  * @flags:              NDK_MR_FLAG_*; RDMA_READ_SINK is always accepted
+ *                      (over read-only pages of an adapter that needs no
+ *                      sink rights it is dropped: ndk_mr_flags_read_only())
  * @request_completion: NULL for a blocking call
  * @request_context:    passed to @request_completion
  *

@@ -349,6 +349,27 @@ static inline int ndk_mr_access(struct ib_device *ibdev, u32 flags)
 }
 
 /**
+ * ndk_mr_flags_read_only() - NDK_MR_FLAG_* for pages the device may not write
+ * @ibdev: the device
+ * @flags: NDK_MR_FLAG_* bits
+ *
+ * NdkRegisterMr must not fail because of RDMA_READ_SINK on an adapter
+ * with NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED (every one but
+ * iWARP), where the flag only adds local write: over read-only pages
+ * the registration goes on without it.  The one place that rule lives,
+ * for kernel MDLs and user ranges alike.
+ *
+ * Context: any.
+ * Return: @flags without RDMA_READ_SINK on such an adapter, else @flags.
+ */
+static inline u32 ndk_mr_flags_read_only(struct ib_device *ibdev, u32 flags)
+{
+	if (!rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev)))
+		flags &= ~NDK_MR_FLAG_RDMA_READ_SINK;
+	return flags;
+}
+
+/**
  * ndk_mr_access_writes() - may the device write pages under this access?
  * @access: IB access flags, as ndk_mr_access() gives them
  *

@@ -162,7 +162,8 @@ u64 ndk_umr_limit(struct ndk_adapter *adapter,
  * @u:   the entry the registration is made through (a PD or an MR),
  *       whose adapter is present
  * @obj: that entry's kernel object (its PD or its MR)
- * @req: in: address, length, mr_flags; out: write, driver, own_limit
+ * @req: in: address, length, mr_flags; out: write, flags_ro, driver,
+ *       own_limit
  *
  * The pin mode is the rights': the pages are pinned writable exactly when
  * the access they give has a write right (local write, read sink, remote
@@ -204,6 +205,9 @@ int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
 	if (write < 0)
 		return write;
 	req->write = write;
+	req->flags_ro = ndk_mr_flags_read_only(ndk_ibdev(obj), req->mr_flags);
+	if (!write || ndk_mr_flags_write(obj, req->flags_ro))
+		req->flags_ro = req->mr_flags;
 	req->driver = ndk_mr_user_capable(adapter->dev->ibdev);
 	req->own_limit = info.max_registration_size;
 	return 0;
@@ -228,6 +232,13 @@ int ndk_umr_plan(struct ndk_umr_req *req)
 
 	mode = ndk_umem_mode(current->mm, req->address, req->length,
 			     req->write);
+	if (mode < 0 && req->flags_ro != req->mr_flags) {
+		/* Pages the device may not write: an optional sink goes. */
+		req->mr_flags = req->flags_ro;
+		req->write = false;
+		mode = ndk_umem_mode(current->mm, req->address, req->length,
+				     false);
+	}
 	if (mode < 0)
 		return mode;
 	req->driver &= mode;
