@@ -2743,6 +2743,107 @@ out:
 	return fr_close(env, x);
 }
 
+/*
+ * Reads the peer's src into the first 64 bytes of @mdl's buffer @mem
+ * through @mr's local token; @want is the read's result.  A refused read
+ * ends the connection.
+ */
+static void fr_read_into(struct ndk_test_env *env, int line,
+			 struct fr_fix *x, struct ndk_mr *mr, u8 *mem,
+			 s32 want)
+{
+	struct ndk_sge sge = {
+		.virtual_address = mem,
+		.length = 64,
+		.memory_region_token = ndk_get_local_token_from_mr(mr),
+	};
+
+	if (fr_live(env, x))
+		return;
+	memset(mem, 0, 64);
+	NDK_T_STATUS(env, ndk_read(x->f.qp[FR_OWNER], CTX(80), &sge, 1,
+				   t_raddr(&x->src, 0),
+				   ndk_get_remote_token_from_mr(x->src.mr), 0),
+		     STATUS_SUCCESS);
+	fr_wait(env, line, x->f.cq[FR_OWNER], CTX(80), T_READ, want, NULL);
+	if (want == STATUS_SUCCESS) {
+		NDK_T_CHECK(env, memcmp(mem, x->src.data, 64) == 0);
+	} else {
+		NDK_T_CHECK(env, t_all(mem, 0, 64));
+		x->dead = true;
+	}
+}
+
+/*
+ * mr-read-only: NdkRegisterMr over pages the device must not write
+ * (NDK_MDL_READ_ONLY).  A write right is STATUS_ACCESS_VIOLATION, but the
+ * seed says RDMA_READ_SINK must not fail a registration on an adapter
+ * with NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED: there it registers
+ * without its local write, and a read into it fails with nothing
+ * written.  On iWARP a read sink is a remote write: refused.  Over
+ * writable pages the flag alone makes a read sink on both.
+ */
+static int t_mr_read_only(struct ndk_test_env *env)
+{
+	static const u32 flags[] = { 0x0, 0x2, 0x8, 0xa, 0x1, 0x3, 0x5, 0x9,
+				     0xf };
+	struct fr_fix *x = fr_open(env);
+	struct ndk_mdl *mdl = NULL;
+	struct ndk_mr *mr = NULL;
+	bool sink_free, writes;
+	u8 *mem = NULL;
+	s32 status;
+	u32 i;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	sink_free = x->f.info.adapter_flags &
+		    NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
+	NDK_T_CHECK(env, sink_free == !x->iwarp);
+	mem = vzalloc(2 * PAGE_SIZE);
+	mdl = mem ? ndk_mdl_from_buffer(mem, 2 * PAGE_SIZE, GFP_KERNEL) : NULL;
+	NDK_T_CHECK(env, mdl);
+	if (!mdl)
+		goto out;
+	NDK_T_STATUS(env, ndk_create_mr(x->f.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	if (!mr)
+		goto out;
+
+	/* Writable pages: RDMA_READ_SINK alone makes a read sink. */
+	NDK_T_STATUS(env, ndk_register_mr(mr, mdl, 2 * PAGE_SIZE,
+					  NDK_MR_FLAG_RDMA_READ_SINK, NULL,
+					  NULL), STATUS_SUCCESS);
+	fr_read_into(env, __LINE__, x, mr, mem, STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL), STATUS_SUCCESS);
+
+	mdl->flags |= NDK_MDL_READ_ONLY;
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		writes = flags[i] & NDK_MR_FLAG_ALLOW_LOCAL_WRITE ||
+			 (flags[i] & NDK_MR_FLAG_RDMA_READ_SINK && !sink_free);
+		status = ndk_register_mr(mr, mdl, 2 * PAGE_SIZE, flags[i],
+					 NULL, NULL);
+		ndk_test_log("flags %#x over read-only pages: %#x", flags[i],
+			     status);
+		NDK_T_STATUS(env, status, writes ? STATUS_ACCESS_VIOLATION :
+					  STATUS_SUCCESS);
+		if (status)
+			continue;
+		/* No local write: a read into the pages is refused. */
+		if (flags[i] & NDK_MR_FLAG_RDMA_READ_SINK)
+			fr_read_into(env, __LINE__, x, mr, mem,
+				     STATUS_ACCESS_VIOLATION);
+		NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+out:
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+	ndk_mdl_free_chain(mdl);
+	vfree(mem);
+	return fr_close(env, x);
+}
+
 const struct ndk_test ndk_tests_fr[] = {
 	{ "fr-params", t_fr_params },
 	{ "fr-traffic", t_fr_traffic },
@@ -2755,6 +2856,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "fr-defer-inval", t_fr_defer_inval },
 	{ "mw-fenced-read", t_mw_fenced_read },
 	{ "fr-failed-reg", t_fr_failed_reg },
+	{ "mr-read-only", t_mr_read_only },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },

@@ -144,9 +144,15 @@ struct Reg {
     bool is_mr = false;
     std::uint32_t flags = 0;
     bool writes = false;  // the device may write through it
+    // Its one write right is RDMA_READ_SINK on an adapter that needs no
+    // sink rights: NdkRegisterMr must not fail because of it, so over
+    // pages that cannot be pinned writable it registers without it.
+    bool sink_optional = false;
 };
 
-std::vector<Reg> Registrations() {
+// @sink_rights: the adapter needs RDMA_READ_SINK for a read sink (no
+// NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED: iWARP).
+std::vector<Reg> Registrations(bool sink_rights) {
     using namespace ndk::mr_flag;
     std::vector<Reg> v;
     // Every valid NDK_MR_FLAG_* set (0x4 without 0x1 is no NDK value).
@@ -154,7 +160,9 @@ std::vector<Reg> Registrations() {
         if ((f & 0x4) && !(f & kAllowLocalWrite)) continue;
         char name[16];
         std::snprintf(name, sizeof(name), "mr-0x%x", f);
-        v.push_back({name, true, f, (f & (kAllowLocalWrite | kRdmaReadSink)) != 0});
+        const bool sink_only = (f & (kAllowLocalWrite | kRdmaReadSink)) == kRdmaReadSink;
+        v.push_back({name, true, f, (f & (kAllowLocalWrite | kRdmaReadSink)) != 0,
+                     sink_only && !sink_rights});
     }
     v.push_back({"mem-read", false, ndk::kMemRead, false});
     v.push_back({"mem-write", false, ndk::kMemWrite, true});
@@ -187,8 +195,18 @@ class Matrix {
         lb_.Connect();
     }
 
+    // Whether the adapter needs RDMA_READ_SINK for a read sink (iWARP).
+    bool SinkRights() {
+        auto info = Must(lb_.adapter->QueryInfo(), "query adapter info");
+        return !(info.adapter_flags & ndk::adapter_flag::kRdmaReadSinkNotRequired);
+    }
+
     // One registration over one mapping, every way of writing.
-    void Run(const Mapping& m, const Reg& r) {
+    void Run(const Mapping& m, const Reg& reg) {
+        Reg r = reg;
+        // An optional sink gives a write right only where the pages can
+        // be pinned writable (ndk_umem_mode()).
+        if (r.sink_optional) r.writes = m.caller_writable && !m.file_writeback;
         std::optional<ndk::Registration> mem;
         std::optional<ndk::MemoryRegion> mr;
         std::uint32_t local = 0, remote = 0;
@@ -408,8 +426,8 @@ int main(int argc, char** argv) {
     try {
         std::printf("running as uid %d\n", static_cast<int>(getuid()));
         auto maps = MakeMappings(argv[1], argv[2]);
-        auto regs = Registrations();
         Matrix matrix(t);
+        auto regs = Registrations(matrix.SinkRights());
         matrix.Controls();
         for (const auto& m : maps) {
             long before = t.failures.size();
