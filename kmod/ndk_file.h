@@ -384,12 +384,12 @@ int ndk_files_add(struct ndk_file *nf);
 void ndk_files_del(struct ndk_file *nf);
 bool ndk_files_empty(void);
 void ndk_files_cache_totals(u64 *hits, u64 *misses);
-bool ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
-		    struct ndk_file_summary *s);
-bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
-			struct pid *pid, struct pid *viewer, u32 type,
-			struct ndk_file_owner *owner,
-			struct ndk_uobj_summary *o);
+int ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
+		   struct ndk_file_summary *s);
+int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
+		       struct pid *pid, struct pid *viewer, u32 type,
+		       struct ndk_file_owner *owner,
+		       struct ndk_uobj_summary *o);
 
 /* ndk_uobj.c: the handle table */
 int ndk_uobj_cache_init(void);

@@ -8,10 +8,16 @@
  * ndk_file_next_uobj(), ndk_files_cache_totals()): they never hold a
  * file, its lock or its handle table.  ndk_files_lock protects the table
  * and keeps each file alive while held.  Lock order: ndk_files_lock >
- * ndk_file.lock > ndk_devices_lock.
+ * ndk_file.lock > ndk_devices_lock, but a reader never waits for a
+ * file's lock under ndk_files_lock: a command may hold it for long (a
+ * notifier's removal waits for the process's own invalidations), and
+ * every open() and release() needs ndk_files_lock.  It tries the lock,
+ * and when the file is busy drops ndk_files_lock, sleeps and starts
+ * again (ndk_files_backoff()).
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/delay.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -123,33 +129,45 @@ static void ndk_file_owner(struct ndk_file *nf, struct ndk_file_owner *o)
 	memcpy(o->comm, nf->comm, sizeof(o->comm));
 }
 
-/**
- * ndk_files_next() - the next file a caller may see, summarised
- * @pos:   in: the first file id to look at; out: the id of the file found
- * @pid:   only files of this process (a get_pid() reference), or NULL
- * @viewer: the thread group whose files the caller may see (its own:
- *         the requester's, not a later reader's), or NULL for every
- *         process's (CAP_NET_ADMIN)
- * @s:     out: the file's summary
- *
- * Context: process context (current is the caller).
- * Return: true when a file was found.
+/* A busy file's lock is tried every 10 ms for a second. */
+#define NDK_FILES_BUSY_MS	10
+
+/*
+ * After a walk of the registry that returned @ret: -EBUSY to walk again
+ * (a file's lock was busy; slept), else what the reader gets.  *@until
+ * is 0 before the first busy file.
  */
-bool ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
-		    struct ndk_file_summary *s)
+static int ndk_files_backoff(int ret, unsigned long *until)
+{
+	if (ret != -EBUSY)
+		return ret;
+	if (!*until)
+		*until = jiffies + HZ;
+	else if (time_after(jiffies, *until))
+		return -EAGAIN;
+	if (msleep_interruptible(NDK_FILES_BUSY_MS))
+		return -EINTR;
+	return -EBUSY;
+}
+
+/* Under ndk_files_lock. */
+static int ndk_files_next_locked(unsigned long *pos, struct pid *pid,
+				 struct pid *viewer,
+				 struct ndk_file_summary *s)
 {
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
 	unsigned long index, handle;
-	bool found = false;
 
-	mutex_lock(&ndk_files_lock);
 	xa_for_each_start(&ndk_files, index, nf, *pos) {
 		if (!ndk_files_visible(nf, pid, viewer))
 			continue;
 		memset(s, 0, sizeof(*s));
 		ndk_file_owner(nf, &s->owner);
-		mutex_lock(&nf->lock);
+		if (!mutex_trylock(&nf->lock)) {
+			*pos = index;
+			return -EBUSY;
+		}
 		xa_for_each(&nf->handles, handle, u) {
 			s->counts[ndk_uobj_nl_type(u)]++;
 			if (ndk_uobj_holds_pages(u)) {
@@ -164,11 +182,36 @@ bool ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
 		}
 		s->invalidations = atomic64_read(&nf->ucache.invalidations);
 		*pos = index;
-		found = true;
-		break;
+		return 1;
 	}
-	mutex_unlock(&ndk_files_lock);
-	return found;
+	return 0;
+}
+
+/**
+ * ndk_files_next() - the next file a caller may see, summarised
+ * @pos:   in: the first file id to look at; out: the id of the file found
+ * @pid:   only files of this process (a get_pid() reference), or NULL
+ * @viewer: the thread group whose files the caller may see (its own:
+ *         the requester's, not a later reader's), or NULL for every
+ *         process's (CAP_NET_ADMIN)
+ * @s:     out: the file's summary
+ *
+ * Context: process context (current is the caller), may sleep.
+ * Return: 1 when a file was found, 0 when none is left, %-EAGAIN when
+ * the next file's commands held its lock for a second, %-EINTR.
+ */
+int ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
+		   struct ndk_file_summary *s)
+{
+	unsigned long until = 0;
+	int ret;
+
+	do {
+		mutex_lock(&ndk_files_lock);
+		ret = ndk_files_next_locked(pos, pid, viewer, s);
+		mutex_unlock(&ndk_files_lock);
+	} while ((ret = ndk_files_backoff(ret, &until)) == -EBUSY);
+	return ret;
 }
 
 /* Under @nf->lock: @u as readers see it. */
@@ -199,38 +242,28 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
 	}
 }
 
-/**
- * ndk_file_next_uobj() - the next object of a type in the files a caller
- * may see, summarised
- * @file:   in: the first file id to look at; out: the file of the object
- * @handle: in: the first handle to look at in @file (in later files, 0);
- *          out: the object's handle
- * @pid:    as for ndk_files_next()
- * @viewer: as for ndk_files_next()
- * @type:   NDK_NL_OBJ_* of the objects wanted
- * @owner:  out: the object's file's owner
- * @o:      out: the object
- *
- * Context: process context (current is the caller).
- * Return: true when an object was found.
- */
-bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
-			struct pid *pid, struct pid *viewer, u32 type,
-			struct ndk_file_owner *owner,
-			struct ndk_uobj_summary *o)
+/* Under ndk_files_lock. */
+static int ndk_file_next_uobj_locked(unsigned long *file,
+				     unsigned long *handle, struct pid *pid,
+				     struct pid *viewer, u32 type,
+				     struct ndk_file_owner *owner,
+				     struct ndk_uobj_summary *o)
 {
 	unsigned long index, h, start = *handle;
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
 	bool found = false;
 
-	mutex_lock(&ndk_files_lock);
 	xa_for_each_start(&ndk_files, index, nf, *file) {
 		if (index != *file)
 			start = 0;
 		if (!ndk_files_visible(nf, pid, viewer))
 			continue;
-		mutex_lock(&nf->lock);
+		if (!mutex_trylock(&nf->lock)) {
+			*file = index;
+			*handle = start;
+			return -EBUSY;
+		}
 		xa_for_each_start(&nf->handles, h, u, start) {
 			if (ndk_uobj_nl_type(u) != type)
 				continue;
@@ -245,6 +278,38 @@ bool ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
 		if (found)
 			break;
 	}
-	mutex_unlock(&ndk_files_lock);
 	return found;
+}
+
+/**
+ * ndk_file_next_uobj() - the next object of a type in the files a caller
+ * may see, summarised
+ * @file:   in: the first file id to look at; out: the file of the object
+ * @handle: in: the first handle to look at in @file (in later files, 0);
+ *          out: the object's handle
+ * @pid:    as for ndk_files_next()
+ * @viewer: as for ndk_files_next()
+ * @type:   NDK_NL_OBJ_* of the objects wanted
+ * @owner:  out: the object's file's owner
+ * @o:      out: the object
+ *
+ * Context: process context (current is the caller), may sleep.
+ * Return: 1 when an object was found, 0 when none is left, %-EAGAIN when
+ * a file's commands held its lock for a second, %-EINTR.
+ */
+int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
+		       struct pid *pid, struct pid *viewer, u32 type,
+		       struct ndk_file_owner *owner,
+		       struct ndk_uobj_summary *o)
+{
+	unsigned long until = 0;
+	int ret;
+
+	do {
+		mutex_lock(&ndk_files_lock);
+		ret = ndk_file_next_uobj_locked(file, handle, pid, viewer,
+						type, owner, o);
+		mutex_unlock(&ndk_files_lock);
+	} while ((ret = ndk_files_backoff(ret, &until)) == -EBUSY);
+	return ret;
 }

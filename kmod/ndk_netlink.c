@@ -443,7 +443,7 @@ static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out_free;
 	}
 	/* One message per file of the process, in a single reply. */
-	while (ndk_files_next(&pos, pid, NULL, f)) {
+	while ((ret = ndk_files_next(&pos, pid, NULL, f)) > 0) {
 		ret = ndk_nl_fill_proc(msg, info->snd_portid, info->snd_seq, 0,
 				       f);
 		if (ret)
@@ -526,7 +526,7 @@ static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	f = kmalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
-	while (ndk_files_next(&pos, pid, viewer, f)) {
+	while ((ret = ndk_files_next(&pos, pid, viewer, f)) > 0) {
 		ret = ndk_nl_fill_proc(skb, NETLINK_CB(cb->skb).portid,
 				       cb->nlh->nlmsg_seq, NLM_F_MULTI, f);
 		if (ret)
@@ -591,8 +591,8 @@ static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	o = kmalloc(sizeof(*o), GFP_KERNEL);
 	if (!o)
 		return -ENOMEM;
-	while (ndk_file_next_uobj(&file, &handle, pid, viewer, type, &owner,
-				  o)) {
+	while ((ret = ndk_file_next_uobj(&file, &handle, pid, viewer, type,
+					 &owner, o)) > 0) {
 		ret = ndk_nl_fill_res(skb, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, &owner, o);
 		if (ret)
