@@ -32,6 +32,7 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
@@ -204,6 +205,14 @@ int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 	return ndk_ucache_mmap(&nf->ucache, vma);
 }
 
+/*
+ * debugfs ndk/hold_file_lock_ms (root only), 0 for off: the next command
+ * of any file holds the file's lock that long, once, as a command that
+ * waits under it would (a notifier's removal), so tests reach a busy
+ * file's lock from the registry's readers (netlink).
+ */
+static u32 ndk_hold_file_lock_ms;
+
 /**
  * ndk_file_lock() - lock the file for an object command
  * @file: the file
@@ -215,10 +224,14 @@ int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 struct ndk_file *ndk_file_lock(struct file *file)
 {
 	struct ndk_file *nf = file->private_data;
+	u32 hold;
 
 	if (!nf->mm || current->mm != nf->mm)
 		return ERR_PTR(-EPERM);
 	mutex_lock(&nf->lock);
+	hold = READ_ONCE(ndk_hold_file_lock_ms);
+	if (unlikely(hold) && cmpxchg(&ndk_hold_file_lock_ms, hold, 0) == hold)
+		msleep(hold);
 	return nf;
 }
 
@@ -367,7 +380,8 @@ DEFINE_DEBUGFS_ATTRIBUTE(ndk_user_pinned_fops, ndk_user_pinned_get, NULL,
  *
  * ndk/user_objects: handles open in every file; ndk/user_pinned_pages:
  * pages pinned by user registrations.  Both are 0 when no file holds an
- * object (tests check it after closing their files).
+ * object (tests check it after closing their files).  And the test hook
+ * ndk/hold_file_lock_ms (ndk_file_lock()).
  *
  * Context: module init.
  */
@@ -376,4 +390,6 @@ void ndk_file_debugfs_init(struct dentry *dir)
 	ndk_uobj_debugfs_init(dir);
 	debugfs_create_file_unsafe("user_pinned_pages", 0444, dir, NULL,
 				   &ndk_user_pinned_fops);
+	debugfs_create_u32("hold_file_lock_ms", 0600, dir,
+			   &ndk_hold_file_lock_ms);
 }
