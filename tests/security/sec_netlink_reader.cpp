@@ -12,10 +12,20 @@
 // its own.  Before the fix each batch listed the files of the process
 // that read the previous one: the victim's PD, with its pid, came into
 // the attacker's socket.
+//
+// Then a file whose command holds its lock (the root-only test hook
+// debugfs ndk/hold_file_lock_ms, as a command waiting under it for a
+// notifier's removal would) must stall only a netlink request that asks
+// for that file, and that one for a second at most (EAGAIN), while
+// another file opens and closes at once.  Before the fix the request
+// waited for the file's lock holding the registry's, so every open() and
+// close() of /dev/ndk on the host waited with it.
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+
+#include <thread>
 
 #include <ndk/ndk_netlink.h>
 
@@ -136,6 +146,48 @@ int Attacker() {
     return t_failures ? kTestFail : kTestPass;
 }
 
+// A PROC_GET of this process's files while one of them is busy: the
+// request's errno and how long it took, and how long another file's
+// open() and close() took meanwhile.
+void BusyFile() {
+    rel::Dev busy;
+    if (!sec::WriteFile("/sys/kernel/debug/ndk/hold_file_lock_ms", "3000")) {
+        T_CHECK(!"the test hook");
+        return;
+    }
+    std::thread holder([&] { busy.OpenAdapter(); });  // holds the lock 3 s
+    usleep(200000);
+    int err = 0;
+    double asked = 0, answered = 0;
+    std::thread asker([&] {
+        int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+        std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
+        std::vector<unsigned char> a;
+        auto pid = static_cast<std::uint32_t>(getpid());
+        Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
+        asked = rel::Now();
+        if (family && Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) {
+            std::vector<unsigned char> buf(8192);
+            ssize_t n = recv(nl, buf.data(), buf.size(), 0);
+            auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+            if (n > 0 && NLMSG_OK(h, n) && h->nlmsg_type == NLMSG_ERROR)
+                err = -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
+        }
+        answered = rel::Now();
+        if (nl >= 0) close(nl);
+    });
+    usleep(300000);
+    double t0 = rel::Now();
+    { rel::Dev other; }
+    double open_close = rel::Now() - t0;
+    asker.join();
+    holder.join();
+    std::printf("busy file: PROC_GET %s after %.2f s; another file opened and closed in %.3f s\n",
+                err ? strerrorname_np(err) : "answered", answered - asked, open_close);
+    T_CHECK(open_close < 0.5);
+    T_CHECK(err == EAGAIN && answered - asked > 0.9 && answered - asked < 2.5);
+}
+
 }  // namespace
 
 int main() {
@@ -168,5 +220,6 @@ int main() {
     int st = 0;
     waitpid(child, &st, 0);
     T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == kTestPass);
+    BusyFile();
     return t_result("sec-netlink-reader");
 }
