@@ -79,6 +79,10 @@ MODULE_PARM_DESC(retry_timeout, "seconds the I/O of a lost connection waits for 
 static uint io_timeout = 30;
 module_param(io_timeout, uint, 0444);
 MODULE_PARM_DESC(io_timeout, "seconds before an I/O kills the connection");
+
+static unsigned int connect_timeout = 10;
+module_param(connect_timeout, uint, 0444);
+MODULE_PARM_DESC(connect_timeout, "seconds a connection attempt waits for the target's answer (a silent or stalling target holds nothing longer)");
 static bool direct_notify = true;
 module_param(direct_notify, bool, 0644);
 MODULE_PARM_DESC(direct_notify, "CQ notifications from the completion handler (1) or ndk.ko's work item (0); read when a connection's CQs are created");
@@ -192,6 +196,8 @@ static struct nbk {
 	struct delayed_work reconnect;
 	bool stopping;
 	bool failing;		/* the retry time is up: I/O fails at once */
+	atomic_t removals;	/* adapter removals: a connect in flight ends */
+	wait_queue_head_t connect_wait;	/* a connect's end, stop, removal */
 	struct delayed_work fail_work;
 	u32 inline_max;
 	bool window;
@@ -282,9 +288,14 @@ static void nbk_disconnected(void *context)
 	nbk_kill("disconnected");
 }
 
-/* The removal waits for our objects: the reconnect work closes them now. */
+/*
+ * The removal waits for our objects: a connect in flight gives up and
+ * the reconnect work closes them now.
+ */
 static void nbk_removal(void *context)
 {
+	atomic_inc(&nbk.removals);
+	wake_up_all(&nbk.connect_wait);
 	nbk_kill_after("adapter removed", 0);
 }
 
@@ -852,6 +863,58 @@ static int nbk_queue_open(struct nbk_queue *q)
 	return 0;
 }
 
+/* What an asynchronous ndk_connect() reports, waited for in nbk_connect(). */
+struct nbk_connect {
+	struct completion done;
+	s32 status;
+};
+
+static void nbk_connected(void *context, s32 status)
+{
+	struct nbk_connect *c = context;
+
+	c->status = status;
+	complete(&c->done);
+	wake_up_all(&nbk.connect_wait);
+}
+
+/*
+ * ndk_connect() of queue @q to @sin, waited for at most connect_timeout
+ * seconds and not past the module's stop or the adapter's removal: a
+ * target that never answers (or answers with MRAs, which ib_cm lets
+ * stretch a connect to hours) holds neither rmmod nor the removal, which
+ * waits for this work to close the adapter.  Giving up closes the
+ * connector, which cancels the request.
+ */
+static s32 nbk_connect(struct nbk_queue *q, struct sockaddr_in *sin)
+{
+	int removals = atomic_read(&nbk.removals);
+	struct nbk_connect c;
+	s32 st;
+
+	init_completion(&c.done);
+	st = ndk_connect(q->conn, q->qp, NULL, 0, (struct sockaddr *)sin,
+			 sizeof(*sin), min(nbk.info.max_inbound_read_limit, 16u),
+			 0, NULL, 0, nbk_connected, &c);
+	if (st != STATUS_PENDING)
+		return st;
+	wait_event_timeout(nbk.connect_wait,
+			   completion_done(&c.done) || READ_ONCE(nbk.stopping) ||
+			   atomic_read(&nbk.removals) != removals,
+			   connect_timeout * HZ);
+	if (!completion_done(&c.done)) {
+		pr_warn("ndkblk: connect to %pI4:%u abandoned (%s)\n",
+			&sin->sin_addr, port,
+			READ_ONCE(nbk.stopping) ? "stopping" :
+			atomic_read(&nbk.removals) != removals ?
+			"adapter removed" : "no answer in connect_timeout");
+		ndk_close_connector(q->conn, NULL, NULL);	/* cancels it */
+		q->conn = NULL;
+	}
+	wait_for_completion(&c.done);	/* ran before the close returned */
+	return q->conn ? c.status : STATUS_IO_TIMEOUT;
+}
+
 /* Connect queue @q; @hello receives the target's private data. */
 static int nbk_queue_connect(struct nbk_queue *q, struct ndkblk_hello *hello)
 {
@@ -870,9 +933,7 @@ static int nbk_queue_connect(struct nbk_queue *q, struct ndkblk_hello *hello)
 		q->conn = NULL;
 		return -EIO;
 	}
-	st = ndk_connect(q->conn, q->qp, NULL, 0, (struct sockaddr *)&sin,
-			 sizeof(sin), min(nbk.info.max_inbound_read_limit, 16u),
-			 0, NULL, 0, NULL, NULL);
+	st = nbk_connect(q, &sin);
 	if (!st)
 		st = ndk_get_connection_data(q->conn, &in, &out, pdata, &len);
 	if (!st)
@@ -1062,6 +1123,7 @@ static int __init nbk_init(void)
 
 	INIT_DELAYED_WORK(&nbk.reconnect, nbk_reconnect_work);
 	INIT_DELAYED_WORK(&nbk.fail_work, nbk_fail_work);
+	init_waitqueue_head(&nbk.connect_wait);
 	if (!target) {
 		pr_err("ndkblk: target=<IPv4 address> is required\n");
 		return -EINVAL;
@@ -1110,6 +1172,7 @@ static void __exit nbk_exit(void)
 	u32 i, n = 0;
 
 	WRITE_ONCE(nbk.stopping, true);
+	wake_up_all(&nbk.connect_wait);	/* a connect in flight gives up */
 	WRITE_ONCE(nbk.failing, true);	/* what waits fails: del_gendisk waits */
 	nbk_kick();
 	del_gendisk(nbk.disk);
