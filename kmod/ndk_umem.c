@@ -73,14 +73,17 @@ long ndk_umem_pinned_pages(void)
  * The FOLL_* flags for the mapping at @addr, and the end of the segment
  * they apply to; -EFAULT when @addr is not mapped, or mapped without the
  * rights the registration asks for, or not by ordinary pages;
- * -EOPNOTSUPP for a writable pin of a shared mapping of a regular file.
+ * -EOPNOTSUPP for a writable pin of a shared mapping of a regular file,
+ * or any pin of a DAX file (FOLL_LONGTERM refuses those).
  * *@driver says whether ib_umem_get() would pin this segment as the
- * rights need (see ndk_umem_mode()).
+ * rights need (see ndk_umem_mode()); *@file_io whether its faults may
+ * wait on a file's server or on user space (FUSE, NFS: any file but
+ * shmem and hugetlbfs).
  */
 static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 			    unsigned long end, bool write,
 			    unsigned long *seg_end, unsigned int *gup,
-			    bool *driver)
+			    bool *driver, bool *file_io)
 {
 	struct vm_area_struct *vma;
 	int ret = 0;
@@ -93,8 +96,10 @@ static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 		ret = -EFAULT;
 		goto out_unlock;
 	}
-	if (write && vma->vm_file && (vma->vm_flags & VM_SHARED) &&
-	    !shmem_file(vma->vm_file) && !is_vm_hugetlb_page(vma)) {
+	*file_io = vma->vm_file && !shmem_file(vma->vm_file) &&
+		   !is_vm_hugetlb_page(vma);
+	if ((write && *file_io && (vma->vm_flags & VM_SHARED)) ||
+	    vma_is_fsdax(vma)) {
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
@@ -110,12 +115,44 @@ static int ndk_umem_segment(struct mm_struct *mm, unsigned long addr,
 	 * but shmem and hugetlbfs: a fault on any other file (FUSE, NFS)
 	 * may wait on a server for ever, and the driver pins holding the PD.
 	 */
-	*driver = (*gup & FOLL_WRITE) &&
-		  (!vma->vm_file || shmem_file(vma->vm_file) ||
-		   is_vm_hugetlb_page(vma));
+	*driver = (*gup & FOLL_WRITE) && !*file_io;
 out_unlock:
 	mmap_read_unlock(mm);
 	return ret;
+}
+
+/*
+ * Pin @n pages at @addr of a file whose faults may wait on its server or
+ * on user space (FUSE): a long-term pin faults them in without
+ * FAULT_FLAG_KILLABLE and holding the mmap lock (6.1's
+ * __gup_longterm_locked() has no "locked"), so its thread could neither
+ * be killed nor let the process's mmap lock go while the server keeps it
+ * waiting.  So these are pinned with the lock droppable and the wait
+ * killable, FOLL_LONGTERM left out; what FOLL_LONGTERM adds is moving
+ * pages out of CMA and ZONE_MOVABLE first, so pages that are there are
+ * unpinned and pinned again the long-term way (they are resident by
+ * then).
+ */
+static long ndk_umem_pin_file(struct mm_struct *mm, unsigned long addr,
+			      unsigned long n, unsigned int gup,
+			      struct page **pages)
+{
+	int locked = 1;
+	long got, i;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	got = pin_user_pages_remote(mm, addr, n, gup & ~FOLL_LONGTERM, pages,
+				    NULL, &locked);
+	if (locked)
+		mmap_read_unlock(mm);
+	for (i = 0; i < got; i++) {
+		if (!is_longterm_pinnable_page(pages[i])) {
+			unpin_user_pages(pages, got);
+			return pin_user_pages_fast(addr, n, gup, pages);
+		}
+	}
+	return got;
 }
 
 /* Pin [@addr, @end) (page aligned) into @pages. */
@@ -123,25 +160,29 @@ static int ndk_umem_pin_range(struct mm_struct *mm, unsigned long addr,
 			      unsigned long end, bool write, struct page **pages,
 			      unsigned long *pinned)
 {
-	unsigned long seg_end;
+	unsigned long seg_end, chunk;
 	unsigned int gup;
-	bool driver;
-	int ret, n;
+	bool driver, file_io;
+	long n;
+	int ret;
 
 	while (addr < end) {
 		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup,
-				       &driver);
+				       &driver, &file_io);
 		if (ret)
 			return ret;
 		while (addr < seg_end) {
 			if (fatal_signal_pending(current))
 				return -EINTR;
 			cond_resched();
-			n = pin_user_pages_fast(addr,
-						min_t(unsigned long,
-						      (seg_end - addr) >> PAGE_SHIFT,
-						      SZ_64K),
-						gup, pages + *pinned);
+			chunk = min_t(unsigned long,
+				      (seg_end - addr) >> PAGE_SHIFT, SZ_64K);
+			if (file_io)
+				n = ndk_umem_pin_file(mm, addr, chunk, gup,
+						      pages + *pinned);
+			else
+				n = pin_user_pages_fast(addr, chunk, gup,
+							pages + *pinned);
 			if (n < 0)
 				return n;
 			if (!n)
@@ -284,12 +325,12 @@ int ndk_umem_mode(struct mm_struct *mm, u64 address, u64 length, bool write)
 	unsigned long end = PAGE_ALIGN(address + length);
 	unsigned long seg_end;
 	unsigned int gup;
-	bool driver, all = true;
+	bool driver, file_io, all = true;
 	int ret;
 
 	while (addr < end) {
 		ret = ndk_umem_segment(mm, addr, end, write, &seg_end, &gup,
-				       &driver);
+				       &driver, &file_io);
 		if (ret)
 			return ret;
 		all &= driver;
