@@ -22,6 +22,15 @@
 //     within 30 s meanwhile; once the reads are served, both return ENODEV
 //     (Documentation/uapi.md); the caller's VmPin is 0 and ndk.ko's
 //     user_pinned_pages and user_objects are back to their baseline.
+//  3. While a MEM_REGISTER waits in the read of a page of file "d",
+//     another thread of its process maps memory at once.  Before the fix
+//     ndk.ko pinned file pages long-term, and 6.1 faults those holding the
+//     mmap lock (no "locked" for FOLL_LONGTERM): every mmap() and every
+//     page-table walk of the process (the driver's pin of another
+//     registration, which holds its PD and with it device removal)
+//     queued behind the file's server.  The wait itself stays what FUSE
+//     makes it: once the server has taken the READ, fuse waits for its
+//     answer uninterruptibly, as it does for any read.
 #include <linux/fuse.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -54,10 +63,10 @@ class StartLine {
 
 constexpr const char* kMount = "/tmp/ndk-fuse-stall";
 constexpr std::uint64_t kFileSize = 4096;
-constexpr std::uint64_t kNodeA = 2, kNodeB = 3, kNodeC = 4;
+constexpr std::uint64_t kNodeA = 2, kNodeB = 3, kNodeC = 4, kNodeD = 5;
 
-// A FUSE server of three read-only files, "a", "b" and "c", whose READs
-// are held until Serve().
+// A FUSE server of four read-only files, "a" to "d", whose READs are held
+// until Serve().
 class StallFs {
   public:
     bool Mount() {
@@ -93,6 +102,11 @@ class StallFs {
             if (got >= static_cast<int>(nodes.size()) || rel::Now() > end) return got;
             usleep(20000);
         }
+    }
+    // Holds every file's READs again.
+    void Hold() {
+        std::lock_guard<std::mutex> l(mu_);
+        served_.clear();
     }
     // Answers @node's READs from now on (0: every file's).
     void Serve(std::uint64_t node = 0) {
@@ -183,6 +197,7 @@ class StallFs {
                     std::uint64_t node = name == "a"   ? kNodeA
                                          : name == "b" ? kNodeB
                                          : name == "c" ? kNodeC
+                                         : name == "d" ? kNodeD
                                                        : 0;
                     if (in.nodeid != FUSE_ROOT_ID || !node) {
                         Reply(in.unique, -ENOENT, nullptr, 0);
@@ -357,6 +372,34 @@ int Stall(int out, int in) {
     return t_failures ? kTestFail : kTestPass;
 }
 
+// Part 3, as nobody: a registration of a page of "d" waits in its read
+// while the main thread maps memory; the mmap's time in ms (capped at
+// 250) goes to @out once @in says the read is held.
+int StallMmap(int out, int in) {
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    std::string path = std::string(kMount) + "/d";
+    int f = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    void* p = f < 0 ? MAP_FAILED : mmap(nullptr, kFileSize, PROT_READ, MAP_SHARED, f, 0);
+    if (!pd || p == MAP_FAILED) return kTestFail;
+    ndk_u_mem_register m{};
+    m.pd_handle = pd;
+    m.flags = NDK_U_MEM_READ;
+    m.address = reinterpret_cast<std::uintptr_t>(p);
+    m.length = kFileSize;
+    std::thread reg([&] { d.Ioctl(NDK_IOCTL_MEM_REGISTER, &m); });
+    char c;
+    T_CHECK(read(in, &c, 1) == 1);  // the read is held
+    double t0 = rel::Now();
+    void* q = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    c = static_cast<char>(std::min(250.0, (rel::Now() - t0) * 1000));
+    T_CHECK(q != MAP_FAILED && write(out, &c, 1) == 1);
+    reg.join();  // served
+    munmap(q, 1 << 20);
+    return t_failures ? kTestFail : kTestPass;
+}
+
 // The kernel stacks of @pid's threads, when it does not answer.
 void DumpStacks(pid_t pid) {
     std::string cmd =
@@ -445,5 +488,24 @@ int main() {
     T_CHECK(rel::WaitCounters(base, 10));
     rel::PrintCounters("file closed", rel::ReadCounters());
     T_CHECK(sec::RunTimed("rdma link add rxe0 type rxe netdev v0", 60) == 0);
+
+    fs.Hold();
+    int up3[2], down3[2];
+    T_CHECK(pipe(up3) == 0 && pipe(down3) == 0);
+    std::fflush(nullptr);
+    pid_t kid3 = fork();
+    if (kid3 == 0) _exit(sec::BecomeNobody() ? StallMmap(up3[1], down3[0]) : kTestFail);
+    int held = fs.WaitStalled({kNodeD}, 10);
+    T_CHECK(held == 1);
+    c = 'h';
+    T_CHECK(write(down3[1], &c, 1) == 1);
+    bool mapped = ReadTimed(up3[0], &c, 10, kid3);
+    std::printf("a registration waits in a FUSE read: its process mapped memory %s\n",
+                mapped ? (std::to_string(static_cast<unsigned char>(c)) + " ms later").c_str()
+                       : "NOT within 10 s");
+    T_CHECK(held == 1 && mapped && static_cast<unsigned char>(c) < 250);
+    fs.Serve();
+    T_CHECK(sec::WaitFor(kid3, 60) == kTestPass);
+    T_CHECK(rel::WaitCounters(base, 10));
     return t_result("sec-removal-fault-register");
 }
