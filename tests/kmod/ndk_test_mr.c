@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 
 #include "ndk_test.h"
@@ -475,6 +476,52 @@ out:
 	return NDK_TEST_PASS;
 }
 
+/*
+ * The seeds' IRQL <= DISPATCH_LEVEL: NdkRegisterMr, NdkDeregisterMr and
+ * NdkInitializeFastRegisterMr with a completion, called with a spinlock
+ * held and bottom halves off (the debug kernel's might_sleep() and
+ * lockdep check that nothing in them sleeps).
+ */
+static void ndk_t_mr_dispatch(struct ndk_test_env *env, struct ndk_t_ctx *c,
+			      struct ndk_mdl *chain)
+{
+	static DEFINE_SPINLOCK(dispatch);
+	struct ndk_mr *mr, *frmr;
+	struct ndk_t_wait r[3];
+	s32 st[3];
+	int i;
+
+	NDK_T_STATUS(env, ndk_create_mr(c->pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_mr(c->pd, true, NULL, NULL, &frmr),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return;
+	for (i = 0; i < 3; i++)
+		ndk_t_wait_init(&r[i]);
+	spin_lock_bh(&dispatch);
+	st[0] = ndk_register_mr(mr, chain, PAGE_SIZE, 0x7, ndk_t_requested,
+				&r[0]);
+	st[1] = ndk_initialize_fast_register_mr(frmr, 16, true,
+						ndk_t_requested, &r[1]);
+	spin_unlock_bh(&dispatch);
+	for (i = 0; i < 2; i++) {
+		NDK_T_STATUS(env, st[i], STATUS_PENDING);
+		NDK_T_CHECK(env, ndk_t_wait(&r[i]));
+		NDK_T_STATUS(env, r[i].status, STATUS_SUCCESS);
+	}
+	spin_lock_bh(&dispatch);
+	st[2] = ndk_deregister_mr(mr, ndk_t_requested, &r[2]);
+	spin_unlock_bh(&dispatch);
+	NDK_T_STATUS(env, st[2], STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&r[2]));
+	NDK_T_STATUS(env, r[2].status, STATUS_SUCCESS);
+	ndk_test_log("register, initialize and deregister at dispatch level: %#x %#x %#x",
+		     r[0].status, r[1].status, r[2].status);
+	NDK_T_STATUS(env, ndk_close_mr(frmr, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
+}
+
 /* STATUS_PENDING and the completion; closing a registered MR. */
 static int ndk_t_mr_register_async(struct ndk_test_env *env)
 {
@@ -523,6 +570,7 @@ static int ndk_t_mr_register_async(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
 	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
+	ndk_t_mr_dispatch(env, &c, chain);
 out:
 	ndk_mdl_free_chain(chain);
 	kfree(buf);
@@ -585,7 +633,7 @@ static int ndk_t_frmr_initialize(struct ndk_test_env *env)
 	struct ndk_mr *mrs[8], *plain;
 	struct ndk_t_wait reqs[8];
 	struct ndk_t_ctx c;
-	u32 max;
+	u32 max, dev_max;
 	int i;
 
 	if (ndk_t_setup(env, &c))
@@ -603,9 +651,18 @@ static int ndk_t_frmr_initialize(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], 0, true,
 							  NULL, NULL),
 		     STATUS_INVALID_PARAMETER);
-	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], max + 1, true,
-							  NULL, NULL),
+	/*
+	 * The adapter's limit, not FRMRPageCount (at most 512): the page
+	 * list MaxRegistrationSize is derived from (ndk_adapter.c).
+	 */
+	dev_max = (c.info.max_registration_size >> PAGE_SHIFT) + 1;
+	NDK_T_CHECK(env, max <= dev_max);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], dev_max + 1,
+							  true, NULL, NULL),
 		     STATUS_IMPLEMENTATION_LIMIT);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], dev_max, true,
+							  NULL, NULL),
+		     STATUS_SUCCESS);
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(plain, 16, true,
 							  NULL, NULL),
 		     STATUS_INVALID_PARAMETER);
