@@ -918,7 +918,9 @@ static s32 ndk_bind_post(struct ndk_qp *qp, void *request_context,
  * Return: STATUS_SUCCESS (a result of type NDK_OPERATION_TYPE_BIND follows
  * unless silent and successful), or with no result:
  * STATUS_INVALID_PARAMETER (flags, a fast-register MR, another PD, an
- * empty window, one not inside the MR or beyond MaxWindowSize),
+ * empty window, one not inside the MR or spanning more pages than
+ * FRMRPageCount: a window of MaxWindowSize bytes always fits, a
+ * page-aligned one of FRMRPageCount pages too),
  * STATUS_ACCESS_VIOLATION (remote write on an MR without local write),
  * STATUS_INVALID_DEVICE_REQUEST (MR not registered, window bound),
  * STATUS_DEVICE_BUSY (the window's invalidation has not completed),
