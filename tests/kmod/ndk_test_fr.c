@@ -2475,7 +2475,8 @@ out:
  * consumer's FR MR initialised for FRMRPageCount pages and fast-registered
  * over all of them, and a window bound over FRMRPageCount pages (of an MR
  * of 2 MiB chunks, at least two, so the range can be that long), each
- * take an RDMA write and read of their last two pages, byte-exact.  On
+ * take an RDMA write and read of their last two pages, byte-exact; a
+ * window one byte longer at each end spans one page more: refused.  On
  * siw, whose registrations use 4 KiB pages and stop below FRMRPageCount
  * pages, no MR is long enough for the window: the FR MR only.
  */
@@ -2555,6 +2556,11 @@ static int t_mr_full_page_list(struct ndk_test_env *env)
 		NDK_T_STATUS(env, fr_inv(x->f.qp[FR_OWNER], CTX(93), w, 0),
 			     STATUS_SUCCESS);
 		FR_WAIT(env, x->f.cq[FR_OWNER], 93, T_INV, STATUS_SUCCESS);
+		/* One page more than the window's list: refused inline. */
+		NDK_T_STATUS(env, ndk_bind(x->f.qp[FR_OWNER], CTX(94), mr, w,
+					   (void *)(uintptr_t)(va - 1),
+					   n * PAGE_SIZE + 1, FR_R),
+			     STATUS_INVALID_PARAMETER);
 	}
 out:
 	if (w)
@@ -2744,6 +2750,58 @@ out:
 }
 
 /*
+ * mr-register-rights: what each NdkRegisterMr flag set lets a peer do
+ * through the MR's own remote token, over a region 100 bytes into a
+ * page: granted rights byte-exact over the whole region and refused a
+ * byte outside it, rights not granted refused inside it (each refusal on
+ * a fresh connection; siw serves reads without the right: security.md).
+ */
+static int t_mr_register_rights(struct ndk_test_env *env)
+{
+	static const u32 flags[] = { 0x0, 0x1, 0x2, 0x5, 0x7 };
+	const u32 off = 100, len = 2 * PAGE_SIZE;
+	struct fr_fix *x = fr_open(env);
+	struct ndk_mr *mr = NULL;
+	struct fr_target t;
+	struct ndk_mdl *mdl;
+	u8 *mem;
+	u32 i;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	mem = vzalloc(len + 2 * off);
+	mdl = mem ? ndk_mdl_from_buffer(mem + off, len, GFP_KERNEL) : NULL;
+	NDK_T_CHECK(env, mdl);
+	if (!mdl)
+		goto out_free;
+	NDK_T_STATUS(env, ndk_create_mr(x->f.pd, false, NULL, NULL, &mr),
+		     STATUS_SUCCESS);
+	for (i = 0; !env->failures && i < ARRAY_SIZE(flags); i++) {
+		NDK_T_STATUS(env, ndk_register_mr(mr, mdl, len, flags[i], NULL,
+						  NULL), STATUS_SUCCESS);
+		t = (struct fr_target) {
+			.addr = (uintptr_t)(mem + off),
+			.len = len,
+			.rtok = ndk_get_remote_token_from_mr(mr),
+			.read = flags[i] & NDK_MR_FLAG_ALLOW_REMOTE_READ,
+			.write = (flags[i] & NDK_MR_FLAG_ALLOW_REMOTE_WRITE) ==
+				 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+		};
+		ndk_test_log("NdkRegisterMr flags %#x: remote read %d, write %d",
+			     flags[i], t.read, t.write);
+		fr_check_target(env, x, &t, mem + off, true);
+		NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+	if (mr)
+		ndk_close_mr(mr, NULL, NULL);
+out_free:
+	ndk_mdl_free_chain(mdl);
+	vfree(mem);
+	return fr_close(env, x);
+}
+
+/*
  * Reads the peer's src into the first 64 bytes of @mdl's buffer @mem
  * through @mr's local token; @want is the read's result.  A refused read
  * ends the connection.
@@ -2857,6 +2915,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mw-fenced-read", t_mw_fenced_read },
 	{ "fr-failed-reg", t_fr_failed_reg },
 	{ "mr-read-only", t_mr_read_only },
+	{ "mr-register-rights", t_mr_register_rights },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
