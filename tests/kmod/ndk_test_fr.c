@@ -2132,11 +2132,16 @@ static int t_fr_failed_reg(struct ndk_test_env *env)
 	f = &x->f;
 	if (env->failures)
 		goto out;
+	/*
+	 * Silent and fenced: a silent request that fails still gets its
+	 * result (the seed's rule for NdkBind's SILENT_SUCCESS).
+	 */
 	NDK_T_STATUS(env, ndk_bind(f->qp[FR_OWNER], ctx, m.mr, w, m.data, 64,
-				   FR_W), STATUS_SUCCESS);
+				   FR_W | NDK_OP_FLAG_SILENT_SUCCESS |
+				   NDK_OP_FLAG_READ_FENCE), STATUS_SUCCESS);
 	tok = ndk_get_remote_token_from_mw(w);
 	if (fr_next(env, __LINE__, f->cq[FR_OWNER], ctx, T_BIND, &r)) {
-		ndk_test_log("a bind that ran, reported failed: status %#x",
+		ndk_test_log("a silent, fenced bind that ran, reported failed: status %#x",
 			     r.status);
 		NDK_T_CHECK(env, r.status != STATUS_SUCCESS);
 	}
@@ -2750,6 +2755,85 @@ out:
 }
 
 /*
+ * lam-privileged: a logical address mapping (NdkBuildLAM) used with the
+ * PD's privileged token as a send source and, where the adapter sets
+ * NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, as an RDMA read sink (the
+ * seed: consumers may use LAMs with that token directly as read sinks).
+ * Byte-exact both ways.  On iWARP the sink needs a registration: skipped.
+ */
+static int t_lam_privileged(struct ndk_test_env *env)
+{
+	const u32 off = 300, len = 1000;
+	struct fr_fix *x = fr_open(env);
+	struct ndk_logical_address_mapping *lam = NULL;
+	struct ndk_mdl *mdl = NULL;
+	struct ndk_sge sge;
+	u32 size, fbo, tok;
+	struct t_fix *f;
+	u8 *buf = NULL;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	f = &x->f;
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	mdl = buf ? ndk_mdl_from_buffer(buf + off, len, GFP_KERNEL) : NULL;
+	size = struct_size(lam, adapter_page_array, 1);
+	lam = kzalloc(size, GFP_KERNEL);
+	NDK_T_CHECK(env, mdl && lam);
+	if (!mdl || !lam)
+		goto out;
+	NDK_T_STATUS(env, ndk_build_lam(f->adapter, mdl, len, NULL, NULL, lam,
+					&size, &fbo), STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_CHECK(env, fbo == off && lam->adapter_page_count == 1);
+	ndk_get_privileged_memory_region_token(f->pd, &tok);
+	sge = (struct ndk_sge) {
+		.logical_address = lam->adapter_page_array[0] + fbo,
+		.length = len,
+		.memory_region_token = tok,
+	};
+
+	/* A send source: the peer receives the bytes. */
+	get_random_bytes(buf + off, len);
+	memset(x->sink.data, 0, len);
+	{
+		struct ndk_sge rs = t_sge(&x->sink, 0, len);
+
+		NDK_T_STATUS(env, ndk_receive(f->qp[FR_PEER], CTX(95), &rs, 1),
+			     STATUS_SUCCESS);
+	}
+	NDK_T_STATUS(env, ndk_send(f->qp[FR_OWNER], CTX(96), &sge, 1, 0),
+		     STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_OWNER], 96, T_SEND, STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_PEER], 95, T_RECV, STATUS_SUCCESS);
+	NDK_T_CHECK(env, memcmp(x->sink.data, buf + off, len) == 0);
+
+	/* A read sink, where the adapter needs no sink rights. */
+	if (!(f->info.adapter_flags &
+	      NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED)) {
+		ndk_test_log("# iWARP: a read sink needs a registration");
+	} else {
+		memset(buf + off, 0, len);
+		NDK_T_STATUS(env, ndk_read(f->qp[FR_OWNER], CTX(97), &sge, 1,
+					   t_raddr(&x->src, 5),
+					   ndk_get_remote_token_from_mr(x->src.mr),
+					   0), STATUS_SUCCESS);
+		FR_WAIT(env, f->cq[FR_OWNER], 97, T_READ, STATUS_SUCCESS);
+		NDK_T_CHECK(env, memcmp(buf + off, x->src.data + 5, len) == 0);
+		NDK_T_CHECK(env, t_all(buf, 0, off));
+		NDK_T_CHECK(env, t_all(buf + off + len, 0,
+				       PAGE_SIZE - off - len));
+	}
+	ndk_release_lam(f->adapter, lam);
+out:
+	kfree(lam);
+	ndk_mdl_free_chain(mdl);
+	kfree(buf);
+	return fr_close(env, x);
+}
+
+/*
  * mr-register-rights: what each NdkRegisterMr flag set lets a peer do
  * through the MR's own remote token, over a region 100 bytes into a
  * page: granted rights byte-exact over the whole region and refused a
@@ -2916,6 +3000,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "fr-failed-reg", t_fr_failed_reg },
 	{ "mr-read-only", t_mr_read_only },
 	{ "mr-register-rights", t_mr_register_rights },
+	{ "lam-privileged", t_lam_privileged },
 	{ "mr-chains-traffic", t_mr_chains_traffic },
 	{ "mr-huge-chunks", t_mr_huge_chunks },
 	{ "mr-classes", t_mr_classes },
