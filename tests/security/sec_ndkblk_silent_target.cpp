@@ -23,8 +23,7 @@
 #include <rdma/rdma_cma.h>
 #include <sys/wait.h>
 
-#include "ndkblk_wire.hpp"
-#include "sec_common.hpp"
+#include "ndkblk_peer.hpp"
 
 namespace {
 
@@ -33,48 +32,19 @@ using namespace ndkblk_wire;
 constexpr const char* kListening = "/tmp/ndk-sec-silent-listening";
 constexpr const char* kHolding = "/tmp/ndk-sec-silent-holding";
 
-// Listens on the target's port; false on error.
-bool Listen(rel::Dev& d, std::uint32_t ad, std::uint32_t* lis) {
-    ndk_u_listener_create lc{};
-    lc.adapter_handle = ad;
-    *lis = d.Create(NDK_IOCTL_LISTENER_CREATE, &lc);
-    ndk_u_listen ln{};
-    ln.listener_handle = *lis;
-    sockaddr_in sin = rel::LoopbackAddress(kPort);
-    std::memcpy(ln.address, &sin, sizeof(sin));
-    return *lis && d.Ioctl(NDK_IOCTL_LISTEN, &ln) == 0;
-}
-
 // The target: accepts ndkblk's first connection, then goes away.
 int Target() {
     rel::Dev d;
     std::uint32_t ad = d.OpenAdapter();
-    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0, lis = 0;
-    T_CHECK(pd && Listen(d, ad, &lis));
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    std::uint32_t lis = pd ? ListenTarget(d, ad) : 0;
+    T_CHECK(lis != 0);
     if (t_failures) return kTestFail;
     sec::WriteFile(kListening, "listening");
     ndk_u_event ev{};
     T_CHECK(d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev, 60000) && ev.object);
-    std::uint32_t con = ev.object;
-    ndk_u_cq_create cc{};
-    cc.adapter_handle = ad;
-    cc.depth = 4 * kDepth;
-    std::uint32_t cq = con ? d.Create(NDK_IOCTL_CQ_CREATE, &cc) : 0;
-    ndk_u_qp_create qc{};
-    qc.pd_handle = pd;
-    qc.receive_cq_handle = qc.initiator_cq_handle = cq;
-    qc.receive_queue_depth = qc.initiator_queue_depth = kDepth;
-    qc.max_receive_request_sge = qc.max_initiator_request_sge = 1;
-    std::uint32_t qp = cq && ioctl(d.fd(), NDK_IOCTL_QP_CREATE, &qc) == 0 ? qc.handle : 0;
-    Hello hello{kMagic, kDepth, 128 << 10, 0, 2048, 1, 0};
-    ndk_u_accept ac{};
-    ac.connector_handle = con;
-    ac.qp_handle = qp;
-    ac.inbound_read_limit = ac.outbound_read_limit = 1;
-    ac.private_data = reinterpret_cast<std::uintptr_t>(&hello);
-    ac.private_data_length = sizeof(hello);
-    T_CHECK(qp && d.Ioctl(NDK_IOCTL_ACCEPT, &ac) == 0);
-    T_CHECK(d.WaitEvent(NDK_U_EVENT_REQUEST, con, &ev, 30000) && ev.status == 0);
+    std::uint32_t cq = 0, qp = ev.object ? TargetQp(d, ad, pd, &cq) : 0;
+    T_CHECK(qp && AcceptInitiator(d, ev.object, qp));
     std::printf("target: accepted the first connection; going away\n");
     return t_failures ? kTestFail : kTestPass;
 }
