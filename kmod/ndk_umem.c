@@ -6,7 +6,8 @@
  * readable (and, for MEM_WRITE, writable) mappings of the calling
  * process, charges the pages to RLIMIT_MEMLOCK the way ib_umem_get()
  * does (mm->pinned_vm, shown as VmPin in /proc/<pid>/status; CAP_IPC_LOCK
- * exempt), pins them long-term and describes them as an MDL chain, the
+ * exempt), pins them long-term (file pages that may wait on a server:
+ * ndk_umem_pin_file()) and describes them as an MDL chain, the
  * input of ndk_register_mr().  ndk_umem_unpin() undoes all of it and may
  * run in any process (the last close of a file a child inherited): it
  * only needs the mm recorded at pin time, held by mmgrab().
@@ -128,7 +129,9 @@ out_unlock:
  * __gup_longterm_locked() has no "locked"), so its thread could neither
  * be killed nor let the process's mmap lock go while the server keeps it
  * waiting.  So these are pinned with the lock droppable and the wait
- * killable, FOLL_LONGTERM left out; what FOLL_LONGTERM adds is moving
+ * killable where the file system's is (FUSE waits uninterruptibly for a
+ * request its server has taken, for any reader), FOLL_LONGTERM left
+ * out; what FOLL_LONGTERM adds is moving
  * pages out of CMA and ZONE_MOVABLE first, so pages that are there are
  * unpinned and pinned again the long-term way (they are resident by
  * then).
