@@ -46,10 +46,12 @@
 
 namespace {
 
-// A pin stalled in a FUSE read holds the caller's mmap lock for reading
-// (6.1's FOLL_LONGTERM GUP does not drop it to wait), so this process
-// cannot mmap (a thread's stack) or brk until the read is served: every
-// registering thread is created before any of them starts.
+// A long-term pin stalled in a FUSE read holds the caller's mmap lock for
+// reading (6.1's FOLL_LONGTERM GUP does not drop it to wait), so with such
+// a pin this process could not mmap (a thread's stack) or brk until the
+// read is served.  ndk.ko's pins of file pages drop it now (part 3 checks
+// that), but every registering thread is still created before any of them
+// starts, so parts 1 and 2 do not depend on it.
 class StartLine {
   public:
     void Wait() {
