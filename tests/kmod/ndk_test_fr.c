@@ -2815,11 +2815,9 @@ static int t_lam_privileged(struct ndk_test_env *env)
 		ndk_test_log("# iWARP: a read sink needs a registration");
 	} else {
 		memset(buf + off, 0, len);
-		NDK_T_STATUS(env, ndk_read(f->qp[FR_OWNER], CTX(97), &sge, 1,
-					   t_raddr(&x->src, 5),
-					   ndk_get_remote_token_from_mr(x->src.mr),
-					   0), STATUS_SUCCESS);
-		FR_WAIT(env, f->cq[FR_OWNER], 97, T_READ, STATUS_SUCCESS);
+		fr_access(env, __LINE__, x, false, &sge, t_raddr(&x->src, 5),
+			  ndk_get_remote_token_from_mr(x->src.mr),
+			  STATUS_SUCCESS);
 		NDK_T_CHECK(env, memcmp(buf + off, x->src.data + 5, len) == 0);
 		NDK_T_CHECK(env, t_all(buf, 0, off));
 		NDK_T_CHECK(env, t_all(buf + off + len, 0,
@@ -2886,9 +2884,9 @@ out_free:
 }
 
 /*
- * Reads the peer's src into the first 64 bytes of @mdl's buffer @mem
- * through @mr's local token; @want is the read's result.  A refused read
- * ends the connection.
+ * Reads the peer's src into the first 64 bytes of @mem, registered in @mr,
+ * through @mr's local token (fr_access()); @want is the read's result,
+ * and a refused read leaves @mem as it was.
  */
 static void fr_read_into(struct ndk_test_env *env, int line,
 			 struct fr_fix *x, struct ndk_mr *mr, u8 *mem,
@@ -2903,17 +2901,12 @@ static void fr_read_into(struct ndk_test_env *env, int line,
 	if (fr_live(env, x))
 		return;
 	memset(mem, 0, 64);
-	NDK_T_STATUS(env, ndk_read(x->f.qp[FR_OWNER], CTX(80), &sge, 1,
-				   t_raddr(&x->src, 0),
-				   ndk_get_remote_token_from_mr(x->src.mr), 0),
-		     STATUS_SUCCESS);
-	fr_wait(env, line, x->f.cq[FR_OWNER], CTX(80), T_READ, want, NULL);
-	if (want == STATUS_SUCCESS) {
+	fr_access(env, line, x, false, &sge, t_raddr(&x->src, 0),
+		  ndk_get_remote_token_from_mr(x->src.mr), want);
+	if (want == STATUS_SUCCESS)
 		NDK_T_CHECK(env, memcmp(mem, x->src.data, 64) == 0);
-	} else {
+	else
 		NDK_T_CHECK(env, t_all(mem, 0, 64));
-		x->dead = true;
-	}
 }
 
 /*
