@@ -22,6 +22,20 @@ inline std::uint32_t ListenTarget(rel::Dev& d, std::uint32_t ad) {
     return lis && d.Ioctl(NDK_IOCTL_LISTEN, &ln) == 0 ? lis : 0;
 }
 
+// A target's first steps: its adapter and PD (*@ad, *@pd), a listener on
+// the target's port, @mark written once it listens, and the connector of
+// the first connection request; 0 on error.
+inline std::uint32_t AwaitInitiator(rel::Dev& d, const char* mark, std::uint32_t* ad,
+                                    std::uint32_t* pd) {
+    *ad = d.OpenAdapter();
+    *pd = *ad ? t_pd_create(d.fd(), *ad) : 0;
+    std::uint32_t lis = *pd ? ListenTarget(d, *ad) : 0;
+    if (!lis) return 0;
+    sec::WriteFile(mark, "listening");
+    ndk_u_event ev{};
+    return d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev, 60000) ? ev.object : 0;
+}
+
 // A QP of @pd with its own CQ (*@cq), kDepth deep each way; 0 on error.
 inline std::uint32_t TargetQp(rel::Dev& d, std::uint32_t ad, std::uint32_t pd, std::uint32_t* cq) {
     ndk_u_cq_create cc{};

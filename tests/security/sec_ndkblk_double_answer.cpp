@@ -48,16 +48,8 @@ bool Post(rel::Dev& d, std::uint32_t qp, std::uint32_t op, std::uint64_t ctx, co
 // The hostile target: one connection, its first request answered twice.
 int Target() {
     rel::Dev d;
-    std::uint32_t ad = d.OpenAdapter();
-    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
-    std::uint32_t lis = pd ? ListenTarget(d, ad) : 0;
-    T_CHECK(lis != 0);
-    if (t_failures) return kTestFail;
-    sec::WriteFile(kMark, "listening");
-
-    ndk_u_event ev{};
-    T_CHECK(d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev, 60000) && ev.object);
-    std::uint32_t con = ev.object;
+    std::uint32_t ad = 0, pd = 0, con = AwaitInitiator(d, kMark, &ad, &pd);
+    T_CHECK(con != 0);
     std::uint32_t cq = 0, qp = con ? TargetQp(d, ad, pd, &cq) : 0;
     rel::Mapping buf((kDepth + 2) * kSlot);
     ndk_u_mr_register reg{};

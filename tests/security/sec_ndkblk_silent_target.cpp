@@ -35,16 +35,10 @@ constexpr const char* kHolding = "/tmp/ndk-sec-silent-holding";
 // The target: accepts ndkblk's first connection, then goes away.
 int Target() {
     rel::Dev d;
-    std::uint32_t ad = d.OpenAdapter();
-    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
-    std::uint32_t lis = pd ? ListenTarget(d, ad) : 0;
-    T_CHECK(lis != 0);
-    if (t_failures) return kTestFail;
-    sec::WriteFile(kListening, "listening");
-    ndk_u_event ev{};
-    T_CHECK(d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev, 60000) && ev.object);
-    std::uint32_t cq = 0, qp = ev.object ? TargetQp(d, ad, pd, &cq) : 0;
-    T_CHECK(qp && AcceptInitiator(d, ev.object, qp));
+    std::uint32_t ad = 0, pd = 0, con = AwaitInitiator(d, kListening, &ad, &pd);
+    T_CHECK(con != 0);
+    std::uint32_t cq = 0, qp = con ? TargetQp(d, ad, pd, &cq) : 0;
+    T_CHECK(qp && AcceptInitiator(d, con, qp));
     std::printf("target: accepted the first connection; going away\n");
     return t_failures ? kTestFail : kTestPass;
 }
