@@ -59,6 +59,8 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -270,10 +272,18 @@ static void ndk_fr_kill_one(struct ndk_fr *fr)
  */
 static LLIST_HEAD(ndk_fr_kills);
 
+/* Test hook, debugfs ndk/kill_delay_ms: each kill waits so long first. */
+static u32 ndk_fr_kill_delay_ms;
+
 static void ndk_fr_kill_work(struct work_struct *work)
 {
-	struct llist_node *list = llist_del_all(&ndk_fr_kills);
+	u32 delay = READ_ONCE(ndk_fr_kill_delay_ms);
+	struct llist_node *list;
 	struct ndk_fr *fr, *next;
+
+	if (unlikely(delay))
+		msleep(min(delay, 1000U));
+	list = llist_del_all(&ndk_fr_kills);
 
 	/* next is read first: once killed, @fr may be freed or queued again */
 	llist_for_each_entry_safe(fr, next, list, kill_node)
@@ -358,6 +368,28 @@ out_unlock:
 		ndk_obj_put(fr->owner);
 }
 
+/*
+ * Test hook, debugfs ndk/distrust_peer_invalidations: that many of the
+ * next peer invalidations that would be trusted are not (as when the
+ * receive result comes before the registration's completion), so tests
+ * reach the kill, and with kill_delay_ms a consumer's STATUS_DEVICE_BUSY,
+ * at will.
+ */
+static atomic_t ndk_fr_distrust = ATOMIC_INIT(0);
+
+/**
+ * ndk_fr_debugfs_init() - the registrations' debugfs files
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_fr_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_atomic_t("distrust_peer_invalidations", 0600, dir,
+				&ndk_fr_distrust);
+	debugfs_create_u32("kill_delay_ms", 0600, dir, &ndk_fr_kill_delay_ms);
+}
+
 /**
  * ndk_fr_remote_invalidated() - a receive reported the peer's invalidation
  * @qp:   the receiving QP
@@ -383,7 +415,8 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 		spin_lock(&fr->lock);
 		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
 			if (!fr->reg_pending && fr->reg_qp == qp &&
-			    qp->rcq == qp->scq)
+			    qp->rcq == qp->scq &&
+			    !atomic_add_unless(&ndk_fr_distrust, -1, 0))
 				parent = ndk_fr_free_locked(fr);
 			else
 				kill = ndk_fr_suspect_locked(fr);

@@ -99,6 +99,7 @@ static int __init ndk_init(void)
 	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
 			    &ndk_selftest_warn_fops);
 	ndk_reg_debugfs_init(ndk_debugfs);
+	ndk_fr_debugfs_init(ndk_debugfs);
 	ndk_qp_debugfs_init(ndk_debugfs);
 	ndk_file_debugfs_init(ndk_debugfs);
 	ndk_ucache_debugfs_init(ndk_debugfs);
