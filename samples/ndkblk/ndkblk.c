@@ -202,6 +202,7 @@ static struct nbk {
 	u32 inline_max;
 	bool window;
 	atomic64_t ios, inline_ios, peer_invalidated, local_invalidated, killed;
+	atomic64_t busy;	/* dispatches that met a registration's kill */
 } nbk;
 
 static void nbk_finish(struct nbk_slot *s, blk_status_t err);
@@ -601,8 +602,17 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 			     &nbk.ios);
 		return BLK_STS_OK;
 	}
-	if (st == STATUS_INSUFFICIENT_RESOURCES && !posted) {
-		/* The queue is full and nothing was posted: blk-mq retries. */
+	if ((st == STATUS_INSUFFICIENT_RESOURCES || st == STATUS_DEVICE_BUSY) &&
+	    !posted) {
+		/*
+		 * Nothing was posted: the queue is full, or ndk.ko is still
+		 * replacing the slot's key after a registration it could not
+		 * trust dead (a peer's invalidation seen before the
+		 * registration's own completion; Documentation/ndkblk.md).
+		 * blk-mq retries.
+		 */
+		if (st == STATUS_DEVICE_BUSY)
+			atomic64_inc(&nbk.busy);
 		s->rq = NULL;
 		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
@@ -622,6 +632,7 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		ret = nbk_wait_status();
 	}
 	spin_unlock_irqrestore(&q->post_lock, flags);
+	pr_warn_ratelimited("ndkblk: an I/O's post was refused (%#x)\n", st);
 	nbk_kill("post refused");
 	return ret;
 }
@@ -1185,10 +1196,11 @@ static void __exit nbk_exit(void)
 	put_disk(nbk.disk);
 	blk_mq_free_tag_set(&nbk.tags);
 	nbk_free();
-	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld, ended by a kill %lld; inline writes %lld\n",
+	pr_info("ndkblk: %lld I/Os; registrations invalidated by the target %lld, locally %lld, ended by a kill %lld; inline writes %lld; dispatches retried for a key's kill %lld\n",
 		atomic64_read(&nbk.ios), atomic64_read(&nbk.peer_invalidated),
 		atomic64_read(&nbk.local_invalidated),
-		atomic64_read(&nbk.killed), atomic64_read(&nbk.inline_ios));
+		atomic64_read(&nbk.killed), atomic64_read(&nbk.inline_ios),
+		atomic64_read(&nbk.busy));
 	pr_info("ndkblk: requests per queue:%s\n", per_queue);
 }
 

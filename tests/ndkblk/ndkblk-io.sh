@@ -10,6 +10,9 @@
 #  3. a filesystem: mkfs.ext4, files written, unmounted, the initiator
 #     unloaded and loaded again (a new connection) without inline writes
 #     (inline_max=0), remounted, checksums; small writes verified again;
+#     writes whose peer invalidations ndk.ko is told to distrust (debugfs
+#     hooks): each key is killed, a slot's dispatch that meets the kill
+#     gets STATUS_DEVICE_BUSY and is retried, and the connection stays;
 #     then again in window mode (mode=window: a window bound over a
 #     registered pool buffer per I/O): verified I/O and the checksums;
 #  4. rmmod of both modules.
@@ -181,7 +184,24 @@ for bs in 512 4096; do
 	run_fio --rw=randwrite --bs=$bs --size=$((mb << 20)) --offset=48m --ioengine=libaio \
 		--iodepth=16 --randseed=$RANDOM
 done
+# A peer's invalidation ndk.ko cannot trust (rxe may put the receive
+# result ahead of the registration's completion): the key is killed and
+# the slot's next fast-register meets STATUS_DEVICE_BUSY until the kill is
+# done; ndkblk retries the dispatch and keeps its connection (replays()).
+# The kills wait 20 ms each (kill_delay_ms), so the slots come back
+# before them.
+dbg=/sys/kernel/debug/ndk
+echo 20 > $dbg/kill_delay_ms && echo 64 > $dbg/distrust_peer_invalidations ||
+	fail "no test hooks in $dbg"
+run_fio --rw=randwrite --bs=4096 --size=$((mb << 18)) --offset=48m --ioengine=libaio \
+	--iodepth=16 --randseed=$RANDOM
+echo 0 > $dbg/kill_delay_ms
+left=$(cat $dbg/distrust_peer_invalidations)
+((left == 0)) || fail "$left distrusted invalidations left"
 detach none
+busy=$(dmesg | tail -n +"$((ndmesg + 1))" | grep -oE 'retried for a key.s kill [0-9]+' | grep -oE '[0-9]+$')
+echo "dispatches that met a key's kill and were retried: ${busy:-none}"
+((${busy:-0} > 0)) || fail "no dispatch met a killed key: the busy path went untested"
 # Window mode: each I/O through the slot's registered pool buffer and a
 # window bound over it.
 attach mode=window
