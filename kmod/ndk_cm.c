@@ -582,12 +582,15 @@ static bool ndk_conn_foreign(struct ndk_connector *c, struct rdma_cm_id *id)
  * replaced by an unbound one (ndk_conn_unbind_work()), or rdma_cm would
  * hold that device's removal until the connector is closed.  The work
  * holds the connector before the failure is reported: the consumer's
- * completion may close it.
+ * completion may close it.  The event may also come after the close
+ * dropped the last reference, before the teardown destroys the id (which
+ * waits for this handler): then there is nothing to replace, and no
+ * reference may be taken.
  */
 static void ndk_conn_fail_foreign(struct ndk_connector *c, s32 status)
 {
-	ndk_obj_get(&c->obj);
-	if (!queue_work(ndk_wq, &c->unbind_work))
+	if (refcount_inc_not_zero(&c->obj.ref) &&
+	    !queue_work(ndk_wq, &c->unbind_work))
 		ndk_obj_put(&c->obj);	/* queued already, with its reference */
 	ndk_conn_fail(c, status);
 }
