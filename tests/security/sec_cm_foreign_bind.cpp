@@ -12,12 +12,18 @@
 // must fail, where before 2026-11-29 the failure was dropped as an event of
 // another device's id and the request never completed).  With that file
 // still open, `rdma link delete rxe1` must return within 30 s (before the
-// fixes it waited for the file's close).
+// fixes it waited for the file's close).  Round 4 closes each of 300
+// connectors right after its CONNECT through rxe1, a few microseconds
+// later each time: the event that finds the id on rxe1 may come while the
+// connector's close has dropped its last reference, before the teardown
+// destroys the id; it must not take a new reference then (before
+// 2026-12-02 it did: "refcount_t: addition on 0", and a work item that
+// ran on the freed connector).  No kernel report may follow.
 #include "sec_common.hpp"
 
 namespace {
 
-enum class Round { kListen, kConnect, kConnectFrom };
+enum class Round { kListen, kConnect, kConnectFrom, kCloseRace };
 
 // As nobody: the failed listen or connect, then report on @out and hold
 // the file open until @in says so.
@@ -39,6 +45,22 @@ int Attempt(Round round, int out, int in) {
         std::memcpy(ln.address, &foreign, sizeof(foreign));
         T_CHECK(lis != 0);
         T_EXPECT_ERRNO(d.Ioctl(NDK_IOCTL_LISTEN, &ln), EADDRNOTAVAIL);
+    } else if (round == Round::kCloseRace) {
+        for (int i = 0; i < 300 && !t_failures; i++) {
+            auto [cq, qp, con] = sec::MakeEndpoint(d, adapter, pd);
+            ndk_u_connect cn{};
+            cn.connector_handle = con;
+            cn.qp_handle = qp;
+            cn.inbound_read_limit = cn.outbound_read_limit = 1;
+            std::memcpy(cn.dest_address, &foreign, sizeof(foreign));
+            T_CHECK(con && d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0);
+            if (i % 30) usleep(i % 30 * 10);
+            for (std::uint32_t h : {con, qp, cq}) {
+                T_CHECK(t_handle_close(d.fd(), h) == 0);
+                d.DropEvents(h);
+            }
+        }
+        std::printf("300 connectors closed right after their CONNECT through rxe1\n");
     } else {
         auto [cq, qp, con] = sec::MakeEndpoint(d, adapter, pd);
         ndk_u_connect cn{};
@@ -110,5 +132,10 @@ int main() {
     RunRound(Round::kListen, "listen on rxe1's address");
     RunRound(Round::kConnect, "connect through rxe1");
     RunRound(Round::kConnectFrom, "connect from rxe1's address");
+    long reports = sec::KernelReports();
+    RunRound(Round::kCloseRace, "connectors closed as they connect through rxe1");
+    long after = sec::KernelReports();
+    std::printf("kernel reports during round 4: %ld\n", after - reports);
+    T_CHECK(reports >= 0 && after == reports);
     return t_result("sec-cm-foreign-bind");
 }
