@@ -104,7 +104,9 @@ bool RunRound(Round round, const char* what) {
         close(up[0]);
         close(down[1]);
         t_failures = 0;  // the child's own verdict
-        _exit(sec::BecomeNobody() ? Attempt(round, up[1], down[0]) : kTestFail);
+        int rc = sec::BecomeNobody() ? Attempt(round, up[1], down[0]) : kTestFail;
+        std::fflush(nullptr);  // _exit() flushes nothing
+        _exit(rc);
     }
     close(up[1]);
     close(down[0]);
