@@ -1049,9 +1049,9 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 		return -ECONNREFUSED;
 	}
 	old = ndk_listener_charge(l);
-	c = ndk_conn_alloc(GFP_KERNEL_ACCOUNT);
+	c = ndk_conn_alloc(NDK_GFP_PEER);
 	if (c) {
-		c->closer = kzalloc(sizeof(*c->closer), GFP_KERNEL_ACCOUNT);
+		c->closer = kzalloc(sizeof(*c->closer), NDK_GFP_PEER);
 		if (!c->closer) {
 			kfree(c);
 			c = NULL;

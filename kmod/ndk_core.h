@@ -43,6 +43,14 @@ extern struct workqueue_struct *ndk_wq;
 #define NDK_GFP_ARRAY	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
 /*
+ * What a peer makes a listener's owner allocate (a connection request and
+ * its event), charged to the owner's memory cgroup: at the limit it fails
+ * and the request is rejected; the peer never sets off the cgroup's OOM
+ * killer, timed as it likes.
+ */
+#define NDK_GFP_PEER	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_NORETRY)
+
+/*
  * Entries every ib_cq has beyond its NDK depth: room for the completion
  * of a closing QP's drain marker (ndk_qp.c), one QP at a time per CQ, so
  * a close never needs room a consumer's unpolled results hold.  The

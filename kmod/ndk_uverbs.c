@@ -1557,7 +1557,7 @@ static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
 	struct ndk_uevent *e;
 	unsigned long flags;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	e = kzalloc(sizeof(*e), NDK_GFP_PEER);
 	if (e) {
 		ndk_uevent_init(e, nf, NDK_U_EVENT_CONNECT_REQUEST,
 				listener->handle, listener->listener.context);
