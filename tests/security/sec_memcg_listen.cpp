@@ -27,6 +27,15 @@
 //   stocks;
 // - everything goes with the files: ndk.ko's user_objects counter comes
 //   back to where it was, and the cgroup is removed.
+// A second run bounds the listener's cgroup: once it listens, memory.max
+// is memory.current + 256 KiB (through a descriptor of memory.max opened
+// as root), room for about a hundred of the 800 requests.  The requests
+// beyond it must be rejected, not end in the cgroup's OOM killer (the
+// peer would choose when the listener's processes die): the listener
+// lives, memory.events counts no oom_kill, memory.current stays at most
+// memory.max, and fewer requests than sent reach the listener.  Before
+// 2026-12-02 the allocations were plain GFP_KERNEL_ACCOUNT, and the OOM
+// killer took the listener.
 #include <fcntl.h>
 
 #include <initializer_list>
@@ -42,8 +51,31 @@ constexpr long kPerRequest = 2L << 10;  // the connector's slab object
 constexpr double kSettleSecs = 3;       // memory.current unchanged this long
 constexpr double kSettleMaxSecs = 60;
 
+constexpr long kBoundedRoom = 256L << 10;  // the second run's room
+
 std::string g_cg;
-int g_current_fd = -1;  // the cgroup's memory.current, opened as root
+int g_current_fd = -1;   // the cgroup's memory.current, opened as root
+int g_max_fd = -1;       // its memory.max, opened as root for writing
+bool g_bounded = false;  // the second run
+
+bool SetMax(long bytes) {
+    std::string v = std::to_string(bytes);
+    if (pwrite(g_max_fd, v.data(), v.size(), 0) != static_cast<ssize_t>(v.size())) {
+        std::perror("memory.max");
+        return false;
+    }
+    return true;
+}
+
+// The oom_kill count of the cgroup's memory.events, or -1.
+long OomKills() {
+    std::ifstream in(g_cg + "/memory.events");
+    std::string key;
+    long v;
+    while (in >> key >> v)
+        if (key == "oom_kill") return v;
+    return -1;
+}
 
 // memory.current through the descriptor opened before the drop.
 long Current() { return sec::PreadLong(g_current_fd); }
@@ -124,6 +156,8 @@ int Listener() {
     long slab0 = SlabUnreclaimable();
     long cur0 = Current();
     T_CHECK(cur0 > 0);
+    long ooms0 = OomKills(), max = cur0 + kBoundedRoom;
+    if (g_bounded && !SetMax(max)) return kTestFail;
     if (!WriteAll(g_pipes.addrs[1], to, sizeof(to))) return kTestFail;
     close(g_pipes.addrs[1]);
 
@@ -146,7 +180,20 @@ int Listener() {
         if (rel::Now() - changed >= kSettleSecs) break;
     }
     long cur1 = Current();
+    // At the limit this process allocates nothing charged (a new open, a
+    // read's seq_file buffer, a pipe page of its output): it could set off
+    // the OOM killer itself.  Room again first.
+    if (g_bounded && !SetMax(kMax)) return kTestFail;
     long slab1 = SlabUnreclaimable();
+    if (g_bounded) {
+        long ooms = OomKills() - ooms0;
+        std::printf(
+            "bounded: memory.current %ld kB of memory.max %ld kB after the requests, "
+            "OOM kills %ld\n",
+            cur1 / 1024, max / 1024, ooms);
+        T_CHECK(ooms0 >= 0 && ooms == 0);
+        T_CHECK(cur1 <= max);
+    }
 
     // Only now take the events: each becomes a handle of this file.
     long requests[kListeners] = {}, other = 0, total = 0;
@@ -182,8 +229,12 @@ int Listener() {
         "at least %ld kB wanted), slab_unreclaimable %+ld kB\n",
         cur0 / 1024, cur1 / 1024, grew / 1024, total ? grew / total : 0, want / 1024,
         (slab1 - slab0) / 1024);
-    T_CHECK(total >= kListeners * kRequests * 3 / 4);
-    T_CHECK(grew >= want);
+    if (g_bounded) {
+        T_CHECK(total > 0 && total < kListeners * kRequests);
+    } else {
+        T_CHECK(total >= kListeners * kRequests * 3 / 4);
+        T_CHECK(grew >= want);
+    }
 
     // The requests go with the file (closing them rejects the peer).
     d.Close();
@@ -292,20 +343,31 @@ int main() {
     }
     long base = t_ndk_counter("user_objects");
 
-    pid_t listener = Start(Listener, [] {
-        // memory.current is root's: nobody reads it through this file.
-        g_current_fd = open((g_cg + "/memory.current").c_str(), O_RDONLY | O_CLOEXEC);
-        if (g_current_fd < 0) std::perror("memory.current");
-        return g_current_fd >= 0 &&
-               sec::WriteFile(g_cg + "/cgroup.procs", std::to_string(getpid()));
-    });
-    pid_t peer = Start(Peer, nullptr);
-    g_pipes.CloseAll();  // a side that dies gives the other end of file
-    T_CHECK(Finish(peer, "peer", 180) == kTestPass);
-    T_CHECK(Finish(listener, "listener", 30) == kTestPass);
+    for (bool bounded : {false, true}) {
+        g_bounded = bounded;
+        if (bounded &&
+            (pipe2(g_pipes.addrs, O_CLOEXEC) != 0 || pipe2(g_pipes.sent, O_CLOEXEC) != 0 ||
+             pipe2(g_pipes.measured, O_CLOEXEC) != 0)) {
+            ++t_failures;
+            break;
+        }
+        pid_t listener = Start(Listener, [] {
+            // memory.current and .max are root's: nobody uses them through
+            // these files.
+            g_current_fd = open((g_cg + "/memory.current").c_str(), O_RDONLY | O_CLOEXEC);
+            g_max_fd = open((g_cg + "/memory.max").c_str(), O_WRONLY | O_CLOEXEC);
+            if (g_current_fd < 0 || g_max_fd < 0) std::perror("memory.current or .max");
+            return g_current_fd >= 0 && g_max_fd >= 0 &&
+                   sec::WriteFile(g_cg + "/cgroup.procs", std::to_string(getpid()));
+        });
+        pid_t peer = Start(Peer, nullptr);
+        g_pipes.CloseAll();  // a side that dies gives the other end of file
+        T_CHECK(Finish(peer, "peer", 180) == kTestPass);
+        T_CHECK(Finish(listener, bounded ? "bounded listener" : "listener", 30) == kTestPass);
 
-    // Everything both sides made went with their files.
-    T_CHECK(sec::UserObjectsBack(base, 20));
+        // Everything both sides made went with their files.
+        T_CHECK(sec::UserObjectsBack(base, 20));
+    }
     T_CHECK(rmdir(g_cg.c_str()) == 0);
     return t_result("sec-memcg-listen");
 }
