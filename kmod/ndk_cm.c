@@ -1171,8 +1171,11 @@ EXPORT_SYMBOL_GPL(ndk_create_connector);
  * ndk_close_connector() - NdkCloseConnector
  * @connector:        the connector; a connection still up is torn down
  *                    (the peer sees a disconnect), a pending request
- *                    completes with STATUS_CANCELLED before the close
- *                    completion, and the QP is released
+ *                    completes before the close completion (with
+ *                    STATUS_CANCELLED, or with its own outcome when the
+ *                    peer's answer came first), and the QP is released;
+ *                    no call on it may follow, from that request's
+ *                    completion either
  * @close_completion: NULL for a blocking close
  * @request_context:  passed to @close_completion
  *
