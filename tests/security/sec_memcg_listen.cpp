@@ -67,29 +67,25 @@ bool SetMax(long bytes) {
     return true;
 }
 
-// The oom_kill count of the cgroup's memory.events, or -1.
-long OomKills() {
-    std::ifstream in(g_cg + "/memory.events");
-    std::string key;
+// The value of @key in the cgroup's "key value" file @file, or -1.
+long CgroupField(const char* file, const char* key) {
+    std::ifstream in(g_cg + "/" + file);
+    std::string k;
     long v;
-    while (in >> key >> v)
-        if (key == "oom_kill") return v;
+    while (in >> k >> v)
+        if (k == key) return v;
     return -1;
 }
+
+// The cgroup's OOM kills (memory.events).
+long OomKills() { return CgroupField("memory.events", "oom_kill"); }
 
 // memory.current through the descriptor opened before the drop.
 long Current() { return sec::PreadLong(g_current_fd); }
 
 // slab_unreclaimable of the cgroup's memory.stat (exact once the stats
 // were flushed, every 2 s at most), or -1; printed, not checked.
-long SlabUnreclaimable() {
-    std::ifstream in(g_cg + "/memory.stat");
-    std::string key;
-    long v;
-    while (in >> key >> v)
-        if (key == "slab_unreclaimable") return v;
-    return -1;
-}
+long SlabUnreclaimable() { return CgroupField("memory.stat", "slab_unreclaimable"); }
 
 bool WriteAll(int fd, const void* buf, std::size_t len) {
     const char* p = static_cast<const char*>(buf);
