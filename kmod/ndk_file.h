@@ -441,6 +441,7 @@ void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
 int ndk_umr_pages(struct ndk_uobj *u);
 int ndk_uv_mem_register(struct file *file, void *arg);
 int ndk_uv_mem_deregister(struct file *file, void *arg);
+void ndk_umr_debugfs_init(struct dentry *dir);
 
 /* ndk_uverbs.c */
 int ndk_uv_adapter_open(struct file *file, void *arg);

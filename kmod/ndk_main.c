@@ -102,6 +102,7 @@ static int __init ndk_init(void)
 	ndk_fr_debugfs_init(ndk_debugfs);
 	ndk_qp_debugfs_init(ndk_debugfs);
 	ndk_file_debugfs_init(ndk_debugfs);
+	ndk_umr_debugfs_init(ndk_debugfs);
 	ndk_ucache_debugfs_init(ndk_debugfs);
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
 	return 0;

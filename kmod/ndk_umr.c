@@ -23,6 +23,8 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/rbtree.h>
@@ -250,6 +252,26 @@ int ndk_umr_plan(struct ndk_umr_req *req)
 /* Registrations made again while invalidations keep colliding with them. */
 #define NDK_UMR_TRIES	3
 
+/*
+ * debugfs ndk/hold_registration_ms (root only), 0 for off: the next user
+ * registration waits that long after its pin or driver registration,
+ * before its check, once and without the file's lock, so tests reach what
+ * other commands see of a registration being made.
+ */
+static u32 ndk_umr_hold_ms;
+
+/**
+ * ndk_umr_debugfs_init() - the user registrations' debugfs files
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_umr_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_u32("hold_registration_ms", 0600, dir,
+			   &ndk_umr_hold_ms);
+}
+
 /* Pin (ndk.ko) or register (the driver) once; see ndk_umr_acquire(). */
 static int ndk_umr_try(const struct ndk_umr_req *req, struct ndk_mr *mr,
 		       struct ndk_umem *um)
@@ -313,6 +335,7 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 	struct ndk_ucache_reg *r;
 	unsigned long seq;
 	int tries, ret;
+	u32 hold;
 
 	r = ndk_ucache_track(&nf->ucache, current->mm, req->address,
 			     req->length, req->slot);
@@ -325,6 +348,9 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 			ndk_ucache_untrack(r);
 			return ret;
 		}
+		hold = READ_ONCE(ndk_umr_hold_ms);
+		if (unlikely(hold) && cmpxchg(&ndk_umr_hold_ms, hold, 0) == hold)
+			msleep(hold);
 		if (!ndk_ucache_end(r, seq))
 			break;
 		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
