@@ -1132,7 +1132,8 @@ int ndk_uv_mr_init_fr(struct file *file, void *arg)
  * @arg:  struct ndk_u_token_query
  *
  * Context: process context, may sleep.
- * Return: 0; %-EPERM; %-ENOENT; %-EINVAL (flags, not an MR, MW or
+ * Return: 0 (tokens 0 for an MR with no registration, or one still being
+ * made); %-EPERM; %-ENOENT; %-EINVAL (flags, not an MR, MW or
  * registration).
  */
 int ndk_uv_token_query(struct file *file, void *arg)
@@ -1153,8 +1154,17 @@ int ndk_uv_token_query(struct file *file, void *arg)
 	} else if (u->type == NDK_UOBJ_MW) {
 		t->remote_token = ndk_get_remote_token_from_mw(u->mw);
 	} else if (ndk_uobj_is_mem(u)) {
-		t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
-		t->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
+		/*
+		 * An MR's registration has tokens once it is published: not
+		 * while MR_REGISTER makes it without the file's lock, where
+		 * the driver's keys are live before the check that may undo
+		 * them (a range remapped meanwhile).  Until then: 0.
+		 */
+		if (u->mem.mr->fast_register || ndk_uobj_holds_pages(u)) {
+			t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
+			t->remote_token =
+				ndk_get_remote_token_from_mr(u->mem.mr);
+		}
 	} else {
 		ret = -EINVAL;
 	}
