@@ -16,6 +16,15 @@
 //                                first holds it, and the connection of the
 //                                first still works; once that connector is
 //                                closed the QP may be named again
+//   sec-mr-cm token-window       MR_REGISTER is held for 600 ms after the
+//                                driver registered the range, before its
+//                                check, without the file's lock (debugfs
+//                                ndk/hold_registration_ms); a TOKEN_QUERY
+//                                of the MR meanwhile gives 0/0, not the
+//                                driver's live keys (the check may still
+//                                undo the registration: a range remapped
+//                                meanwhile), and after the register its
+//                                tokens
 //
 // The kernel-consumer side of the token race (no file lock between the
 // two) is ktest fr-reinit-race (tests/kmod/ndk_test_fr.c).
@@ -185,6 +194,52 @@ int FrReinitChild() {
     return bad ? 1 : 0;
 }
 
+// ---- token-window -------------------------------------------------------------
+
+constexpr int kHoldMs = 600;
+
+int TokenWindowChild() {
+    Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    ndk_u_mr_create mc{};
+    mc.pd_handle = pd;
+    std::uint32_t mr = pd ? d.Create(NDK_IOCTL_MR_CREATE, &mc) : 0;
+    T_CHECK(mr != 0);
+    if (!mr) return 1;
+    rel::Mapping buf(4 * kPage);
+    std::memset(buf.get(), 1, buf.size());
+    ndk_u_mr_register r{};
+    r.handle = mr;
+    r.flags = 0x1 | 0x2;  // local write, remote read
+    r.address = reinterpret_cast<std::uintptr_t>(buf.get());
+    r.length = buf.size();
+    int rrc = -1;
+    double t0 = rel::Now(), took = 0;
+    std::thread reg([&] {
+        rrc = d.Ioctl(NDK_IOCTL_MR_REGISTER, &r);
+        took = rel::Now() - t0;
+    });
+    usleep(kHoldMs * 1000 / 4);
+    ndk_u_token_query during{};
+    during.handle = mr;
+    int qrc = d.Ioctl(NDK_IOCTL_TOKEN_QUERY, &during);
+    reg.join();
+    ndk_u_token_query after{};
+    after.handle = mr;
+    int arc = d.Ioctl(NDK_IOCTL_TOKEN_QUERY, &after);
+    std::printf(
+        "token-window: MR_REGISTER %s after %.2f s (tokens %#x/%#x); TOKEN_QUERY during it: "
+        "%#x/%#x, after it: %#x/%#x\n",
+        rrc ? "failed" : "returned", took, r.local_token, r.remote_token, during.local_token,
+        during.remote_token, after.local_token, after.remote_token);
+    T_CHECK(rrc == 0 && took >= kHoldMs * 0.8 / 1000);  // the hold was met
+    T_CHECK(qrc == 0 && during.local_token == 0 && during.remote_token == 0);
+    T_CHECK(arc == 0 && after.local_token == r.local_token && after.remote_token == r.remote_token);
+    T_CHECK(r.local_token != 0);
+    return t_failures ? 1 : 0;
+}
+
 // ---- qp-two-connectors --------------------------------------------------------
 
 int TwoConnectorsChild() {
@@ -286,7 +341,7 @@ int TwoConnectorsChild() {
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s fr-reinit-race|qp-two-connectors\n", argv[0]);
+        std::fprintf(stderr, "usage: %s fr-reinit-race|qp-two-connectors|token-window\n", argv[0]);
         return kTestFail;
     }
     if (geteuid() != 0 || rel::ReadCounters().objects < 0) {
@@ -295,8 +350,14 @@ int main(int argc, char** argv) {
     }
     sec::HungTaskTimeout hung(20);
     std::string mode = argv[1];
+    if (mode == "token-window" &&
+        !sec::WriteFile("/sys/kernel/debug/ndk/hold_registration_ms", std::to_string(kHoldMs))) {
+        std::fprintf(stderr, "no debugfs ndk/hold_registration_ms\n");
+        return kTestFail;
+    }
     int rc = mode == "fr-reinit-race"      ? RunAsNobody(FrReinitChild, "fr-reinit-race")
              : mode == "qp-two-connectors" ? RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
+             : mode == "token-window"      ? RunAsNobody(TokenWindowChild, "token-window")
                                            : 1;
     if (rc) t_failures++;
     return t_result(("sec-mr-cm " + mode).c_str());
