@@ -296,6 +296,7 @@ err_unpin:
 	unpin_user_pages(um->pages, pinned);
 	kvfree(um->pages);
 	um->pages = NULL;
+	um->length = 0;		/* not held (ndk_umem_held()) */
 err_uncharge:
 	atomic64_sub(npages, &mm->pinned_vm);
 	return ret;
