@@ -214,6 +214,20 @@ int ndk_file_mmap(struct file *file, struct vm_area_struct *vma)
 static u32 ndk_hold_file_lock_ms;
 
 /**
+ * ndk_file_hold_once() - a debugfs hold: sleep its milliseconds, once
+ * @ms: the hook's value, 0 for off; cleared by the caller that sleeps
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_file_hold_once(u32 *ms)
+{
+	u32 hold = READ_ONCE(*ms);
+
+	if (unlikely(hold) && cmpxchg(ms, hold, 0) == hold)
+		msleep(hold);
+}
+
+/**
  * ndk_file_lock() - lock the file for an object command
  * @file: the file
  *
@@ -224,14 +238,11 @@ static u32 ndk_hold_file_lock_ms;
 struct ndk_file *ndk_file_lock(struct file *file)
 {
 	struct ndk_file *nf = file->private_data;
-	u32 hold;
 
 	if (!nf->mm || current->mm != nf->mm)
 		return ERR_PTR(-EPERM);
 	mutex_lock(&nf->lock);
-	hold = READ_ONCE(ndk_hold_file_lock_ms);
-	if (unlikely(hold) && cmpxchg(&ndk_hold_file_lock_ms, hold, 0) == hold)
-		msleep(hold);
+	ndk_file_hold_once(&ndk_hold_file_lock_ms);
 	return nf;
 }
 

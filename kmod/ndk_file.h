@@ -523,6 +523,7 @@ int ndk_file_open(struct inode *inode, struct file *file);
 int ndk_file_release(struct inode *inode, struct file *file);
 int ndk_file_mmap(struct file *file, struct vm_area_struct *vma);
 void ndk_file_debugfs_init(struct dentry *dir);
+void ndk_file_hold_once(u32 *ms);
 
 /* ndk_ioctl.c */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

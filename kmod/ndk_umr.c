@@ -24,7 +24,6 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/rbtree.h>
@@ -335,7 +334,6 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 	struct ndk_ucache_reg *r;
 	unsigned long seq;
 	int tries, ret;
-	u32 hold;
 
 	r = ndk_ucache_track(&nf->ucache, current->mm, req->address,
 			     req->length, req->slot);
@@ -348,9 +346,7 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 			ndk_ucache_untrack(r);
 			return ret;
 		}
-		hold = READ_ONCE(ndk_umr_hold_ms);
-		if (unlikely(hold) && cmpxchg(&ndk_umr_hold_ms, hold, 0) == hold)
-			msleep(hold);
+		ndk_file_hold_once(&ndk_umr_hold_ms);
 		if (!ndk_ucache_end(r, seq))
 			break;
 		pr_debug("ndk: registration of 0x%llx+%llu raced an invalidation (try %d)\n",
