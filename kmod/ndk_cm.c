@@ -9,11 +9,14 @@
  * the QP number travels in rdma_conn_param.qp_num.
  *
  * Active side: ndk_connect() resolves the address and the route, moves
- * the QP to INIT and sends the REQ (rdma_connect_locked() from the
- * ROUTE_RESOLVED event).  RDMA_CM_EVENT_CONNECT_RESPONSE (the REP) completes
- * ndk_connect(); ndk_complete_connect() then moves the QP to RTR and RTS
- * and calls rdma_accept(id, NULL), which on an id without a QP only sends
- * the RTU (cma.c cma_rep_recv()); the QP is connected from there on.
+ * the QP to INIT and sends the REQ (rdma_connect_locked() from a work item
+ * on ndk_connect_wq that the ROUTE_RESOLVED event queues: that event
+ * comes from rdma_cm's one ordered workqueue, which every rdma_cm id of
+ * the machine shares, and siw's connect is a blocking TCP connect()).
+ * RDMA_CM_EVENT_CONNECT_RESPONSE (the REP) completes ndk_connect();
+ * ndk_complete_connect() then moves the QP to RTR and RTS and calls
+ * rdma_accept(id, NULL), which on an id without a QP only sends the RTU
+ * (cma.c cma_rep_recv()); the QP is connected from there on.
  *
  * iWARP: the provider moves the QP from INIT to RTS itself when the MPA
  * exchange ends (siw refuses RTR/RTS by ib_modify_qp() without a
@@ -34,7 +37,8 @@
  * STATUS_PENDING, the completion runs exactly once; without one they run
  * in the caller's thread and block until the outcome.  One request at a
  * time per connector.  Completions and the disconnect-event callback are
- * called from the rdma_cm event handler or from ndk_wq, process context.
+ * called from the rdma_cm event handler, ndk_wq or ndk_connect_wq, process
+ * context.
  *
  * Lifetime: ids are destroyed only by the object's teardown (never from an
  * event handler), which runs after the consumer's close and after every
@@ -141,6 +145,8 @@ enum ndk_conn_op {
  * @entry:     in the listener's queue while not yet handed over
  * @backlogged: passive: counted in the listener's @pending (under @lock)
  * @work:      runs @op on ndk_wq for an asynchronous request
+ * @connect_work: sends the REQ once the route is resolved
+ *             (ndk_conn_connect_work())
  * @unbind_work: replaces an id that address resolution bound to another
  *             RDMA device (ndk_conn_unbind_work())
  * @closer:    runs the close completion, then releases @qp
@@ -172,6 +178,7 @@ struct ndk_connector {
 	struct list_head entry;
 	bool backlogged;
 	struct work_struct work;
+	struct work_struct connect_work;
 	struct work_struct unbind_work;
 	struct ndk_conn_closer *closer;
 };
@@ -807,20 +814,47 @@ static void ndk_conn_addr_resolved(struct ndk_connector *c)
 		ndk_conn_fail(c, ndk_cm_addr_status(ret, false));
 }
 
-static void ndk_conn_route_resolved(struct ndk_connector *c)
+/*
+ * The route is resolved: move the QP to INIT and send the REQ, under the
+ * id's handler lock as the event handler would.  Not from the handler:
+ * rdma_cm delivers ROUTE_RESOLVED from its one ordered workqueue, and
+ * siw's connect is a TCP connect() that blocks until the peer answers (up
+ * to the SYN retries against a host that drops them), which would hold
+ * every rdma_cm user's resolution on the machine behind it.  A connector
+ * closed meanwhile sends nothing; its teardown cancels the request.  The
+ * id stays: it is bound to the adapter's device, so no unbind replaces it.
+ */
+static void ndk_conn_connect_work(struct work_struct *work)
 {
+	struct ndk_connector *c = container_of(work, struct ndk_connector,
+					       connect_work);
 	struct rdma_conn_param param;
-	int ret;
+	int ret = 0;
 
-	ret = ndk_conn_modify_qp(c, IB_QPS_INIT);
-	if (ret) {
-		ndk_conn_fail(c, ndk_status_from_errno(ret));
-		return;
+	rdma_lock_handler(c->id);
+	if (!READ_ONCE(c->obj.closing) &&
+	    ndk_conn_get_state(c) == NDK_CONN_CONNECTING) {
+		ret = ndk_conn_modify_qp(c, IB_QPS_INIT);
+		if (!ret) {
+			ndk_conn_fill_param(c, &param);
+			ret = rdma_connect_locked(c->id, &param);
+		}
 	}
-	ndk_conn_fill_param(c, &param);
-	ret = rdma_connect_locked(c->id, &param);	/* in the handler */
+	rdma_unlock_handler(c->id);
 	if (ret)
 		ndk_conn_fail(c, ndk_status_from_errno(ret));
+	ndk_obj_put(&c->obj);
+}
+
+/*
+ * The work holds the connector.  After the close dropped the last
+ * reference, the teardown (waiting for this handler) cancels the request.
+ */
+static void ndk_conn_route_resolved(struct ndk_connector *c)
+{
+	if (refcount_inc_not_zero(&c->obj.ref) &&
+	    !queue_work(ndk_connect_wq, &c->connect_work))
+		ndk_obj_put(&c->obj);	/* queued already, with its reference */
 }
 
 static void ndk_conn_responded(struct ndk_connector *c,
@@ -981,6 +1015,7 @@ static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
 	spin_lock_init(&c->lock);
 	INIT_LIST_HEAD(&c->entry);
 	INIT_WORK(&c->work, ndk_conn_work);
+	INIT_WORK(&c->connect_work, ndk_conn_connect_work);
 	INIT_WORK(&c->unbind_work, ndk_conn_unbind_work);
 	return c;
 }

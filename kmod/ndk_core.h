@@ -34,6 +34,11 @@
 #include <ndk/ndkpi.h>
 
 extern struct workqueue_struct *ndk_wq;
+/*
+ * Connects a provider may block in (siw's TCP connect()): their own queue,
+ * so that a device removal's flush of ndk_wq does not wait for a peer.
+ */
+extern struct workqueue_struct *ndk_connect_wq;
 
 /*
  * Arrays sized by a caller (queue slots, page lists): charged to its memory

@@ -70,10 +70,16 @@ static int __init ndk_init(void)
 	ndk_wq = alloc_workqueue("ndk", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!ndk_wq)
 		return -ENOMEM;
+	ndk_connect_wq = alloc_workqueue("ndk_connect",
+					 WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!ndk_connect_wq) {
+		ret = -ENOMEM;
+		goto err_destroy_wq;
+	}
 
 	ret = ndk_mr_cache_init();
 	if (ret)
-		goto err_destroy_wq;
+		goto err_destroy_connect_wq;
 
 	ret = ndk_netlink_init();
 	if (ret)
@@ -117,6 +123,8 @@ err_netlink_exit:
 	ndk_netlink_exit();
 err_mr_cache_exit:
 	ndk_mr_cache_exit();
+err_destroy_connect_wq:
+	destroy_workqueue(ndk_connect_wq);
 err_destroy_wq:
 	destroy_workqueue(ndk_wq);
 	return ret;
@@ -130,6 +138,7 @@ static void __exit ndk_exit(void)
 	ndk_uobj_cache_exit();
 	ndk_adapter_exit();
 	ndk_netlink_exit();
+	destroy_workqueue(ndk_connect_wq);
 	destroy_workqueue(ndk_wq);
 	ndk_mr_cache_exit();
 	pr_info("ndk: unloaded\n");

@@ -29,6 +29,7 @@
 #include "ndk_core.h"
 
 struct workqueue_struct *ndk_wq;
+struct workqueue_struct *ndk_connect_wq;
 
 /**
  * ndk_gfp() - allocation flags for a call that may be asynchronous
