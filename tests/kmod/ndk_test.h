@@ -29,6 +29,9 @@
  * @adapter_name: the ib_device under test (module parameter, "rxe0")
  * @peer_ip:      IPv4 address of that device's netdev (module parameter),
  *                for rdma_cm loopback connections
+ * @silent_ip:    an IPv4 address on that netdev's subnet whose neighbour
+ *                resolves but which answers nothing (module parameter),
+ *                or ""
  * @pair_target:  "a.b.c.d:port" of ndk-target on another host (module
  *                parameter), for the pair-client scenario; may be empty
  * @failures:     checks failed so far (NDK_T_CHECK counts them)
@@ -36,6 +39,7 @@
 struct ndk_test_env {
 	const char *adapter_name;
 	const char *peer_ip;
+	const char *silent_ip;
 	const char *pair_target;
 	int failures;
 };

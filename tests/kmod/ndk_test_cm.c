@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/in.h>
+#include <linux/inet.h>
 #include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/string.h>
@@ -1915,6 +1916,67 @@ out:
 	return t_verdict(env, &f);
 }
 
+/*
+ * A connect that hangs in the provider holds no other connect: siw's
+ * connect is a TCP connect() that blocks until the peer answers, and
+ * rdma_cm resolves every id's route on one ordered workqueue.  Connect to
+ * silent_ip, whose SYNs are lost; while that connect waits, a whole
+ * loopback connection is made; then TCP gives up and the first fails.
+ */
+static int t_cm_connect_stall(struct ndk_test_env *env)
+{
+	struct ndk_connector *h = NULL;
+	struct ndk_qp *hqp = NULL;
+	struct sockaddr_in dst;
+	struct ndk_t_wait hw;
+	unsigned long t0;
+	struct t_fix f;
+
+	if (!env->silent_ip[0]) {
+		ndk_test_log("SKIP: no silent_ip given");
+		return NDK_TEST_SKIP;
+	}
+	if (t_open(env, &f, 2) || t_listen(env, &f))
+		return t_verdict(env, &f);
+	memset(&dst, 0, sizeof(dst));
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons(4791);
+	NDK_T_CHECK(env, in4_pton(env->silent_ip, -1,
+				  (u8 *)&dst.sin_addr.s_addr, -1, NULL));
+	NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[0], f.cq[0], &hqp, 8, 8, 1,
+					1, 0, NULL, NULL, &hqp), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &h),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	ndk_t_wait_init(&hw);
+	NDK_T_STATUS(env, ndk_connect(h, hqp, NULL, 0, (struct sockaddr *)&dst,
+				      sizeof(dst), 0, 0, NULL, 0,
+				      ndk_t_requested, &hw), STATUS_PENDING);
+	msleep(500);	/* the route resolves at once; the SYNs go unanswered */
+	NDK_T_CHECK(env, atomic_read(&hw.calls) == 0);
+
+	t0 = jiffies;
+	if (!t_connect_async(env, &f))
+		ndk_test_log("loopback connection made in %u ms, the connect to %pI4 %s",
+			     jiffies_to_msecs(jiffies - t0), &dst.sin_addr,
+			     atomic_read(&hw.calls) ? "done" : "still waiting");
+	/* It came after the stalled connect, not behind it. */
+	NDK_T_CHECK(env, atomic_read(&hw.calls) == 0);
+
+	NDK_T_CHECK(env, ndk_t_wait(&hw));
+	ndk_test_log("connect to %pI4 (silent): %#x after %u ms", &dst.sin_addr,
+		     hw.status, jiffies_to_msecs(jiffies - t0));
+	NDK_T_CHECK(env, hw.status != STATUS_SUCCESS &&
+		    hw.status != STATUS_PENDING);
+	NDK_T_CHECK(env, atomic_read(&hw.calls) == 1);
+out:
+	t_close_conn(&h);
+	if (hqp)
+		ndk_close_qp(hqp, NULL, NULL);
+	return t_verdict(env, &f);
+}
+
 const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-listener", t_cm_listener },
 	{ "cm-loopback", t_cm_loopback },
@@ -1925,6 +1987,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-unreachable", t_cm_unreachable },
 	{ "cm-pause", t_cm_pause },
 	{ "cm-close-order", t_cm_close_order },
+	{ "cm-connect-stall", t_cm_connect_stall },
 	{ "cm-dp-not-connected", t_cm_dp_not_connected },
 	{ "cm-dp-send-recv", t_cm_dp_send_recv },
 	{ "cm-dp-read-write", t_cm_dp_read_write },

@@ -27,6 +27,9 @@ MODULE_PARM_DESC(adapter, "ib_device the scenarios use");
 static char *peer_ip = "10.99.0.1";
 module_param(peer_ip, charp, 0444);
 MODULE_PARM_DESC(peer_ip, "IPv4 address of the adapter's netdev");
+static char *silent_ip = "";
+module_param(silent_ip, charp, 0444);
+MODULE_PARM_DESC(silent_ip, "IPv4 address whose neighbour resolves but never answers, for cm-connect-stall");
 static char *pair_target = "";
 module_param(pair_target, charp, 0444);
 MODULE_PARM_DESC(pair_target, "ndk-target on another host (a.b.c.d:port), for pair-client");
@@ -178,6 +181,7 @@ static ssize_t ndk_test_run_write(struct file *file, const char __user *ubuf,
 	struct ndk_test_env env = {
 		.adapter_name = adapter,
 		.peer_ip = peer_ip,
+		.silent_ip = silent_ip,
 		.pair_target = pair_target,
 	};
 	const struct ndk_test *t;
