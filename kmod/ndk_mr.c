@@ -913,6 +913,19 @@ s32 ndk_deregister_mr(struct ndk_mr *mr,
 }
 EXPORT_SYMBOL_GPL(ndk_deregister_mr);
 
+/*
+ * The most pages a fast-register MR may be initialised for: what the
+ * device maps, and for a /dev/ndk adapter its FRMRPageCount (the driver's
+ * page list of a larger MR is memory nobody charges, and uapi.md promises
+ * that bound).
+ */
+static u32 ndk_fr_page_limit(const struct ndk_adapter *adapter)
+{
+	if (adapter->user)
+		return adapter->info.frmr_page_count;
+	return adapter->dev->ibdev->attrs.max_fast_reg_page_list_len;
+}
+
 /**
  * ndk_initialize_fast_register_mr() - NdkInitializeFastRegisterMr
  * @mr:                 an MR created with FastRegister = TRUE
@@ -930,7 +943,8 @@ EXPORT_SYMBOL_GPL(ndk_deregister_mr);
  * Context: any with a completion; process context without.
  * Return: STATUS_SUCCESS; STATUS_PENDING; STATUS_INVALID_PARAMETER for a
  * non-fast-register MR or a count of 0; STATUS_IMPLEMENTATION_LIMIT above
- * the adapter's fast-register page list limit;
+ * the adapter's fast-register page list limit (FRMRPageCount for a
+ * /dev/ndk adapter);
  * STATUS_INSUFFICIENT_RESOURCES (inline or through the completion).
  */
 s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
@@ -949,8 +963,7 @@ s32 ndk_initialize_fast_register_mr(struct ndk_mr *mr, u32 adapter_page_count,
 
 	if (!mr->fast_register || !adapter_page_count)
 		return STATUS_INVALID_PARAMETER;
-	if (adapter_page_count >
-	    ndk_ibdev(&mr->obj)->attrs.max_fast_reg_page_list_len)
+	if (adapter_page_count > ndk_fr_page_limit(mr->obj.adapter))
 		return STATUS_IMPLEMENTATION_LIMIT;
 	if (ndk_adapter_removed(mr->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
