@@ -273,6 +273,12 @@ void scenario(bool kill_midway) {
     std::uint32_t fmr = create(NDK_IOCTL_MR_CREATE, &mc, &mc.handle);
     ndk_u_mr_init_fr fi{};
     fi.handle = fmr;
+    // At most FRMRPageCount pages on /dev/ndk (uapi.md), whatever the device maps.
+    ndk_u_adapter_info ai{};
+    ai.handle = ad;
+    T_CHECK(ioctl(g_fd, NDK_IOCTL_ADAPTER_INFO, &ai) == 0 && ai.frmr_page_count >= 16);
+    fi.adapter_page_count = ai.frmr_page_count + 1;
+    T_EXPECT_ERRNO(ioctl(g_fd, NDK_IOCTL_MR_INIT_FR, &fi), ERANGE);
     fi.adapter_page_count = 4;
     fi.flags = NDK_U_MR_INIT_FR_F_REMOTE_ACCESS;
     T_CHECK(ioctl(g_fd, NDK_IOCTL_MR_INIT_FR, &fi) == 0);
