@@ -311,6 +311,53 @@ struct Endpoint {
     std::uint32_t cq = 0, qp = 0, con = 0;
 };
 
+// QP_POST of @p (its token and status fields filled in); 0 or errno.
+inline int PostErrno(rel::Dev& d, ndk_u_qp_post* p) {
+    return d.Ioctl(NDK_IOCTL_QP_POST, p) == 0 ? 0 : errno;
+}
+
+// An RDMA write of 64 bytes from @src (under @lkey) on QP @qp, whose CQ
+// is @cq, to @raddr through @rtoken, which must be refused: inline, or
+// with a failed result, and @target's first byte (0x5a in @src) not
+// written.  Prints what happened under @what.
+inline bool WriteRefused(rel::Dev& d, std::uint32_t qp, std::uint32_t cq, std::uint64_t src,
+                         std::uint32_t lkey, std::uint64_t raddr, std::uint32_t rtoken,
+                         const unsigned char* target, const char* what) {
+    ndk_u_sge sge{src, 64, lkey};
+    ndk_u_qp_post w{};
+    w.qp_handle = qp;
+    w.op = NDK_U_OP_WRITE;
+    w.nsge = 1;
+    w.sgl = reinterpret_cast<std::uintptr_t>(&sge);
+    w.remote_address = raddr;
+    w.remote_token = rtoken;
+    w.request_context = 3;
+    int rc = PostErrno(d, &w);
+    ndk_u_result r{};
+    std::int32_t status = -1;
+    if (rc == 0 && d.WaitResult(cq, &r, 10000)) status = r.status;
+    bool touched = target[0] == 0x5a;
+    std::printf("a write through %s %#x: post %s, status %#x, buffer %s\n", what, rtoken,
+                rc ? strerrorname_np(rc) : "ok", static_cast<unsigned>(status),
+                touched ? "WRITTEN" : "untouched");
+    return (rc != 0 || status != 0) && !touched;
+}
+
+// A window and a fast-register MR initialised for one page (@fr_flags:
+// NDK_U_MR_INIT_FR_F_*) in PD @pd; false when any step failed.
+inline bool WindowAndFrMr(rel::Dev& d, std::uint32_t pd, std::uint32_t fr_flags, std::uint32_t* mw,
+                          std::uint32_t* fr) {
+    ndk_u_mw_create mc{};
+    mc.pd_handle = pd;
+    *mw = d.Create(NDK_IOCTL_MW_CREATE, &mc);
+    ndk_u_mr_create fc{};
+    fc.pd_handle = pd;
+    fc.flags = NDK_U_MR_CREATE_F_FAST_REGISTER;
+    *fr = d.Create(NDK_IOCTL_MR_CREATE, &fc);
+    ndk_u_mr_init_fr init{*fr, 1, fr_flags, 0};
+    return *mw && *fr && d.Ioctl(NDK_IOCTL_MR_INIT_FR, &init) == 0;
+}
+
 inline Endpoint MakeEndpoint(rel::Dev& d, std::uint32_t adapter, std::uint32_t pd) {
     Endpoint e;
     ndk_u_cq_create cc{};
