@@ -341,8 +341,8 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
 		if (fr->state != NDK_FR_INVALIDATING || key != fr->key)
 			goto out_unlock;	/* an earlier key's */
-		if (fr->suspect ||
-		    (status == STATUS_SUCCESS && fr->inval_untrusted))
+		if (fr->suspect || (status == STATUS_SUCCESS &&
+				    (fr->inval_untrusted || fr->fence)))
 			kill = ndk_fr_suspect_locked(fr);
 		else if (status == STATUS_SUCCESS)
 			parent = ndk_fr_free_locked(fr);
@@ -414,8 +414,8 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 	if (fr) {
 		spin_lock(&fr->lock);
 		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
-			if (!fr->reg_pending && fr->reg_qp == qp &&
-			    qp->rcq == qp->scq &&
+			if (!fr->reg_pending && !fr->fence &&
+			    fr->reg_qp == qp && qp->rcq == qp->scq &&
 			    !atomic_add_unless(&ndk_fr_distrust, -1, 0))
 				parent = ndk_fr_free_locked(fr);
 			else
@@ -430,6 +430,24 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 		ndk_mr_window_gone(parent);
 	if (kill)
 		ndk_fr_kill(fr);
+}
+
+/**
+ * ndk_fr_settle() - wait for the kill of a registration in KILLING
+ * @fr: the registration of an MR or window the caller holds
+ *
+ * For the /dev/ndk path, where a fenced registration (ndk_fr.fence) is
+ * killed after each invalidation: its next fast-register or bind waits
+ * for the new ib_mr instead of failing with STATUS_DEVICE_BUSY.  A kill
+ * that waits for its registration's completion is not queued yet: then
+ * this returns at once, and the post is refused as before.
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_fr_settle(struct ndk_fr *fr)
+{
+	if (READ_ONCE(fr->state) == NDK_FR_KILLING)
+		flush_work(&ndk_fr_kill_worker);
 }
 
 /**
@@ -487,6 +505,7 @@ static s32 ndk_fr_begin(struct ndk_qp *qp, struct ndk_fr *fr,
 		fr->state = NDK_FR_VALID;
 		fr->reg_pending = true;
 		fr->suspect = false;
+		fr->fence = parent && ndk_umem_held(&parent->umem);
 		fr->reg_qp = qp;
 		fr->parent = parent;
 		ibmr = *slot;

@@ -593,8 +593,14 @@ static void ndk_mr_release_pooled(struct ndk_mr *mr)
 		wr.ex.invalidate_rkey = rmr->ibmr->lkey;
 		ret = ndk_reg_post(reg, &wr, &mr->done);
 	}
-	if (ret || mr->wc_status != IB_WC_SUCCESS) {
-		/* The key is alive: it dies with the MR, then the mapping. */
+	if (ret || mr->wc_status != IB_WC_SUCCESS ||
+	    ndk_umem_held(&mr->umem)) {
+		/*
+		 * The key is alive: it dies with the MR, then the mapping.
+		 * User memory is unpinned next, and rxe and siw finish a
+		 * packet checked before the invalidation after it: only the
+		 * deregistration waits for that packet (struct ndk_fr.fence).
+		 */
 		ndk_mr_discard(ibdev, rmr);
 	} else {
 		ndk_mr_dma_unmap(ibdev, rmr);

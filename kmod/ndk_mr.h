@@ -104,6 +104,11 @@ enum ndk_fr_state {
  *              be ordered after it): it is killed, never freed
  * @inval_untrusted: the outstanding invalidation was posted on another QP
  *              while @reg_pending
+ * @fence:      the registration maps user memory (its parent's): an
+ *              invalidation kills the key instead of freeing it, because
+ *              rxe and siw finish a packet checked before the
+ *              invalidation in whatever the ib_mr maps afterwards, and
+ *              only a deregistration waits for it
  * @key:        the remote token: the key of the registration posted last,
  *              or the ib_mr's key when attached
  * @lkey:       the local token that goes with @key
@@ -130,6 +135,7 @@ struct ndk_fr {
 	u8 reg_pending:1;
 	u8 suspect:1;
 	u8 inval_untrusted:1;
+	u8 fence:1;
 	bool remote;
 	u32 key;
 	u32 lkey;
@@ -276,6 +282,7 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
 void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key);
 void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey);
+void ndk_fr_settle(struct ndk_fr *fr);
 bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey);
 void ndk_fr_debugfs_init(struct dentry *dir);
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,
