@@ -19,7 +19,7 @@
  *
  *   FREE --fast-register/bind posted--> VALID
  *   VALID --invalidate posted--> INVALIDATING
- *   INVALIDATING --its completion: success--> FREE
+ *   INVALIDATING --its completion: success--> FREE (fenced: KILLING)
  *   INVALIDATING --its completion: failure--> VALID (nothing changed)
  *   VALID --fast-register/bind completion: failure or flushed--> KILLING
  *   KILLING --the ib_mr replaced (ndk_fr_kill_one())--> FREE
@@ -46,6 +46,17 @@
  *
  * Like every initiator request, an inline failure first posts the DEFER
  * chain (ndk_qp_refuse()).
+ *
+ * Fenced registrations: a window or fast-register MR over user memory (its
+ * parent MR holds a umem) is killed, not freed, after every invalidation,
+ * local or the peer's.  rxe (6.1) checks a key once per packet and copies
+ * afterwards, reading the page list at copy time, and its invalidation
+ * only marks the MR free; only a deregistration waits for a packet under
+ * way.  Freed, the ib_mr would be mapped again over other pages, maybe a
+ * read-only registration's, and the parent's pages unpinned, while such a
+ * packet may still land.  The /dev/ndk path waits for the kill before the
+ * next registration (ndk_fr_settle()).  A kernel consumer's own pages are
+ * its own contract with the device, as for every kernel ULP.
  *
  * A registration waits for FREE: a fast-register or bind while an
  * invalidation is outstanding is refused with STATUS_DEVICE_BUSY, because
