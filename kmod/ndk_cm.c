@@ -584,6 +584,20 @@ static bool ndk_conn_foreign(struct ndk_connector *c, struct rdma_cm_id *id)
 }
 
 /*
+ * From the id's event handler: queue @work on @wq with a reference on the
+ * connector for it, unless the close has dropped the last one (then the
+ * teardown, which waits for this handler, destroys the id and cancels the
+ * request, and nothing may be queued).  A work item queued already has
+ * its reference.
+ */
+static void ndk_conn_queue(struct ndk_connector *c,
+			   struct workqueue_struct *wq, struct work_struct *work)
+{
+	if (refcount_inc_not_zero(&c->obj.ref) && !queue_work(wq, work))
+		ndk_obj_put(&c->obj);
+}
+
+/*
  * The connect's id is bound to another RDMA device (its source address or
  * its route is there): the connect fails with @status, and the id is
  * replaced by an unbound one (ndk_conn_unbind_work()), or rdma_cm would
@@ -596,9 +610,7 @@ static bool ndk_conn_foreign(struct ndk_connector *c, struct rdma_cm_id *id)
  */
 static void ndk_conn_fail_foreign(struct ndk_connector *c, s32 status)
 {
-	if (refcount_inc_not_zero(&c->obj.ref) &&
-	    !queue_work(ndk_wq, &c->unbind_work))
-		ndk_obj_put(&c->obj);	/* queued already, with its reference */
+	ndk_conn_queue(c, ndk_wq, &c->unbind_work);
 	ndk_conn_fail(c, status);
 }
 
@@ -846,15 +858,9 @@ static void ndk_conn_connect_work(struct work_struct *work)
 	ndk_obj_put(&c->obj);
 }
 
-/*
- * The work holds the connector.  After the close dropped the last
- * reference, the teardown (waiting for this handler) cancels the request.
- */
 static void ndk_conn_route_resolved(struct ndk_connector *c)
 {
-	if (refcount_inc_not_zero(&c->obj.ref) &&
-	    !queue_work(ndk_connect_wq, &c->connect_work))
-		ndk_obj_put(&c->obj);	/* queued already, with its reference */
+	ndk_conn_queue(c, ndk_connect_wq, &c->connect_work);
 }
 
 static void ndk_conn_responded(struct ndk_connector *c,
