@@ -328,6 +328,17 @@ static bool ndk_fr_suspect_locked(struct ndk_fr *fr)
 	return !fr->reg_pending;
 }
 
+/*
+ * A fenced registration (file comment) maps user memory: its parent MR
+ * holds a umem, which stays while the parent counts the registration.
+ * Lock held.
+ */
+static bool ndk_fr_fenced(const struct ndk_fr *fr)
+{
+	lockdep_assert_held(&fr->lock);
+	return fr->parent && ndk_umem_held(&fr->parent->umem);
+}
+
 /**
  * ndk_fr_done() - a fast-register, bind or invalidate request is done
  * @fr:     its registration
@@ -353,7 +364,7 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 		if (fr->state != NDK_FR_INVALIDATING || key != fr->key)
 			goto out_unlock;	/* an earlier key's */
 		if (fr->suspect || (status == STATUS_SUCCESS &&
-				    (fr->inval_untrusted || fr->fence)))
+				    (fr->inval_untrusted || ndk_fr_fenced(fr))))
 			kill = ndk_fr_suspect_locked(fr);
 		else if (status == STATUS_SUCCESS)
 			parent = ndk_fr_free_locked(fr);
@@ -425,7 +436,7 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 	if (fr) {
 		spin_lock(&fr->lock);
 		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
-			if (!fr->reg_pending && !fr->fence &&
+			if (!fr->reg_pending && !ndk_fr_fenced(fr) &&
 			    fr->reg_qp == qp && qp->rcq == qp->scq &&
 			    !atomic_add_unless(&ndk_fr_distrust, -1, 0))
 				parent = ndk_fr_free_locked(fr);
@@ -447,7 +458,7 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
  * ndk_fr_settle() - wait for the kill of a registration in KILLING
  * @fr: the registration of an MR or window the caller holds
  *
- * For the /dev/ndk path, where a fenced registration (ndk_fr.fence) is
+ * For the /dev/ndk path, where a fenced registration (ndk_fr_fenced()) is
  * killed after each invalidation: its next fast-register or bind waits
  * for the new ib_mr instead of failing with STATUS_DEVICE_BUSY.  A kill
  * that waits for its registration's completion is not queued yet: then
@@ -516,7 +527,6 @@ static s32 ndk_fr_begin(struct ndk_qp *qp, struct ndk_fr *fr,
 		fr->state = NDK_FR_VALID;
 		fr->reg_pending = true;
 		fr->suspect = false;
-		fr->fence = parent && ndk_umem_held(&parent->umem);
 		fr->reg_qp = qp;
 		fr->parent = parent;
 		ibmr = *slot;

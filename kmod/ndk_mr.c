@@ -599,7 +599,7 @@ static void ndk_mr_release_pooled(struct ndk_mr *mr)
 		 * The key is alive: it dies with the MR, then the mapping.
 		 * User memory is unpinned next, and rxe and siw finish a
 		 * packet checked before the invalidation after it: only the
-		 * deregistration waits for that packet (struct ndk_fr.fence).
+		 * deregistration waits for that packet (ndk_fr.c, "Fenced").
 		 */
 		ndk_mr_discard(ibdev, rmr);
 	} else {

@@ -104,11 +104,6 @@ enum ndk_fr_state {
  *              be ordered after it): it is killed, never freed
  * @inval_untrusted: the outstanding invalidation was posted on another QP
  *              while @reg_pending
- * @fence:      the registration maps user memory (its parent's): an
- *              invalidation kills the key instead of freeing it, because
- *              rxe and siw finish a packet checked before the
- *              invalidation in whatever the ib_mr maps afterwards, and
- *              only a deregistration waits for it
  * @key:        the remote token: the key of the registration posted last,
  *              or the ib_mr's key when attached
  * @lkey:       the local token that goes with @key
@@ -135,7 +130,6 @@ struct ndk_fr {
 	u8 reg_pending:1;
 	u8 suspect:1;
 	u8 inval_untrusted:1;
-	u8 fence:1;
 	bool remote;
 	u32 key;
 	u32 lkey;
