@@ -278,15 +278,15 @@ inline bool Connect(Dev& d, std::uint32_t adapter, std::uint32_t lis, const sock
     return ok;
 }
 
-// An RDMA read or write of @len bytes at @local (token @ltoken) from the
-// active QP of @c; the completion's status through @status.  False when
-// the post was refused inline or no completion came.
+// An RDMA read or write of @len bytes at @local (token @ltoken) from QP
+// @side of @c (0: the active one); the completion's status through
+// @status.  False when the post was refused inline or no completion came.
 inline bool Rdma(Dev& d, const Conn& c, std::uint32_t op, std::uint64_t local, std::uint32_t len,
                  std::uint32_t ltoken, std::uint64_t raddr, std::uint32_t rtoken,
-                 std::int32_t* status) {
+                 std::int32_t* status, int side = 0) {
     ndk_u_sge sge{local, len, ltoken};
     ndk_u_qp_post p{};
-    p.qp_handle = c.qp[0];
+    p.qp_handle = c.qp[side];
     p.op = op;
     p.nsge = 1;
     p.sgl = reinterpret_cast<std::uintptr_t>(&sge);
@@ -295,7 +295,7 @@ inline bool Rdma(Dev& d, const Conn& c, std::uint32_t op, std::uint64_t local, s
     p.request_context = 0x77;
     if (d.Ioctl(NDK_IOCTL_QP_POST, &p) != 0) return false;
     ndk_u_result r{};
-    if (!d.WaitResult(c.cq[0], &r)) return false;
+    if (!d.WaitResult(c.cq[side], &r)) return false;
     *status = r.status;
     return true;
 }

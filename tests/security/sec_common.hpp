@@ -316,31 +316,39 @@ inline int PostErrno(rel::Dev& d, ndk_u_qp_post* p) {
     return d.Ioctl(NDK_IOCTL_QP_POST, p) == 0 ? 0 : errno;
 }
 
-// An RDMA write of 64 bytes from @src (under @lkey) on QP @qp, whose CQ
-// is @cq, to @raddr through @rtoken, which must be refused: inline, or
-// with a failed result, and @target's first byte (0x5a in @src) not
-// written.  Prints what happened under @what.
-inline bool WriteRefused(rel::Dev& d, std::uint32_t qp, std::uint32_t cq, std::uint64_t src,
+// An RDMA write of 64 bytes from @src (under @lkey) on QP @side of @c to
+// @raddr through @rtoken, which must be refused: inline, or with a failed
+// result, and @target's first byte (0x5a in @src) not written.  Prints
+// what happened under @what.
+inline bool WriteRefused(rel::Dev& d, const rel::Conn& c, int side, std::uint64_t src,
                          std::uint32_t lkey, std::uint64_t raddr, std::uint32_t rtoken,
                          const unsigned char* target, const char* what) {
-    ndk_u_sge sge{src, 64, lkey};
-    ndk_u_qp_post w{};
-    w.qp_handle = qp;
-    w.op = NDK_U_OP_WRITE;
-    w.nsge = 1;
-    w.sgl = reinterpret_cast<std::uintptr_t>(&sge);
-    w.remote_address = raddr;
-    w.remote_token = rtoken;
-    w.request_context = 3;
-    int rc = PostErrno(d, &w);
-    ndk_u_result r{};
     std::int32_t status = -1;
-    if (rc == 0 && d.WaitResult(cq, &r, 10000)) status = r.status;
+    bool done = rel::Rdma(d, c, NDK_U_OP_WRITE, src, 64, lkey, raddr, rtoken, &status, side);
     bool touched = target[0] == 0x5a;
-    std::printf("a write through %s %#x: post %s, status %#x, buffer %s\n", what, rtoken,
-                rc ? strerrorname_np(rc) : "ok", static_cast<unsigned>(status),
+    std::printf("a write through %s %#x: %s, status %#x, buffer %s\n", what, rtoken,
+                done ? "completed" : "refused inline or no result", static_cast<unsigned>(status),
                 touched ? "WRITTEN" : "untouched");
-    return (rc != 0 || status != 0) && !touched;
+    return (!done || status != 0) && !touched;
+}
+
+// A QP_POST on @qp of @op (NDK_U_OP_BIND or NDK_U_OP_FAST_REGISTER) of
+// window or MR @object over @len bytes at @addr of registration @mr, with
+// @flags; a fast-register gives the peer @addr as the region's address.
+inline ndk_u_qp_post RegPost(std::uint32_t qp, std::uint32_t op, std::uint64_t context,
+                             std::uint32_t object, std::uint32_t mr, std::uint64_t addr,
+                             std::uint64_t len, std::uint32_t flags) {
+    ndk_u_qp_post p{};
+    p.qp_handle = qp;
+    p.op = op;
+    p.request_context = context;
+    p.object_handle = object;
+    p.mr_handle = mr;
+    p.address = addr;
+    p.length = len;
+    if (op == NDK_U_OP_FAST_REGISTER) p.remote_address = addr;
+    p.flags = flags;
+    return p;
 }
 
 // A window and a fast-register MR initialised for one page (@fr_flags:

@@ -51,26 +51,12 @@ int Run() {
     send.op = NDK_U_OP_SEND;
     send.request_context = 1;
     T_CHECK(sec::PostErrno(d, &send) == 0);
-    ndk_u_qp_post bind{};
-    bind.qp_handle = c1.qp[0];
-    bind.op = NDK_U_OP_BIND;
-    bind.request_context = 2;
-    bind.object_handle = mw;
-    bind.mr_handle = pmr;
-    bind.address = parent_buf.addr();
-    bind.length = kLen;
-    bind.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
+    ndk_u_qp_post bind = sec::RegPost(c1.qp[0], NDK_U_OP_BIND, 2, mw, pmr, parent_buf.addr(), kLen,
+                                      NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE);
     T_CHECK(d.Ioctl(NDK_IOCTL_QP_POST, &bind) == 0);
     std::uint32_t token = bind.token;
-    ndk_u_qp_post fp{};
-    fp.qp_handle = c1.qp[0];
-    fp.op = NDK_U_OP_FAST_REGISTER;
-    fp.request_context = 4;
-    fp.object_handle = fr;
-    fp.mr_handle = pmr;
-    fp.address = parent_buf.addr();
-    fp.length = kLen;
-    fp.remote_address = parent_buf.addr();
+    ndk_u_qp_post fp =
+        sec::RegPost(c1.qp[0], NDK_U_OP_FAST_REGISTER, 4, fr, pmr, parent_buf.addr(), kLen, 0);
     T_CHECK(sec::PostErrno(d, &fp) == 0);
     usleep(300000);  // the REG_MR runs (retries of the send come and go)
     ndk_u_connector_request dc{};
@@ -92,9 +78,8 @@ int Run() {
 
     // A write through the window's token from connection 2 (its active QP
     // is in X, so the write reaches X's keys).
-    T_CHECK(sec::WriteRefused(d, c2.qp[1], c2.cq[1], src_buf.addr(), src.local_token,
-                              parent_buf.addr(), token, parent_buf.get(),
-                              "the flushed bind's token"));
+    T_CHECK(sec::WriteRefused(d, c2, 1, src_buf.addr(), src.local_token, parent_buf.addr(), token,
+                              parent_buf.get(), "the flushed bind's token"));
 
     // The fast-register MR, fast-registered again on connection 3 (the
     // refused write broke connection 2), sends from the parent's buffer

@@ -83,32 +83,17 @@ int Run() {
     T_CHECK(pmr && smr && sec::WindowAndFrMr(d, x, NDK_U_MR_INIT_FR_F_REMOTE_ACCESS, &mw, &fr));
     if (t_failures) return kTestFail;
 
-    ndk_u_qp_post bind{};
-    bind.qp_handle = c.qp[0];
-    bind.op = NDK_U_OP_BIND;
-    bind.request_context = 1;
-    bind.object_handle = mw;
-    bind.mr_handle = pmr;
-    bind.address = buf.addr();
-    bind.length = kLen;
-    bind.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
-    std::uint32_t old_token = Rotate(d, c, bind, "window");
-    ndk_u_qp_post fp{};
-    fp.qp_handle = c.qp[0];
-    fp.op = NDK_U_OP_FAST_REGISTER;
-    fp.request_context = 2;
-    fp.object_handle = fr;
-    fp.mr_handle = pmr;
-    fp.address = buf.addr();
-    fp.length = kLen;
-    fp.remote_address = buf.addr();
-    fp.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
-    Rotate(d, c, fp, "fast-register MR");
+    constexpr std::uint32_t kWrite = NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE;
+    std::uint32_t old_token = Rotate(
+        d, c, sec::RegPost(c.qp[0], NDK_U_OP_BIND, 1, mw, pmr, buf.addr(), kLen, kWrite), "window");
+    Rotate(d, c,
+           sec::RegPost(c.qp[0], NDK_U_OP_FAST_REGISTER, 2, fr, pmr, buf.addr(), kLen, kWrite),
+           "fast-register MR");
 
     // The peer's write through the first window token is refused.
     std::memset(src_buf.get(), 0x5a, kLen);
-    T_CHECK(sec::WriteRefused(d, c.qp[1], c.cq[1], src_buf.addr(), src.local_token, buf.addr(),
-                              old_token, buf.get(), "the first window token"));
+    T_CHECK(sec::WriteRefused(d, c, 1, src_buf.addr(), src.local_token, buf.addr(), old_token,
+                              buf.get(), "the first window token"));
 
     // A page ndk.ko pins itself: its pooled ib_mr is not reused.
     void* shared = mmap(nullptr, kLen, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

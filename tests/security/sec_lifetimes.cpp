@@ -140,14 +140,8 @@ int PostSge(Dev& d, std::uint32_t qp, std::uint32_t op, std::uint64_t addr, std:
 
 int Bind(Dev& d, std::uint32_t qp, std::uint32_t mw, std::uint32_t mr, std::uint64_t addr,
          std::uint64_t len) {
-    ndk_u_qp_post p{};
-    p.qp_handle = qp;
-    p.op = NDK_U_OP_BIND;
-    p.flags = NDK_U_OP_FLAG_ALLOW_REMOTE_READ;
-    p.object_handle = mw;
-    p.mr_handle = mr;
-    p.address = addr;
-    p.length = len;
+    ndk_u_qp_post p =
+        sec::RegPost(qp, NDK_U_OP_BIND, 0, mw, mr, addr, len, NDK_U_OP_FLAG_ALLOW_REMOTE_READ);
     return Post(d, &p);
 }
 
