@@ -14,8 +14,10 @@
 // The device-add path (`rdma link add`: rxe, ib_core and every ib_client,
 // ndk.ko's adapter creation last, as the last client registered) is swept
 // the same way through a netlink NEWLINK request of our own: every
-// NDK_DEVADD_STRIDE-th site (default 256; the path has about 15 000, most
-// of them sysfs, and their number varies by hundreds from run to run).
+// NDK_DEVADD_STRIDE-th site (default 512; the path has about 15 000, most
+// of them sysfs, and their number varies by hundreds from run to run),
+// from a first site drawn at random below the stride and printed, so that
+// runs cover different sites (NDK_DEVADD_FIRST repeats a run's choice).
 // After each injected failure either no rxe0 exists, or it exists with or
 // without an NDK adapter, and once it is deleted no NDK adapter, user
 // object or rxe0 is left.  With NDK_SWEEP_MODULE_LOAD=1, ndk.ko's own
@@ -35,6 +37,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 
 #include "loopback.hpp"
@@ -404,14 +407,19 @@ int DevAddOnce(int n, DevAddStats& st) {
 // The device-add sweep; rxe0 must not exist on entry and exists on return.
 bool SweepDeviceAdd() {
     const char* env = std::getenv("NDK_DEVADD_STRIDE");
-    int stride = env ? std::max(1, std::atoi(env)) : 256;
+    int stride = env ? std::max(1, std::atoi(env)) : 512;
+    std::random_device seed;
+    env = std::getenv("NDK_DEVADD_FIRST");
+    int first =
+        env ? std::max(1, std::atoi(env)) : std::uniform_int_distribution<int>(1, stride)(seed);
+    std::printf("device add: first site %d (NDK_DEVADD_FIRST=%d repeats it)\n", first, first);
     DevAddStats st;
-    for (int n = 1; n <= kDevAddMaxSites; n += stride) {
+    for (int n = first; n <= kDevAddMaxSites; n += stride) {
         int r = DevAddOnce(n, st);
         if (r < 0) return false;
         if (r == 0) {
-            std::printf("%-34s ~%d fault sites, every %dth injected (%d):",
-                        "device add (rdma link add)", n - 1, stride, st.sites);
+            std::printf("%-34s ~%d fault sites, every %dth from %d injected (%d):",
+                        "device add (rdma link add)", n - 1, stride, first, st.sites);
             for (auto [e, c] : st.errs) std::printf(" %s x%d", strerrorname_np(e), c);
             std::printf("; rxe0 up without an NDK adapter x%d\n", st.without_adapter);
             return true;
