@@ -341,9 +341,10 @@ int ndk_file_release(struct inode *inode, struct file *file)
 		ndk_uobj_adapter_close(u);
 	}
 	/* What is left: owned events nobody took (request completions). */
-	while ((e = ndk_uevent_take(nf)))
-		if (e->owned)
-			kfree(e);
+	while ((e = ndk_uevent_take(nf))) {
+		ndk_uevent_free(e);
+		cond_resched();
+	}
 	xa_destroy(&nf->handles);
 	ndk_ucache_release(&nf->ucache);
 	ndk_upages_free(nf->counters_page);

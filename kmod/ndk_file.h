@@ -121,6 +121,13 @@ struct ndk_uobj_desc {
 #define NDK_UOBJ_TYPES	(NDK_UOBJ_LISTENER + 1)
 extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
 
+/*
+ * Owned events (request completions, connection requests) a file may have
+ * alive: a bound on what a caller that never takes its events can queue,
+ * and on the queue walks under ndk_file.ev_lock (Documentation/uapi.md).
+ */
+#define NDK_UEVENT_OWNED_MAX	16384
+
 /* Closed handles a file keeps reserved (ndk_uobj_unpublish()). */
 #define NDK_UOBJ_RETIRED	64
 
@@ -136,6 +143,8 @@ extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
  * @ev_lock:  protects @events and every struct ndk_uevent.queued; taken
  *            in any context (CQ notifications run in softirq context)
  * @events:   queued struct ndk_uevent, oldest first
+ * @owned_events: owned struct ndk_uevent alive (pending or queued), at
+ *            most NDK_UEVENT_OWNED_MAX (ndk_uevent_alloc())
  * @wait:     poll() waits here for @events
  * @ucache:   registration cache slots and generations (ndk_ucache.c)
  * @id:       netlink id of the file (ndk_netlink.c)
@@ -154,6 +163,7 @@ struct ndk_file {
 	struct mm_struct *mm;
 	spinlock_t ev_lock; /* protects events */
 	struct list_head events;
+	atomic_t owned_events;
 	wait_queue_head_t wait;
 	struct ndk_ucache ucache;
 	u32 id;
@@ -384,11 +394,11 @@ int ndk_files_add(struct ndk_file *nf);
 void ndk_files_del(struct ndk_file *nf);
 bool ndk_files_empty(void);
 void ndk_files_cache_totals(u64 *hits, u64 *misses);
-int ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
-		   struct ndk_file_summary *s);
+int ndk_files_next(unsigned long *pos, struct pid *pid,
+		   const struct mm_struct *viewer, struct ndk_file_summary *s);
 int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
-		       struct pid *pid, struct pid *viewer, u32 type,
-		       struct ndk_file_owner *owner,
+		       struct pid *pid, const struct mm_struct *viewer,
+		       u32 type, struct ndk_file_owner *owner,
 		       struct ndk_uobj_summary *o);
 
 /* ndk_uobj.c: the handle table */
@@ -410,6 +420,8 @@ void ndk_uobj_adapter_close(struct ndk_uobj *u);
 /* ndk_uevent.c: the event queue */
 void ndk_uevent_init(struct ndk_uevent *e, struct ndk_file *nf, u32 type,
 		     u32 handle, u64 context);
+struct ndk_uevent *ndk_uevent_alloc(struct ndk_file *nf, gfp_t gfp);
+void ndk_uevent_free(struct ndk_uevent *e);
 void ndk_uevent_queue(struct ndk_uevent *e, s32 status);
 void ndk_uevent_unqueue(struct ndk_uevent *e);
 struct ndk_uevent *ndk_uevent_take(struct ndk_file *nf);

@@ -4,9 +4,15 @@
  *
  * Asynchronous completions of the user path (connection events, adapter
  * removal, CQ and QP notifications) are struct ndk_uevent, embedded in
- * the object they concern (connection requests are allocated and carry
- * their connector).  An event is queued once however often its source
- * fires before user space takes it (NDK_IOCTL_EVENT_GET, poll()).
+ * the object they concern (request completions and connection requests
+ * are allocated, "owned", and a connection request carries its
+ * connector).  An event is queued once however often its source fires
+ * before user space takes it (NDK_IOCTL_EVENT_GET, poll()).  Owned events
+ * are counted per file and bounded (NDK_UEVENT_OWNED_MAX): a caller that
+ * never takes its events, repeating DISCONNECT on a connector that is
+ * disconnected already (it completes at once, each time), gets ENOBUFS
+ * instead of growing the queue that ndk_uevent_drop_requests() walks with
+ * interrupts off.
  *
  * Locking: ndk_file.ev_lock, a spinlock taken in any context, protects
  * the queue and each event's queued state.
@@ -38,6 +44,47 @@ void ndk_uevent_init(struct ndk_uevent *e, struct ndk_file *nf, u32 type,
 	e->ev.type = type;
 	e->ev.handle = handle;
 	e->ev.context = context;
+}
+
+/**
+ * ndk_uevent_alloc() - allocate an owned event
+ * @nf:  the file it is for
+ * @gfp: GFP_KERNEL_ACCOUNT in a command, NDK_GFP_PEER in a callback
+ *
+ * Context: as @gfp allows.
+ * Return: the event, zeroed, owned, for @nf; ERR_PTR(%-ENOBUFS) when the
+ * file has NDK_UEVENT_OWNED_MAX owned events already; ERR_PTR(%-ENOMEM).
+ */
+struct ndk_uevent *ndk_uevent_alloc(struct ndk_file *nf, gfp_t gfp)
+{
+	struct ndk_uevent *e;
+
+	if (atomic_inc_return(&nf->owned_events) > NDK_UEVENT_OWNED_MAX) {
+		atomic_dec(&nf->owned_events);
+		return ERR_PTR(-ENOBUFS);
+	}
+	e = kzalloc(sizeof(*e), gfp);
+	if (!e) {
+		atomic_dec(&nf->owned_events);
+		return ERR_PTR(-ENOMEM);
+	}
+	e->nf = nf;
+	e->owned = true;
+	return e;
+}
+
+/**
+ * ndk_uevent_free() - free an event once it is off the queue
+ * @e: the event, or NULL; nothing happens unless it is owned
+ *
+ * Context: any.
+ */
+void ndk_uevent_free(struct ndk_uevent *e)
+{
+	if (!e || !e->owned)
+		return;
+	atomic_dec(&e->nf->owned_events);
+	kfree(e);
 }
 
 /**
@@ -129,6 +176,6 @@ void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope)
 	spin_unlock_irq(&nf->ev_lock);
 	list_for_each_entry_safe(e, tmp, &drop, entry) {
 		ndk_close_connector(e->conn, NULL, NULL);
-		kfree(e);
+		ndk_uevent_free(e);
 	}
 }

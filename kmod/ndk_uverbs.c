@@ -663,12 +663,11 @@ int ndk_uv_event_get(struct file *file, void *arg)
 	}
 	while (n < g->count && (e = ndk_uevent_take(nf))) {
 		if (e->conn && !ndk_uverbs_accepted(nf, e)) {
-			kfree(e);
+			ndk_uevent_free(e);
 			continue;
 		}
 		out[n++] = e->ev;
-		if (e->owned)
-			kfree(e);
+		ndk_uevent_free(e);
 	}
 	mutex_unlock(&nf->lock);
 	if (n && copy_to_user(u64_to_user_ptr(g->events), out,
@@ -1229,19 +1228,19 @@ static void ndk_uv_request_done(void *context, s32 status)
 }
 
 /*
- * An event for a request of connector @u, or NULL.  The kernel API takes
- * it as the request's context; ndk_uv_submitted() settles it.
+ * An event for a request of connector @u, or an ERR_PTR (ndk_uevent_alloc()).
+ * The kernel API takes it as the request's context; ndk_uv_submitted()
+ * settles it.
  */
 static struct ndk_uevent *ndk_uv_request(struct ndk_uobj *u, u32 req,
 					 u64 context)
 {
-	struct ndk_uevent *e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	struct ndk_uevent *e = ndk_uevent_alloc(u->nf, GFP_KERNEL_ACCOUNT);
 
-	if (!e)
-		return NULL;
+	if (IS_ERR(e))
+		return e;
 	ndk_uevent_init(e, u->nf, NDK_U_EVENT_REQUEST, u->handle, context);
 	e->ev.object = req;
-	e->owned = true;
 	return e;
 }
 
@@ -1254,7 +1253,7 @@ static int ndk_uv_submitted(struct ndk_uevent *e, s32 status)
 		ndk_uevent_queue(e, status);
 		return 0;
 	}
-	kfree(e);
+	ndk_uevent_free(e);
 	return ndk_errno_from_status(status);
 }
 
@@ -1297,7 +1296,7 @@ int ndk_uv_connector_create(struct file *file, void *arg)
  * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
  * %-EINVAL (addresses, private data, limits); %-EFAULT; %-EISCONN
  * (connector used already); %-EADDRNOTAVAIL; %-EADDRINUSE; %-ENODEV;
- * %-ENOMEM.
+ * %-ENOMEM; %-ENOBUFS (NDK_UEVENT_OWNED_MAX events alive).
  */
 int ndk_uv_connect(struct file *file, void *arg)
 {
@@ -1329,8 +1328,8 @@ int ndk_uv_connect(struct file *file, void *arg)
 		goto out_unlock;
 	}
 	e = ndk_uv_request(u, NDK_U_REQ_CONNECT, c->request_context);
-	if (!e) {
-		ret = -ENOMEM;
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
 		goto out_unlock;
 	}
 	status = ndk_connect(u->conn.conn, qp->qp.qp,
@@ -1366,8 +1365,8 @@ static int ndk_uv_connector_request(struct file *file, void *arg, u32 req)
 	if (IS_ERR(u))
 		return PTR_ERR(u);
 	e = ndk_uv_request(u, req, r->request_context);
-	if (!e) {
-		ret = -ENOMEM;
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
 		goto out_unlock;
 	}
 	if (req == NDK_U_REQ_COMPLETE_CONNECT)
@@ -1391,7 +1390,7 @@ out_unlock:
  * Context: process context, may sleep.
  * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
  * %-EINVAL; %-EISCONN (not after a successful connect); %-ENODEV;
- * %-ENOMEM.
+ * %-ENOMEM; %-ENOBUFS (NDK_UEVENT_OWNED_MAX events alive).
  */
 int ndk_uv_complete_connect(struct file *file, void *arg)
 {
@@ -1405,7 +1404,8 @@ int ndk_uv_complete_connect(struct file *file, void *arg)
  *
  * Context: process context, may sleep.
  * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
- * %-EINVAL; %-ENOTCONN / %-EISCONN (not connected); %-ENOMEM.
+ * %-EINVAL; %-ENOTCONN / %-EISCONN (not connected); %-ENOMEM; %-ENOBUFS
+ * (NDK_UEVENT_OWNED_MAX events alive).
  */
 int ndk_uv_disconnect(struct file *file, void *arg)
 {
@@ -1420,7 +1420,8 @@ int ndk_uv_disconnect(struct file *file, void *arg)
  * Context: process context, may sleep.
  * Return: 0 (an NDK_U_EVENT_REQUEST event follows); %-EPERM; %-ENOENT;
  * %-EINVAL (private data, limits); %-EFAULT; %-EISCONN (not an incoming
- * connection, or accepted already); %-ENODEV; %-ENOMEM.
+ * connection, or accepted already); %-ENODEV; %-ENOMEM; %-ENOBUFS
+ * (NDK_UEVENT_OWNED_MAX events alive).
  */
 int ndk_uv_accept(struct file *file, void *arg)
 {
@@ -1449,8 +1450,8 @@ int ndk_uv_accept(struct file *file, void *arg)
 		goto out_unlock;
 	}
 	e = ndk_uv_request(u, NDK_U_REQ_ACCEPT, a->request_context);
-	if (!e) {
-		ret = -ENOMEM;
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
 		goto out_unlock;
 	}
 	status = ndk_accept(u->conn.conn, qp->qp.qp, a->inbound_read_limit,
@@ -1558,7 +1559,8 @@ static void ndk_uv_connector_closed(void *context)
 /*
  * A listener's ConnectEvent: queue the new connector; it becomes a handle
  * when user space takes the event (ndk_uverbs_accepted()).  Without memory
- * for the event, or once the listener's entry is going, the connector is
+ * for the event, with the file's owned events at their bound, or once the
+ * listener's entry is going, the connector is
  * closed, which rejects the peer.  The close does not wait: this runs in
  * the listener's rdma_cm event handler.
  */
@@ -1569,11 +1571,12 @@ static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
 	struct ndk_uevent *e;
 	unsigned long flags;
 
-	e = kzalloc(sizeof(*e), NDK_GFP_PEER);
-	if (e) {
+	e = ndk_uevent_alloc(nf, NDK_GFP_PEER);
+	if (IS_ERR(e)) {
+		e = NULL;
+	} else {
 		ndk_uevent_init(e, nf, NDK_U_EVENT_CONNECT_REQUEST,
 				listener->handle, listener->listener.context);
-		e->owned = true;
 		e->conn = conn;
 		e->listener = listener;
 	}
@@ -1585,7 +1588,7 @@ static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
 		conn = NULL;
 	}
 	spin_unlock_irqrestore(&nf->ev_lock, flags);
-	kfree(e);
+	ndk_uevent_free(e);
 	if (conn)
 		ndk_close_connector(conn, ndk_uv_connector_closed, NULL);
 	else
