@@ -112,13 +112,18 @@ static u32 ndk_uobj_nl_type(const struct ndk_uobj *u)
 	return ndk_uobj_descs[u->type].nl_type;
 }
 
-/* Under ndk_files_lock: may @viewer see @nf (of @pid, if set)? */
+/*
+ * Under ndk_files_lock: may @viewer see @nf (of @pid, if set)?  A viewer is
+ * an address space, not a thread group: a thread group keeps its pid
+ * across execve(), and a dump requested before the exec of a setuid
+ * program must not show that program's files (netlink.md).
+ */
 static bool ndk_files_visible(struct ndk_file *nf, struct pid *pid,
-			      struct pid *viewer)
+			      const struct mm_struct *viewer)
 {
 	if (pid && nf->tgid != pid)
 		return false;
-	return !viewer || nf->tgid == viewer;
+	return !viewer || nf->mm == viewer;
 }
 
 /* Under ndk_files_lock: @nf's owner, as current's pid namespace sees it. */
@@ -152,7 +157,7 @@ static int ndk_files_backoff(int ret, unsigned long *until)
 
 /* Under ndk_files_lock. */
 static int ndk_files_next_locked(unsigned long *pos, struct pid *pid,
-				 struct pid *viewer,
+				 const struct mm_struct *viewer,
 				 struct ndk_file_summary *s)
 {
 	struct ndk_file *nf;
@@ -191,8 +196,9 @@ static int ndk_files_next_locked(unsigned long *pos, struct pid *pid,
  * ndk_files_next() - the next file a caller may see, summarised
  * @pos:   in: the first file id to look at; out: the id of the file found
  * @pid:   only files of this process (a get_pid() reference), or NULL
- * @viewer: the thread group whose files the caller may see (its own:
- *         the requester's, not a later reader's), or NULL for every
+ * @viewer: the address space whose files the caller may see (its own:
+ *         the requester's at the dump's start, not a later reader's, and
+ *         not what the requester execs later), or NULL for every
  *         process's (CAP_NET_ADMIN)
  * @s:     out: the file's summary
  *
@@ -200,8 +206,8 @@ static int ndk_files_next_locked(unsigned long *pos, struct pid *pid,
  * Return: 1 when a file was found, 0 when none is left, %-EAGAIN when
  * the next file's commands held its lock for a second, %-EINTR.
  */
-int ndk_files_next(unsigned long *pos, struct pid *pid, struct pid *viewer,
-		   struct ndk_file_summary *s)
+int ndk_files_next(unsigned long *pos, struct pid *pid,
+		   const struct mm_struct *viewer, struct ndk_file_summary *s)
 {
 	unsigned long until = 0;
 	int ret;
@@ -245,7 +251,7 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
 /* Under ndk_files_lock. */
 static int ndk_file_next_uobj_locked(unsigned long *file,
 				     unsigned long *handle, struct pid *pid,
-				     struct pid *viewer, u32 type,
+				     const struct mm_struct *viewer, u32 type,
 				     struct ndk_file_owner *owner,
 				     struct ndk_uobj_summary *o)
 {
@@ -298,8 +304,8 @@ static int ndk_file_next_uobj_locked(unsigned long *file,
  * a file's commands held its lock for a second, %-EINTR.
  */
 int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
-		       struct pid *pid, struct pid *viewer, u32 type,
-		       struct ndk_file_owner *owner,
+		       struct pid *pid, const struct mm_struct *viewer,
+		       u32 type, struct ndk_file_owner *owner,
 		       struct ndk_uobj_summary *o)
 {
 	unsigned long until = 0;

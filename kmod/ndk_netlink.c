@@ -32,6 +32,7 @@
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -487,9 +488,11 @@ static struct pid *ndk_nl_dump_pid(struct netlink_callback *cb, bool admin)
 
 /*
  * cb->args of the PROC_GET and RES_GET dumps that their start fixes, in
- * the requester's context: the PID filter and the thread group whose
- * files the requester may see (0: every one).  Later rounds of a dump run
- * in whoever reads the socket, which may be another process.
+ * the requester's context: the PID filter and the address space whose
+ * files the requester may see (an mmgrab() reference; 0: every one).
+ * Later rounds of a dump run in whoever reads the socket, which may be
+ * another process, or the requester after an execve() of a setuid
+ * program: its new address space sees nothing of this dump.
  */
 #define NDK_NL_ARG_PID		4
 #define NDK_NL_ARG_VIEWER	5
@@ -502,22 +505,31 @@ static int ndk_nl_files_dump_start(struct netlink_callback *cb)
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
 	cb->args[NDK_NL_ARG_PID] = (long)pid;
-	if (!admin)
-		cb->args[NDK_NL_ARG_VIEWER] = (long)get_pid(task_tgid(current));
+	if (!admin) {
+		if (!current->mm) {
+			put_pid(pid);
+			return -EPERM;
+		}
+		mmgrab(current->mm);
+		cb->args[NDK_NL_ARG_VIEWER] = (long)current->mm;
+	}
 	return 0;
 }
 
 static int ndk_nl_files_dump_done(struct netlink_callback *cb)
 {
+	struct mm_struct *viewer = (struct mm_struct *)cb->args[NDK_NL_ARG_VIEWER];
+
 	put_pid((struct pid *)cb->args[NDK_NL_ARG_PID]);
-	put_pid((struct pid *)cb->args[NDK_NL_ARG_VIEWER]);
+	if (viewer)
+		mmdrop(viewer);
 	return 0;
 }
 
 /* cb->args: [0] the next file id. */
 static int ndk_nl_proc_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct pid *viewer = (struct pid *)cb->args[NDK_NL_ARG_VIEWER];
+	struct mm_struct *viewer = (struct mm_struct *)cb->args[NDK_NL_ARG_VIEWER];
 	struct pid *pid = (struct pid *)cb->args[NDK_NL_ARG_PID];
 	struct ndk_file_summary *f;
 	unsigned long pos = cb->args[0];
@@ -577,7 +589,7 @@ err_cancel:
 static int ndk_nl_res_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct pid *viewer = (struct pid *)cb->args[NDK_NL_ARG_VIEWER];
+	struct mm_struct *viewer = (struct mm_struct *)cb->args[NDK_NL_ARG_VIEWER];
 	struct pid *pid = (struct pid *)cb->args[NDK_NL_ARG_PID];
 	unsigned long file = cb->args[0], handle = cb->args[1];
 	struct ndk_file_owner owner;
