@@ -11,6 +11,14 @@
 // STATUS_CONNECTION_REFUSED, rejected before ndk.ko allocated anything for
 // it.  Closing the pending requests (which rejects them) makes room: a new
 // connect reaches the listener again.  Before the fix all N were queued.
+//
+// sec-listen-backlog events (test sec-event-bound): a file's owned events
+// (request completions and connection requests) are bounded too.  As
+// nobody: one loopback connection, disconnected; then DISCONNECT again and
+// again on the disconnected connector, which completes at once each time,
+// without ever taking an event.  The first NDK_UEVENT_OWNED_MAX (16384,
+// Documentation/uapi.md) succeed, the next gets ENOBUFS; taking the events
+// makes room.  Before the fix every DISCONNECT queued one more event.
 #include <map>
 
 #include "sec_common.hpp"
@@ -126,9 +134,67 @@ int Flood() {
     return t_failures ? kTestFail : kTestPass;
 }
 
+constexpr long kOwnedEvents = 16384;
+
+int Events() {
+    rel::Dev d;
+    auto [adapter, pd, lis, to] = sec::OpenListening(d);
+    rel::Conn c;
+    T_CHECK(lis != 0 && rel::Connect(d, adapter, lis, to, pd, pd, &c));
+    if (t_failures) return kTestFail;
+    ndk_u_connector_request dc{};
+    dc.connector_handle = c.con;
+    ndk_u_event ev{};
+    T_CHECK(d.Ioctl(NDK_IOCTL_DISCONNECT, &dc) == 0 &&
+            d.WaitEvent(NDK_U_EVENT_REQUEST, c.con, &ev) && ev.status == 0);
+    usleep(200000);
+    d.DropEvents(c.con);
+    d.DropEvents(c.acc);
+
+    // Nothing is taken from here on.
+    long done = 0;
+    int err = 0;
+    double t0 = rel::Now();
+    for (long i = 0; i < 2 * kOwnedEvents && !err; i++) {
+        if (d.Ioctl(NDK_IOCTL_DISCONNECT, &dc) == 0)
+            done++;
+        else
+            err = errno;
+    }
+    std::printf(
+        "DISCONNECT of a disconnected connector, no event taken: %ld succeeded in %.1f s, "
+        "then %s\n",
+        done, rel::Now() - t0, err ? strerrorname_np(err) : "no refusal");
+    T_CHECK(done == kOwnedEvents && err == ENOBUFS);
+
+    // Taking the events makes room again.
+    long taken = 0;
+    ndk_u_event evs[NDK_U_EVENT_GET_MAX];
+    for (;;) {
+        ndk_u_event_get g{};
+        g.count = NDK_U_EVENT_GET_MAX;
+        g.events = reinterpret_cast<std::uintptr_t>(evs);
+        if (d.Ioctl(NDK_IOCTL_EVENT_GET, &g) != 0 || !g.count) break;
+        for (std::uint32_t i = 0; i < g.count; i++)
+            taken += evs[i].type == NDK_U_EVENT_REQUEST && evs[i].handle == c.con &&
+                     evs[i].object == NDK_U_REQ_DISCONNECT;
+    }
+    T_CHECK(d.Ioctl(NDK_IOCTL_DISCONNECT, &dc) == 0 &&
+            d.WaitEvent(NDK_U_EVENT_REQUEST, c.con, &ev) && ev.status == 0);
+    std::printf("%ld disconnect completions taken; the next DISCONNECT succeeds and completes\n",
+                taken);
+    T_CHECK(taken == done);
+    rel::Disconnect(d, c);
+    return t_failures ? kTestFail : kTestPass;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "events") {
+        T_CHECK(sec::AsNobody("sec-event-bound", Events) == kTestPass);
+        return t_result("sec-event-bound");
+    }
     T_CHECK(sec::AsNobody("sec-listen-backlog", Flood) == kTestPass);
     return t_result("sec-listen-backlog");
 }

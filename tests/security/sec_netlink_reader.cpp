@@ -20,6 +20,17 @@
 // another file opens and closes at once.  Before the fix the request
 // waited for the file's lock holding the registry's, so every open() and
 // close() of /dev/ndk on the host waited with it.
+//
+// sec-netlink-reader exec (test sec-netlink-exec): the requester's
+// address space, not its thread group, decides.  A process of nobody with
+// 150 PDs in one file asks for a dump of the PDs, reads nothing, hands the
+// socket to a child and execs; the new image (same thread group, new
+// address space, as a setuid program would be) opens a file with a PD of
+// its own; the child then reads the whole dump: the old file's 150 PDs and
+// nothing of the new one.  Before the fix the later batches listed the
+// new image's PD too (a setuid program's registrations: addresses,
+// lengths, handles).
+#include <fcntl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -92,9 +103,9 @@ std::uint16_t FamilyId(int fd) {
     return id;
 }
 
-// Reads the rest of a dump from @fd: the pids its objects name, and
-// whether NLMSG_DONE came.
-bool ReadDump(int fd, std::vector<std::uint32_t>* pids) {
+// Reads the rest of a dump from @fd: the values of attribute @attr (u32)
+// of its objects, and whether NLMSG_DONE came.
+bool ReadDump(int fd, std::vector<std::uint32_t>* pids, int attr = NDK_NL_ATTR_PID) {
     std::vector<unsigned char> buf(32768);
     for (;;) {
         ssize_t n = recv(fd, buf.data(), buf.size(), 0);
@@ -106,7 +117,7 @@ bool ReadDump(int fd, std::vector<std::uint32_t>* pids) {
             Attrs(h, [&](int type, const unsigned char* p, std::size_t) {
                 std::uint32_t v;
                 std::memcpy(&v, p, sizeof(v));
-                if (type == NDK_NL_ATTR_PID) pids->push_back(v);
+                if (type == attr) pids->push_back(v);
             });
         }
     }
@@ -143,6 +154,71 @@ int Attacker() {
                 pids.size(), static_cast<long>(foreign));
     T_CHECK(!pids.empty() && foreign == 0);
     close(nl);
+    return t_failures ? kTestFail : kTestPass;
+}
+
+// Asks for a dump of the PDs on a new netlink socket: the socket, or -1.
+int AskPdDump() {
+    int nl = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+    std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
+    std::vector<unsigned char> a;
+    std::uint32_t type = NDK_NL_OBJ_PD;
+    Put(&a, NDK_NL_ATTR_RES_TYPE, &type, sizeof(type));
+    if (!family || !Send(nl, family, NDK_NL_CMD_RES_GET, NLM_F_DUMP, a)) {
+        if (nl >= 0) close(nl);
+        return -1;
+    }
+    return nl;
+}
+
+// The requester before its exec: a file with kPds PDs (kept open across
+// the exec), the dump asked for, a child that reads it once told to.
+int ExecRequester() {
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    int pds = 0;
+    for (int i = 0; ad && i < kPds; i++) pds += t_pd_create(d.fd(), ad) != 0;
+    T_CHECK(pds == kPds && fcntl(d.fd(), F_SETFD, 0) == 0);
+    int go[2];
+    T_CHECK(pipe(go) == 0);
+    int nl = AskPdDump();
+    T_CHECK(nl >= 0);
+    if (t_failures) return kTestFail;
+    std::fflush(nullptr);
+    pid_t reader = fork();
+    if (reader == 0) {
+        close(go[1]);
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(kTestFail);
+        std::vector<std::uint32_t> files;
+        T_CHECK(ReadDump(nl, &files, NDK_NL_ATTR_FILE_ID));
+        std::size_t first = files.empty() ? 0 : files.front();
+        auto others = std::count_if(files.begin(), files.end(), [&](auto f) { return f != first; });
+        std::printf(
+            "reader: %zu PDs in the dump, %ld of a file the requester opened after its exec\n",
+            files.size(), static_cast<long>(others));
+        T_CHECK(files.size() == kPds && others == 0);
+        std::fflush(nullptr);
+        _exit(t_failures ? kTestFail : kTestPass);
+    }
+    close(go[0]);
+    close(nl);
+    std::string wr = std::to_string(go[1]), child = std::to_string(reader);
+    execl("/proc/self/exe", "sec-netlink-reader", "exec-new", wr.c_str(), child.c_str(),
+          static_cast<char*>(nullptr));
+    std::perror("execl");
+    return kTestFail;
+}
+
+// The requester after its exec: a file with a PD of its own, then the
+// reader's verdict.
+int ExecNew(int go, pid_t reader) {
+    rel::Dev d;
+    std::uint32_t ad = d.OpenAdapter();
+    T_CHECK(ad && t_pd_create(d.fd(), ad) != 0);
+    T_CHECK(write(go, "g", 1) == 1);
+    int st = 0;
+    T_CHECK(waitpid(reader, &st, 0) == reader && WIFEXITED(st) && WEXITSTATUS(st) == kTestPass);
     return t_failures ? kTestFail : kTestPass;
 }
 
@@ -190,7 +266,13 @@ void BusyFile() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "exec-new")
+        return ExecNew(std::atoi(argv[2]), static_cast<pid_t>(std::atoi(argv[3])));
+    if (argc > 1 && std::string(argv[1]) == "exec") {
+        T_CHECK(sec::AsNobody("sec-netlink-exec", ExecRequester) == kTestPass);
+        return t_result("sec-netlink-exec");
+    }
     T_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, g_pair) == 0);
     std::fflush(nullptr);
     pid_t child = fork();
