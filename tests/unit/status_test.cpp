@@ -23,6 +23,34 @@ TEST(StatusValues, MatchWindows) {
     EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kDeviceRemoved), 0xC00002B6u);
 }
 
+// The values the five seed documents state (NdkRegisterMr, NdkBind,
+// NdkInitializeFastRegisterMr, NDK_ADAPTER_INFO), pinned here against the
+// ABI header that the kernel header and libndk both take them from.
+TEST(SeedValues, FlagsAndStatusesAreMicrosofts) {
+    EXPECT_EQ(NDK_U_MR_FLAG_ALLOW_LOCAL_READ, 0x0u);
+    EXPECT_EQ(NDK_U_MR_FLAG_ALLOW_LOCAL_WRITE, 0x1u);
+    EXPECT_EQ(NDK_U_MR_FLAG_ALLOW_REMOTE_READ, 0x2u);
+    EXPECT_EQ(NDK_U_MR_FLAG_ALLOW_REMOTE_WRITE, 0x5u);
+    EXPECT_EQ(NDK_U_MR_FLAG_RDMA_READ_SINK, 0x8u);
+    EXPECT_EQ(NDK_U_OP_FLAG_SILENT_SUCCESS, 0x1u);
+    EXPECT_EQ(NDK_U_OP_FLAG_READ_FENCE, 0x2u);
+    EXPECT_EQ(NDK_U_OP_FLAG_ALLOW_REMOTE_READ, 0x8u);
+    EXPECT_EQ(NDK_U_OP_FLAG_ALLOW_LOCAL_WRITE, 0x10u);
+    EXPECT_EQ(NDK_U_OP_FLAG_ALLOW_REMOTE_WRITE, 0x30u);
+    EXPECT_EQ(NDK_U_OP_FLAG_RDMA_READ_SINK, 0x80u);
+    EXPECT_EQ(NDK_U_OP_FLAG_DEFER, 0x200u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED, 0x1u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, 0x2u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED, 0x4u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED, 0x8u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED, 0x10u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED, 0x100u);
+    EXPECT_EQ(NDK_U_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED, 0x10000u);
+    // The statuses the seeds name that MatchWindows does not.
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kConnectionInvalid), 0xC000023Au);
+    EXPECT_EQ(static_cast<std::uint32_t>(ndk::status::kImplementationLimit), 0xC000042Bu);
+}
+
 struct Mapping {
     int errnum;
     ndk::NTSTATUS status;
