@@ -29,23 +29,49 @@ Error BufferError(int e) noexcept {
     return Error{e, StatusFromErrno(e), e == EACCES ? wsa::kEfault : WsaFromErrno(e)};
 }
 
+// Does registration m hold [addr, +length)?
+bool Covers(const detail::SocketMem& m, std::uint64_t addr, std::uint32_t length) {
+    return addr >= m.base_address && length <= m.length &&
+           addr - m.base_address <= m.length - length;
+}
+
+// The registration of a WsaBuf without a handle: the seed's "a SAN service
+// provider must maintain its own mapping of memory buffers to handles".
+// One of the connector's registrations that holds the bytes with the
+// `need` right, else one that holds them without it (EACCES follows),
+// else none (EFAULT).  Under s.mem_lock.
+const detail::SocketMem* FindByAddress(const detail::ConnectorState& s, std::uint64_t addr,
+                                       std::uint32_t length, std::uint32_t need) {
+    const detail::SocketMem* without_right = nullptr;
+    for (const auto& [handle, m] : s.mem) {
+        if (!Covers(m, addr, length)) continue;
+        if ((m.flags & need) == need) return &m;
+        without_right = &m;
+    }
+    return without_right;
+}
+
 // The SGL of bufs, each checked against the connector's registrations:
-// known here, inside its registration, with the `need` right.
+// known here (or, without a handle, found by its address), inside its
+// registration, with the `need` right.
 Result<std::size_t> ToSgl(detail::ConnectorState& s, std::span<const WsaBuf> bufs,
                           std::uint32_t need, Sge (&out)[NDK_U_SGE_MAX]) {
     if (bufs.size() > NDK_U_SGE_MAX) return BufferError(EINVAL);
     std::lock_guard<std::mutex> g(s.mem_lock);
     for (std::size_t i = 0; i < bufs.size(); ++i) {
         const WsaBuf& b = bufs[i];
-        auto it = s.mem.find(b.handle);
-        if (!b.handle || it == s.mem.end()) return BufferError(EINVAL);
-        const detail::SocketMem& m = it->second;
         const auto addr = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(b.buffer));
-        if (addr < m.base_address || b.length > m.length ||
-            addr - m.base_address > m.length - b.length)
-            return BufferError(EFAULT);
-        if ((m.flags & need) != need) return BufferError(EACCES);
-        out[i] = Sge{b.buffer, b.length, m.local_token};
+        const detail::SocketMem* m = nullptr;
+        if (b.handle) {
+            auto it = s.mem.find(b.handle);
+            if (it == s.mem.end()) return BufferError(EINVAL);
+            m = &it->second;
+        } else {
+            m = FindByAddress(s, addr, b.length, need);
+        }
+        if (!m || !Covers(*m, addr, b.length)) return BufferError(EFAULT);
+        if ((m->flags & need) != need) return BufferError(EACCES);
+        out[i] = Sge{b.buffer, b.length, m->local_token};
     }
     return bufs.size();
 }

@@ -216,9 +216,12 @@ TEST(SocketMemory, HandleIsValidOnlyOnItsConnector) {
     EXPECT_EQ(s.f.last_sgl[0].address, reinterpret_cast<std::uintptr_t>(s.buf));
     EXPECT_EQ(s.f.last_sgl[0].length, 64u);
     EXPECT_EQ(s.f.last_sgl[0].token, 0x100u);
-    // Unknown handles are refused as well.
+    // Unknown handles are refused as well; without a handle, B has no
+    // registration of its own that holds the bytes.
+    ndk::WsaBuf unknown{s.buf, 64, ra.handle() + 1000};
+    ExpectError(s.a.Send(1, std::span(&unknown, 1)).error(), EINVAL, ndk::wsa::kEinval);
     ndk::WsaBuf none{s.buf, 64, 0};
-    ExpectError(s.a.Send(1, std::span(&none, 1)).error(), EINVAL, ndk::wsa::kEinval);
+    ExpectError(s.b.Send(1, std::span(&none, 1)).error(), EFAULT, ndk::wsa::kEfault);
     ndk::SocketRegistration empty;
     ExpectError(s.a.DeregisterMemory(empty).error(), EINVAL, ndk::wsa::kEinval);
 }
@@ -250,6 +253,41 @@ TEST(SocketMemory, BuffersMustLieInsideWithTheRight) {
     EXPECT_TRUE(s.a.Receive(2, std::span(&w, 1)).ok());
     EXPECT_TRUE(s.a.Read(3, std::span(&w, 1), 0x1000, 0x77).ok());
     EXPECT_EQ(s.f.Count(NDK_IOCTL_QP_POST), posts + 3);
+}
+
+// WSPRegisterMemory: "the switch does not pass memory handles to WSPSend
+// and WSPRecv, so a SAN service provider must maintain its own mapping of
+// memory buffers to handles": a WsaBuf without a handle is posted with the
+// token of this connector's registration that holds its bytes, one with
+// the post's right first.
+TEST(SocketMemory, BufferWithoutHandleFindsItsRegistration) {
+    Sockets s;
+    s.Connect();
+    auto ro = s.a.RegisterMemory(s.buf, 4096, ndk::kMemRead).value();
+    auto wo = s.a.RegisterMemory(s.buf + 4096, 4096, ndk::kMemWrite).value();
+    auto rw = s.a.RegisterMemory(s.buf + 2048, 4096, ndk::kMemReadWrite).value();
+    const int posts = s.f.Count(NDK_IOCTL_QP_POST);
+    auto token = [&] { return s.f.last_sgl.empty() ? 0u : s.f.last_sgl[0].token; };
+    ndk::WsaBuf src{s.buf, 64, 0};
+    ASSERT_TRUE(s.a.Send(1, std::span(&src, 1)).ok());
+    EXPECT_EQ(token(), ro.local_token());
+    ndk::WsaBuf sink{s.buf + 7000, 64, 0};
+    ASSERT_TRUE(s.a.Receive(2, std::span(&sink, 1)).ok());
+    EXPECT_EQ(token(), wo.local_token());
+    // Held by ro and rw: a sink gets rw, the one that may be written.
+    ndk::WsaBuf both{s.buf + 3000, 64, 0};
+    ASSERT_TRUE(s.a.Read(3, std::span(&both, 1), 0x1000, 0x77).ok());
+    EXPECT_EQ(token(), rw.local_token());
+    // Held only without the right, or by no one registration.
+    ndk::WsaBuf read_only{s.buf + 100, 64, 0};
+    ExpectError(s.a.Receive(4, std::span(&read_only, 1)).error(), EACCES, ndk::wsa::kEfault);
+    ndk::WsaBuf across{s.buf + 1000, 6000, 0};
+    ExpectError(s.a.Send(5, std::span(&across, 1)).error(), EFAULT, ndk::wsa::kEfault);
+    EXPECT_EQ(s.f.Count(NDK_IOCTL_QP_POST), posts + 3);
+    // A deregistered buffer is no longer found.
+    EXPECT_TRUE(s.a.DeregisterMemory(ro).ok());
+    ndk::WsaBuf gone{s.buf, 64, 0};
+    ExpectError(s.a.Send(6, std::span(&gone, 1)).error(), EFAULT, ndk::wsa::kEfault);
 }
 
 TEST(SocketMemory, BusyDeregistrationChangesNothing) {

@@ -44,7 +44,9 @@ struct PdState;
 }  // namespace detail
 
 // WSABUFEX: bytes [buffer, +length) of the registration `handle`
-// (SocketRegistration::handle()) made on the connector it is used with.
+// (SocketRegistration::handle()) made on the connector it is used with;
+// handle 0: of whichever registration on that connector holds them (the
+// provider's own mapping of buffers to handles, WSPRegisterMemory).
 struct WsaBuf {
     const void* buffer = nullptr;
     std::uint32_t length = 0;
@@ -199,8 +201,11 @@ class [[nodiscard]] Connector {
 
     // Posts on this connector's QP from WSD buffers.  Each WsaBuf must
     // name a handle registered on this connector (EINVAL/WSAEINVAL
-    // otherwise: a handle of another connector is unknown here), lie
-    // inside that registration (EFAULT/WSAEFAULT), and the registration
+    // otherwise: a handle of another connector is unknown here), or 0 to
+    // have one of this connector's registrations that holds its bytes
+    // found by address (preferring one with the right the post needs;
+    // EFAULT/WSAEFAULT when none holds them), lie inside that
+    // registration (EFAULT/WSAEFAULT), and the registration
     // must allow the access: kMemRead for the sources of Send and Write,
     // kMemWrite for the sinks of Receive and Read (EACCES/WSAEFAULT,
     // STATUS_ACCESS_VIOLATION).  ENOTCONN/WSAENOTCONN without a QP; the
