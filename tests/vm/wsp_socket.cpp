@@ -12,7 +12,9 @@
 //     references 2, VmPin and ndk.ko's user_pinned_pages charged once),
 //     RDMA write and read through it on each endpoint; deregistered on A
 //     it still works on B; the last deregistration unpins (VmPin and
-//     user_pinned_pages back to their baseline).
+//     user_pinned_pages back to their baseline);
+//   - a send and a receive whose buffers carry no handle: the provider's
+//     own mapping of buffers to handles finds each endpoint's registration.
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -173,6 +175,21 @@ void Run() {
                 "read on A");
     ReadThrough(lb, b, buf.base + 9 * kPage, rb.handle(), kPage, target.base + 9 * kPage, token,
                 "read on B");
+
+    // A send and a receive without handles (WSPSend and WSPRecv get none):
+    // each endpoint finds its own registration of the bytes.
+    {
+        char* sink = buf.base + 10 * kPage;
+        const char* src = buf.base + 11 * kPage;
+        std::memset(sink, 0, 256);
+        ndk::WsaBuf rbuf{sink, 256, 0}, sbuf{src, 256, 0};
+        Must(b.Receive(6, std::span(&rbuf, 1)), "receive on B without a handle");
+        Must(a.Send(7, std::span(&sbuf, 1)), "send on A without a handle");
+        ndk_t::WaitOk(*lb.cq, "send or receive without a handle");
+        ndk_t::WaitOk(*lb.cq, "send or receive without a handle");
+        if (std::memcmp(src, sink, 256) != 0) throw Failure{"send without handles: data differs"};
+        std::printf("send and receive without handles: 256 bytes arrived\n");
+    }
 
     // A handle of A only is unknown on B: WSAEINVAL, and still good on A.
     ndk_t::Pages only_a(2);
