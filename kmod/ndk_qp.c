@@ -583,25 +583,33 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	s->silent = req->flags & NDK_OP_FLAG_SILENT_SUCCESS;
 }
 
-static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
+/* The bytes of @nsge SGEs together (at most 32 × 4 GiB: no overflow). */
+static u64 ndk_sgl_bytes(const struct ndk_sge *sgl, u32 nsge)
 {
 	u64 total = 0;
 	u32 i;
 
+	for (i = 0; i < nsge; i++)
+		total += sgl[i].length;
+	return total;
+}
+
+static s32 ndk_sq_check(struct ndk_qp *qp, const struct ndk_sreq *req)
+{
 	if (req->flags & ~req->allowed)
 		return STATUS_INVALID_PARAMETER;
 	if (req->nsge && !req->sgl)
 		return STATUS_INVALID_PARAMETER;
-	if (req->flags & NDK_OP_FLAG_INLINE) {
-		for (i = 0; i < req->nsge; i++)
-			total += req->sgl[i].length;
-		return total > qp->inline_size ? STATUS_INVALID_PARAMETER :
-						 STATUS_SUCCESS;
-	}
+	if (req->flags & NDK_OP_FLAG_INLINE)
+		return ndk_sgl_bytes(req->sgl, req->nsge) > qp->inline_size ?
+		       STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
 	if (req->nsge > (req->type == NDK_OPERATION_TYPE_READ ?
 			 qp->max_read_sge : qp->max_ssge))
 		return STATUS_INVALID_PARAMETER;
 	if (req->opcode == IB_WR_RDMA_READ_WITH_INV && !req->nsge)
+		return STATUS_INVALID_PARAMETER;
+	/* MaxTransferLength: the SGEs of one request together. */
+	if (ndk_sgl_bytes(req->sgl, req->nsge) > qp->max_transfer)
 		return STATUS_INVALID_PARAMETER;
 	return STATUS_SUCCESS;
 }
@@ -1087,6 +1095,7 @@ s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
 			      info->max_read_request_sge) :
 			  max_initiator_request_sge;
 	q->inline_size = inline_data_size;
+	q->max_transfer = info->max_transfer_length ?: U32_MAX;
 	q->read_inv = info->adapter_flags &
 		      NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED;
 	spin_lock_init(&q->sq_lock);
@@ -1230,7 +1239,8 @@ s32 ndk_receive(struct ndk_qp *qp, void *request_context,
 	u32 slot, i;
 	int ret;
 
-	if (nsge > qp->max_rsge || (nsge && !sgl))
+	if (nsge > qp->max_rsge || (nsge && !sgl) ||
+	    ndk_sgl_bytes(sgl, nsge) > qp->max_transfer)
 		return STATUS_INVALID_PARAMETER;
 	if (ndk_adapter_removed(qp->obj.adapter))
 		return STATUS_DEVICE_REMOVED;

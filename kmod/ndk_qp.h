@@ -247,6 +247,8 @@ struct ndk_rwr {
  * @max_rsge:   MaxReceiveRequestSge asked for
  * @max_read_sge: SGE limit of reads: @max_ssge within the adapter's
  * @inline_size: InlineDataSize asked for
+ * @max_transfer: the adapter's MaxTransferLength (U32_MAX when the port
+ *              did not say): the bytes of all SGEs of one request together
  * @read_inv:   the adapter supports RDMA_READ_LOCAL_INVALIDATE
  * @sq_lock:    protects @sq_prod, @sq_posted, @flushed against ndk_flush()
  *              and close (the consumer serializes the posts themselves)
@@ -293,6 +295,7 @@ struct ndk_qp {
 	u32 max_rsge;
 	u32 max_read_sge;
 	u32 inline_size;
+	u32 max_transfer;
 	bool read_inv;
 
 	spinlock_t sq_lock; /* see above */

@@ -949,6 +949,31 @@ static int ndk_t_qp_post_params(struct ndk_test_env *env)
 					   NDK_OP_FLAG_DEFER),
 			     STATUS_CONNECTION_INVALID);
 
+	/*
+	 * MaxTransferLength (NDK_ADAPTER_INFO): the SGEs of one request
+	 * together, refused inline beyond it.
+	 */
+	ndk_test_log("MaxTransferLength %#x", i->max_transfer_length);
+	if (i->max_transfer_length && i->max_transfer_length < U32_MAX) {
+		sge[0].length = i->max_transfer_length;
+		NDK_T_STATUS(env, ndk_send(qp, NULL, sge, 1, 0),
+			     STATUS_CONNECTION_INVALID);
+		sge[0].length = i->max_transfer_length + 1;
+		NDK_T_STATUS(env, ndk_send(qp, NULL, sge, 1, 0),
+			     STATUS_INVALID_PARAMETER);
+		NDK_T_STATUS(env, ndk_receive(qp, NULL, sge, 1),
+			     STATUS_INVALID_PARAMETER);
+		sge[0].length = i->max_transfer_length / 2 + 1;
+		sge[1].length = i->max_transfer_length / 2 + 1;
+		NDK_T_STATUS(env, ndk_write(qp, NULL, sge, 2, 0, 0, 0),
+			     STATUS_INVALID_PARAMETER);
+		if (readsge >= 2)
+			NDK_T_STATUS(env, ndk_read(qp, NULL, sge, 2, 0, 0, 0),
+				     STATUS_INVALID_PARAMETER);
+		sge[0].length = 16;
+		sge[1].length = 16;
+	}
+
 	/* Receives, before any connection. */
 	NDK_T_STATUS(env, ndk_receive(qp, NULL, sge, rsge + 1),
 		     STATUS_INVALID_PARAMETER);
