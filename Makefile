@@ -76,6 +76,7 @@ vm-check: kmod lib
 # iteration counts by NDK_STRESS_SCALE and their timeouts by
 # NDK_VM_TIMEOUT_SCALE: KASAN and lockdep under TCG are ~10x slower.
 NDK_DEBUG_ENV = NDK_GUEST=debug NDK_KO_TREE=$(abspath $(BUILD))/debug-src NDK_STRESS_SCALE=0.2 \
+	NDK_VM_BOOT_ATTEMPTS=5 NDK_VM_BOOT_TIMEOUT=180 \
 	NDK_VM_TIMEOUT_SCALE=6 NDK_VM_TIMEOUT=4200
 NDK_DEBUG_ONLY ?=
 ndk_debug_select = $(if $(NDK_DEBUG_ONLY),NDK_VM_ONLY='^($(NDK_DEBUG_ONLY))$$' ctest --test-dir $(BUILD) \

@@ -28,7 +28,8 @@
 # NDK_VM_BOOT_TIMEOUT (s, default 300) and NDK_VM_BOOT_IDLE (s, default
 # 60): a guest that has not reached its init's mounts by then, or whose
 # QEMU idled (under a fifth of a host CPU) over a whole NDK_VM_BOOT_IDLE
-# before it did, is killed and booted again, three boots at most.
+# before it did, is killed and booted again, NDK_VM_BOOT_ATTEMPTS boots at
+# most (default 3).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,7 +123,7 @@ vm_boot() {
 # most.
 idle_s=${NDK_VM_BOOT_IDLE:-60}
 hz=$(getconf CLK_TCK)
-attempts=3
+attempts=${NDK_VM_BOOT_ATTEMPTS:-3}
 for ((attempt = 1; attempt <= attempts; attempt++)); do
 	echo "vm-run: booting $kver ($guest) under TCG ($(grep -c . "$list") tests, timeout ${timeout_s} s, boot ${boot_s} s)"
 	start=$SECONDS
