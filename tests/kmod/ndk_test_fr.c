@@ -2832,11 +2832,39 @@ out:
 }
 
 /*
+ * Reads the peer's src into the first 64 bytes of @mem, registered in @mr,
+ * through @mr's local token (fr_access()); @want is the read's result,
+ * and a refused read leaves @mem as it was.
+ */
+static void fr_read_into(struct ndk_test_env *env, int line,
+			 struct fr_fix *x, struct ndk_mr *mr, u8 *mem,
+			 s32 want)
+{
+	struct ndk_sge sge = {
+		.virtual_address = mem,
+		.length = 64,
+		.memory_region_token = ndk_get_local_token_from_mr(mr),
+	};
+
+	if (fr_live(env, x))
+		return;
+	memset(mem, 0, 64);
+	fr_access(env, line, x, false, &sge, t_raddr(&x->src, 0),
+		  ndk_get_remote_token_from_mr(x->src.mr), want);
+	if (want == STATUS_SUCCESS)
+		NDK_T_CHECK(env, memcmp(mem, x->src.data, 64) == 0);
+	else
+		NDK_T_CHECK(env, t_all(mem, 0, 64));
+}
+
+/*
  * mr-register-rights: what each NdkRegisterMr flag set lets a peer do
  * through the MR's own remote token, over a region 100 bytes into a
  * page: granted rights byte-exact over the whole region and refused a
  * byte outside it, rights not granted refused inside it (each refusal on
- * a fresh connection; siw serves reads without the right: security.md).
+ * a fresh connection; siw serves reads without the right: security.md);
+ * and a local read into the MR succeeds exactly with the local write
+ * right.
  */
 static int t_mr_register_rights(struct ndk_test_env *env)
 {
@@ -2872,6 +2900,16 @@ static int t_mr_register_rights(struct ndk_test_env *env)
 		ndk_test_log("NdkRegisterMr flags %#x: remote read %d, write %d",
 			     flags[i], t.read, t.write);
 		fr_check_target(env, x, &t, mem + off, true);
+		/*
+		 * NDK_MR_FLAG_ALLOW_LOCAL_WRITE: a read lands in the MR
+		 * through its local token only with it, and a refused one
+		 * writes nothing (on iWARP a read sink needs a remote write
+		 * as well: mr-read-only).
+		 */
+		if (!x->iwarp)
+			fr_read_into(env, __LINE__, x, mr, mem + off,
+				     flags[i] & NDK_MR_FLAG_ALLOW_LOCAL_WRITE ?
+				     STATUS_SUCCESS : STATUS_ACCESS_VIOLATION);
 		NDK_T_STATUS(env, ndk_deregister_mr(mr, NULL, NULL),
 			     STATUS_SUCCESS);
 	}
@@ -2881,32 +2919,6 @@ out_free:
 	ndk_mdl_free_chain(mdl);
 	vfree(mem);
 	return fr_close(env, x);
-}
-
-/*
- * Reads the peer's src into the first 64 bytes of @mem, registered in @mr,
- * through @mr's local token (fr_access()); @want is the read's result,
- * and a refused read leaves @mem as it was.
- */
-static void fr_read_into(struct ndk_test_env *env, int line,
-			 struct fr_fix *x, struct ndk_mr *mr, u8 *mem,
-			 s32 want)
-{
-	struct ndk_sge sge = {
-		.virtual_address = mem,
-		.length = 64,
-		.memory_region_token = ndk_get_local_token_from_mr(mr),
-	};
-
-	if (fr_live(env, x))
-		return;
-	memset(mem, 0, 64);
-	fr_access(env, line, x, false, &sge, t_raddr(&x->src, 0),
-		  ndk_get_remote_token_from_mr(x->src.mr), want);
-	if (want == STATUS_SUCCESS)
-		NDK_T_CHECK(env, memcmp(mem, x->src.data, 64) == 0);
-	else
-		NDK_T_CHECK(env, t_all(mem, 0, 64));
 }
 
 /*

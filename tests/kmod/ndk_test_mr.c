@@ -660,6 +660,14 @@ static int ndk_t_frmr_initialize(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], dev_max + 1,
 							  true, NULL, NULL),
 		     STATUS_IMPLEMENTATION_LIMIT);
+	/* Inline with a completion too, which is then never called. */
+	ndk_t_wait_init(&reqs[0]);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], dev_max + 1,
+							  true, ndk_t_requested,
+							  &reqs[0]),
+		     STATUS_IMPLEMENTATION_LIMIT);
+	msleep(100);
+	NDK_T_CHECK(env, atomic_read(&reqs[0].calls) == 0);
 	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(mrs[0], dev_max, true,
 							  NULL, NULL),
 		     STATUS_SUCCESS);
