@@ -26,6 +26,19 @@
 namespace {
 
 constexpr long kBacklog = 128;
+
+// Takes every queued event of @d, calling @fn(event) for each.
+template <class F>
+void TakeEvents(rel::Dev& d, F fn) {
+    ndk_u_event ev[NDK_U_EVENT_GET_MAX];
+    for (;;) {
+        ndk_u_event_get g{};
+        g.count = NDK_U_EVENT_GET_MAX;
+        g.events = reinterpret_cast<std::uintptr_t>(ev);
+        if (d.Ioctl(NDK_IOCTL_EVENT_GET, &g) != 0 || !g.count) return;
+        for (std::uint32_t i = 0; i < g.count; i++) fn(ev[i]);
+    }
+}
 constexpr std::int32_t kRefused =
     static_cast<std::int32_t>(0xC0000236);  // STATUS_CONNECTION_REFUSED
 
@@ -40,25 +53,18 @@ int Flood() {
     std::map<std::uint32_t, std::uint32_t> active;  // connector -> its QP
     long refused = 0, other = 0;
     auto drain = [&] {
-        ndk_u_event ev[NDK_U_EVENT_GET_MAX];
-        for (;;) {
-            ndk_u_event_get g{};
-            g.count = NDK_U_EVENT_GET_MAX;
-            g.events = reinterpret_cast<std::uintptr_t>(ev);
-            if (d.Ioctl(NDK_IOCTL_EVENT_GET, &g) != 0 || !g.count) return;
-            for (std::uint32_t i = 0; i < g.count; i++) {
-                if (ev[i].type == NDK_U_EVENT_CONNECT_REQUEST && ev[i].handle == lis)
-                    requests.push_back(ev[i].object);
-                else if (ev[i].type == NDK_U_EVENT_REQUEST && ev[i].status == kRefused &&
-                         active.count(ev[i].handle)) {
-                    refused++;
-                    t_handle_close(d.fd(), ev[i].handle);
-                    t_handle_close(d.fd(), active[ev[i].handle]);
-                    active.erase(ev[i].handle);
-                } else if (ev[i].type == NDK_U_EVENT_REQUEST)
-                    other++;
-            }
-        }
+        TakeEvents(d, [&](const ndk_u_event& ev) {
+            if (ev.type == NDK_U_EVENT_CONNECT_REQUEST && ev.handle == lis)
+                requests.push_back(ev.object);
+            else if (ev.type == NDK_U_EVENT_REQUEST && ev.status == kRefused &&
+                     active.count(ev.handle)) {
+                refused++;
+                t_handle_close(d.fd(), ev.handle);
+                t_handle_close(d.fd(), active[ev.handle]);
+                active.erase(ev.handle);
+            } else if (ev.type == NDK_U_EVENT_REQUEST)
+                other++;
+        });
     };
 
     // A QP of depth 1 on the newest CQ and a connector, connecting to the
@@ -169,16 +175,10 @@ int Events() {
 
     // Taking the events makes room again.
     long taken = 0;
-    ndk_u_event evs[NDK_U_EVENT_GET_MAX];
-    for (;;) {
-        ndk_u_event_get g{};
-        g.count = NDK_U_EVENT_GET_MAX;
-        g.events = reinterpret_cast<std::uintptr_t>(evs);
-        if (d.Ioctl(NDK_IOCTL_EVENT_GET, &g) != 0 || !g.count) break;
-        for (std::uint32_t i = 0; i < g.count; i++)
-            taken += evs[i].type == NDK_U_EVENT_REQUEST && evs[i].handle == c.con &&
-                     evs[i].object == NDK_U_REQ_DISCONNECT;
-    }
+    TakeEvents(d, [&](const ndk_u_event& e) {
+        taken +=
+            e.type == NDK_U_EVENT_REQUEST && e.handle == c.con && e.object == NDK_U_REQ_DISCONNECT;
+    });
     T_CHECK(d.Ioctl(NDK_IOCTL_DISCONNECT, &dc) == 0 &&
             d.WaitEvent(NDK_U_EVENT_REQUEST, c.con, &ev) && ev.status == 0);
     std::printf("%ld disconnect completions taken; the next DISCONNECT succeeds and completes\n",
