@@ -340,6 +340,7 @@ int ndk_mr_flags_write(struct ndk_obj *obj, u32 flags);
 int ndk_umem_pin(struct ndk_umem *um, struct mm_struct *mm, u64 address,
 		 u64 length, bool write);
 void ndk_umem_unpin(struct ndk_umem *um);
+void ndk_umem_unpin_untouched(struct ndk_umem *um);
 int ndk_umem_mode(struct mm_struct *mm, u64 address, u64 length, bool write);
 void ndk_umem_hold(struct ndk_umem *um, u64 address, u64 length, bool write);
 int ndk_umem_pin_again(struct ndk_umem *um);

@@ -406,6 +406,25 @@ int ndk_umem_pin_again(struct ndk_umem *um)
 }
 
 /**
+ * ndk_umem_unpin_untouched() - ndk_umem_unpin() of pages no device wrote
+ * @um: pinned by ndk_umem_pin() (or held) and never registered by ndk.ko:
+ *      a pin an invalidation collided with, or one whose registration
+ *      failed
+ *
+ * The pages are not dirtied.  A pin that collided may hold pages of a
+ * mapping the walk never checked (a file's page cache mapped over the
+ * range while a fault dropped the mmap lock), which only a writer may
+ * dirty; nothing wrote them.
+ *
+ * Context: process context, may sleep; any process.
+ */
+void ndk_umem_unpin_untouched(struct ndk_umem *um)
+{
+	um->writable = false;
+	ndk_umem_unpin(um);
+}
+
+/**
  * ndk_umem_unpin() - release what ndk_umem_pin() or ndk_umem_hold() took
  * @um: no registration may use its pages any more; nothing happens
  *      when it holds no range (ndk_umem_held())

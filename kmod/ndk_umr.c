@@ -302,7 +302,7 @@ static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
 {
 	if (req->driver)
 		ndk_deregister_mr(mr, NULL, NULL);
-	ndk_umem_unpin(um);
+	ndk_umem_unpin_untouched(um);
 }
 
 /**
@@ -406,7 +406,8 @@ void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
 	if (registered)
 		ndk_deregister_mr(mr, NULL, NULL);
 	ndk_ucache_untrack(cache);
-	ndk_umem_unpin(um);
+	/* Not ndk.ko's registration: its pages (if any) went with @mr. */
+	ndk_umem_unpin_untouched(um);
 }
 
 /**
