@@ -473,6 +473,24 @@ void ndk_fr_settle(struct ndk_fr *fr)
 }
 
 /**
+ * ndk_fr_settle_parent() - wait for the kills that still hold an MR
+ * @mr: an MR the caller holds
+ *
+ * For the /dev/ndk path: a fenced window or fast-register MR over @mr
+ * lets go of it only once its kill is done, after its invalidation's
+ * completion was reported; MR_DEREGISTER waits for those kills, so user
+ * space that invalidated every window gets no %-EBUSY for them.  The
+ * kill is queued before the invalidation's result reaches the CQ.
+ *
+ * Context: process context, may sleep.
+ */
+void ndk_fr_settle_parent(struct ndk_mr *mr)
+{
+	if (READ_ONCE(mr->bound_windows))
+		flush_work(&ndk_fr_kill_worker);
+}
+
+/**
  * ndk_fr_mr_lkey() - whether a local token is a fast-register MR's of a PD
  * @pd:   the PD
  * @lkey: a local token

@@ -277,6 +277,7 @@ void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);
 void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key);
 void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey);
 void ndk_fr_settle(struct ndk_fr *fr);
+void ndk_fr_settle_parent(struct ndk_mr *mr);
 bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey);
 void ndk_fr_debugfs_init(struct dentry *dir);
 s32 ndk_fast_register_mr(struct ndk_qp *qp, void *request_context,

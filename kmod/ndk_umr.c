@@ -108,7 +108,9 @@ struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token)
  * @u: the entry
  *
  * The pages are unpinned only once the device can no longer reach them:
- * after the deregistration returned.
+ * after the deregistration returned.  Windows and fast-register MRs over
+ * it that were invalidated and are being killed are waited for
+ * (ndk_fr_settle_parent()).
  *
  * Context: process context, ndk_file.lock held.
  * Return: STATUS_SUCCESS (nothing registered any more), or
@@ -120,6 +122,7 @@ s32 ndk_umr_deregister(struct ndk_uobj *u)
 	s32 status = STATUS_SUCCESS;
 
 	if (ndk_uobj_holds_pages(u)) {
+		ndk_fr_settle_parent(u->mem.mr);
 		/* The MR unpins the pages with its registration. */
 		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
 		if (status)
