@@ -38,6 +38,10 @@ mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmp
 mount -t debugfs debugfs /sys/kernel/debug
 hostname ndk-guest
 ulimit -c 0
+# The debug guest boots with loglevel=7 (vm-lib.sh) so that a hung boot's
+# console says where; from here on the console gets warnings only, as on
+# the stock guest (the kernel log itself is judged from dmesg).
+dmesg -n 4
 say "kernel $(uname -r), $(nproc) cpus, up $(cut -d' ' -f1 /proc/uptime) s"
 
 # --- the debug kernel (NDK_GUEST=debug): its own modules, and this tree's

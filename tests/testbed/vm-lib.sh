@@ -38,10 +38,10 @@ vm_select_guest() {
 		# ACPICA's 30 s loop timeout on this kernel, once per virtio
 		# device: 61 s of a 73 s boot.  The BIOS's PIRQ table routes the
 		# same INTx (IRQ 11) at once: the boot takes 13 s.
-		# loglevel=6: the boot's own messages (about 60 lines), so that
+		# loglevel=7: the boot's own messages, pr_info() included, so that
 		# a boot that hangs (reliability.md, "A boot hang of the debug
 		# kernel") shows where in its kept console.
-		append=" kmemleak=on kasan_multi_shot no5lvl acpi=noirq loglevel=6"
+		append=" kmemleak=on kasan_multi_shot no5lvl acpi=noirq loglevel=7"
 		mem=${NDK_VM_MEM:-3072}
 		;;
 	*) echo "vm-run: NDK_GUEST must be stock or debug" >&2; exit 2 ;;
