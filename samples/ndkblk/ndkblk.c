@@ -434,8 +434,14 @@ static void nbk_result(struct nbk_queue *q, const struct ndk_result_ex *r)
 		pr_warn_ratelimited("ndkblk: request type %u: %#x\n", r->type,
 				    r->status);
 	nbk_kill("request failed");
+	/*
+	 * Ended by the kill, like every I/O in flight: sent again after the
+	 * reconnection.  It is finished here when another kill (the peer's
+	 * disconnect) had marked the queue dead and not yet reached this
+	 * slot; failing it here raced that kill's retry into an EIO.
+	 */
 	if (ctx)
-		nbk_finish(s, BLK_STS_IOERR);
+		nbk_finish(s, NBK_STS_RETRY);
 }
 
 static void nbk_poll(struct nbk_queue *q)
