@@ -237,7 +237,9 @@ static struct ib_mr **ndk_fr_slot(struct ndk_fr *fr, struct ndk_pd **pd)
  * @fr: the registration, with a reference on its owner taken for the kill
  *
  * The old ib_mr's deregistration kills its key whatever the device did
- * with the flushed request; only then is a window's parent released.
+ * with the flushed request; only then are the new tokens published and a
+ * window's parent released, so a caller that sees the token move on
+ * knows the old one is dead.
  * Without memory for a new ib_mr the owner is left without one: a
  * fast-register MR must be initialised again, a window's binds fail.
  * Drops the owner's reference, after which @fr may be gone.
@@ -261,14 +263,15 @@ static void ndk_fr_kill_one(struct ndk_fr *fr)
 	spin_lock_irq(&fr->lock);
 	old = *slot;
 	WRITE_ONCE(*slot, new);
-	if (new) {
-		fr->key = new->rkey;
-		fr->lkey = new->lkey;
-	}
 	spin_unlock_irq(&fr->lock);
 	if (old)
 		ndk_fr_dereg(pd, old);
 	spin_lock_irq(&fr->lock);
+	/* A token that moved on means the old key is dead. */
+	if (new) {
+		fr->key = new->rkey;
+		fr->lkey = new->lkey;
+	}
 	parent = ndk_fr_free_locked(fr);
 	spin_unlock_irq(&fr->lock);
 	if (parent)
