@@ -296,6 +296,7 @@ void ndk_file_adapter_removed(void *context)
 		return;
 	}
 	ndk_uobj_destroy_below(nf, u);
+	ndk_uobj_uncharge(u);
 	u->adapter = NULL;
 	ndk_uevent_queue(&u->removed, STATUS_DEVICE_REMOVED);
 	mutex_unlock(&nf->lock);

@@ -206,6 +206,9 @@ struct ndk_uevent {
  * @children: entries that depend on this one and are still open (created
  *            from it, or a QP's CQs); HANDLE_CLOSE refuses it until 0
  * @nf:       the file
+ * @cg:       the rdma cgroup the entry is charged to, while @cg_dev is set
+ * @cg_dev:   the device it is charged on (ndk_uobj_publish()), until
+ *            uncharged (ndk_uobj_uncharge())
  * @adapter:  NDK_UOBJ_ADAPTER: the adapter; NULL once its device went
  * @removed:  NDK_UOBJ_ADAPTER: the ADAPTER_REMOVED event
  * @pd:       NDK_UOBJ_PD: the PD
@@ -237,10 +240,14 @@ struct ndk_uevent {
  */
 struct ndk_uobj {
 	u32 handle;
-	u8 type;
-	struct ndk_uobj *parent;
 	u32 children;
+	struct ndk_uobj *parent;
 	struct ndk_file *nf;
+#ifdef CONFIG_CGROUP_RDMA
+	struct rdma_cgroup *cg;
+	struct rdmacg_device *cg_dev;
+#endif
+	u8 type;
 	union {
 		struct {
 			struct ndk_adapter *adapter;
@@ -407,6 +414,7 @@ void ndk_uobj_cache_exit(void);
 void ndk_uobj_debugfs_init(struct dentry *dir);
 struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
 void ndk_uobj_free(struct ndk_uobj *u);
+void ndk_uobj_uncharge(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent);
 int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);

@@ -11,11 +11,20 @@
  * takes children before parents, and needs no other order: a
  * registration's MR owns its pinned pages (ndk_mr_own_umem()).
  *
+ * A published entry is charged to the caller's rdma cgroup, as uverbs
+ * charges its objects: an adapter as an HCA handle (a uverbs context),
+ * every other entry as an HCA object, so rdma.max bounds what a process
+ * holds through /dev/ndk on each device as it does through uverbs.  The
+ * charge goes before the device does: an entry is uncharged when it is
+ * freed, and an adapter's before its adapter is closed (at the device's
+ * removal too), which is what lets the device's unregistration finish.
+ *
  * Locking: every function here runs with ndk_file.lock held, but the
  * cache's init/exit, ndk_uobj_alloc() and ndk_uobj_free().
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/cgroup_rdma.h>
 #include <linux/debugfs.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -51,16 +60,64 @@ void ndk_uobj_cache_exit(void)
 	kmem_cache_destroy(ndk_uobj_cache);
 }
 
+#ifdef CONFIG_CGROUP_RDMA
+static enum rdmacg_resource_type ndk_uobj_cg_type(const struct ndk_uobj *u)
+{
+	return u->type == NDK_UOBJ_ADAPTER ? RDMACG_RESOURCE_HCA_HANDLE :
+					     RDMACG_RESOURCE_HCA_OBJECT;
+}
+
+/* Charge @u to current's rdma cgroup on the device of its adapter. */
+static int ndk_uobj_charge(struct ndk_uobj *u)
+{
+	struct ndk_adapter *a = ndk_uobj_root(u)->adapter;
+	struct rdmacg_device *dev = &ndk_ibdev(&a->obj)->cg_device;
+	int ret;
+
+	ret = rdmacg_try_charge(&u->cg, dev, ndk_uobj_cg_type(u));
+	if (!ret)
+		u->cg_dev = dev;
+	return ret;
+}
+
+/**
+ * ndk_uobj_uncharge() - give back the rdma cgroup charge of an entry
+ * @u: the entry; its device still registered
+ *
+ * Once only: a second call does nothing.
+ *
+ * Context: process context.
+ */
+void ndk_uobj_uncharge(struct ndk_uobj *u)
+{
+	if (!u->cg_dev)
+		return;
+	rdmacg_uncharge(u->cg, u->cg_dev, ndk_uobj_cg_type(u));
+	u->cg_dev = NULL;
+}
+#else
+static int ndk_uobj_charge(struct ndk_uobj *u)
+{
+	return 0;
+}
+
+void ndk_uobj_uncharge(struct ndk_uobj *u)
+{
+}
+#endif
+
 /**
  * ndk_uobj_free() - free an entry of ndk_uobj_alloc()
  * @u: the entry, unpublished or removed from the table, or NULL
  *
- * Context: any.
+ * Context: process context.
  */
 void ndk_uobj_free(struct ndk_uobj *u)
 {
-	if (u)
-		kmem_cache_free(ndk_uobj_cache, u);
+	if (!u)
+		return;
+	ndk_uobj_uncharge(u);
+	kmem_cache_free(ndk_uobj_cache, u);
 }
 
 /**
@@ -92,18 +149,26 @@ struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
  * @nf: the file, locked
  * @u:  the entry, its object created
  *
+ * The entry is charged to the caller's rdma cgroup (file comment).
+ *
  * Context: process context, ndk_file.lock held.
- * Return: 0; %-ENOMEM; %-ENOBUFS (no handle left).  On failure the caller
- * releases the object.
+ * Return: 0; %-EAGAIN (the rdma cgroup's limit); %-ENOMEM; %-ENOBUFS (no
+ * handle left).  On failure nothing is charged and the caller releases
+ * the object.
  */
 int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 {
 	int ret;
 
+	ret = ndk_uobj_charge(u);
+	if (ret)
+		return ret;
 	ret = xa_alloc_cyclic(&nf->handles, &u->handle, u, xa_limit_32b,
 			      &nf->next, GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
+	if (ret < 0) {
+		ndk_uobj_uncharge(u);
 		return ret == -EBUSY ? -ENOBUFS : ret;
+	}
 	if (u->parent)
 		u->parent->children++;
 	atomic_inc(&ndk_uobj_count);
@@ -312,6 +377,7 @@ void ndk_uobj_adapter_detach(struct ndk_file *nf, struct ndk_uobj *u)
 /* Close a detached adapter entry's adapter, if its device left any. */
 void ndk_uobj_adapter_close(struct ndk_uobj *u)
 {
+	ndk_uobj_uncharge(u);	/* before the device can go */
 	if (u->adapter)
 		ndk_close_adapter(u->adapter);
 	atomic_dec(&ndk_uobj_count);
