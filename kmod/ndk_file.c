@@ -126,6 +126,7 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&nf->events);
 	init_waitqueue_head(&nf->wait);
 	ndk_ucache_init(&nf->ucache);
+	refcount_set(&nf->ref, 1);
 	nf->tgid = get_pid(task_tgid(current));
 	nf->ucache.tgid = task_tgid_nr(current);
 	get_task_comm(nf->comm, current);
@@ -346,15 +347,33 @@ int ndk_file_release(struct inode *inode, struct file *file)
 		ndk_uevent_free(e);
 		cond_resched();
 	}
-	xa_destroy(&nf->handles);
 	ndk_ucache_release(&nf->ucache);
+	ndk_file_put(nf);
+	return 0;
+}
+
+/**
+ * ndk_file_put() - drop a reference to a file's state
+ * @nf: the file
+ *
+ * The release holds one reference; a registry reader summarising the
+ * file after dropping the registry's lock holds another.  The last one
+ * frees what such a reader looks at: the (empty) handle table, the
+ * owner's pid and address space, the cache counters page, the lock.
+ *
+ * Context: process context.
+ */
+void ndk_file_put(struct ndk_file *nf)
+{
+	if (!refcount_dec_and_test(&nf->ref))
+		return;
+	xa_destroy(&nf->handles);
 	ndk_upages_free(nf->counters_page);
 	put_pid(nf->tgid);
 	if (nf->mm)
 		mmdrop(nf->mm);
 	mutex_destroy(&nf->lock);
 	kfree(nf);
-	return 0;
 }
 
 /**

@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/rbtree.h>
+#include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -153,6 +154,9 @@ extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
  * @counters: the self-reported cache counters page, NULL until mapped
  *            (ndk_file_counters_mmap()); user space writes it
  * @counters_page: its page (@counters is its kernel mapping)
+ * @ref:      the release's reference, and one per registry reader
+ *            summarising the file (ndk_file_registry.c); the last frees
+ *            what readers look at (ndk_file_put())
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -171,6 +175,7 @@ struct ndk_file {
 	char comm[TASK_COMM_LEN];
 	struct ndk_u_cache_counters *counters;
 	struct ndk_upages *counters_page;
+	refcount_t ref;
 };
 
 struct ndk_uobj;
@@ -399,6 +404,7 @@ struct ndk_uobj_summary {
 
 int ndk_files_add(struct ndk_file *nf);
 void ndk_files_del(struct ndk_file *nf);
+void ndk_file_put(struct ndk_file *nf);
 bool ndk_files_empty(void);
 void ndk_files_cache_totals(u64 *hits, u64 *misses);
 int ndk_files_next(unsigned long *pos, struct pid *pid,

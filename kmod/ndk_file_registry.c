@@ -7,13 +7,15 @@
  * only through summaries copied under the locks (ndk_files_next(),
  * ndk_file_next_uobj(), ndk_files_cache_totals()): they never hold a
  * file, its lock or its handle table.  ndk_files_lock protects the table
- * and keeps each file alive while held.  Lock order: ndk_files_lock >
- * ndk_file.lock > ndk_devices_lock, but a reader never waits for a
- * file's lock under ndk_files_lock: a command may hold it for long (a
- * notifier's removal waits for the process's own invalidations), and
- * every open() and release() needs ndk_files_lock.  It tries the lock,
- * and when the file is busy drops ndk_files_lock, sleeps and starts
- * again (ndk_files_backoff()).
+ * and keeps each file alive while held.  A reader finds a file under it
+ * and takes a reference (ndk_file.ref), then drops it before it looks at
+ * the file's handles, so a walk of a file with millions of handles
+ * holds no lock every open() and release() needs, only the file's own.
+ * Nor does it wait for that: a command may hold it for long (a
+ * notifier's removal waits for the process's own invalidations).  It
+ * tries the lock, and when the file is busy sleeps and starts again
+ * (ndk_files_backoff()).  Lock order: ndk_files_lock > ndk_file.lock >
+ * ndk_devices_lock.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -126,7 +128,7 @@ static bool ndk_files_visible(struct ndk_file *nf, struct pid *pid,
 	return !viewer || nf->mm == viewer;
 }
 
-/* Under ndk_files_lock: @nf's owner, as current's pid namespace sees it. */
+/* @nf's owner, as current's pid namespace sees it (a reference held). */
 static void ndk_file_owner(struct ndk_file *nf, struct ndk_file_owner *o)
 {
 	o->id = nf->id;
@@ -155,41 +157,54 @@ static int ndk_files_backoff(int ret, unsigned long *until)
 	return -EBUSY;
 }
 
-/* Under ndk_files_lock. */
-static int ndk_files_next_locked(unsigned long *pos, struct pid *pid,
-				 const struct mm_struct *viewer,
-				 struct ndk_file_summary *s)
+/*
+ * The first file at or after *@pos that the caller may see (as for
+ * ndk_files_next()), with a reference (ndk_file_put() it), its id in
+ * *@pos; NULL when none is left.
+ */
+static struct ndk_file *ndk_files_get(unsigned long *pos, struct pid *pid,
+				      const struct mm_struct *viewer)
 {
 	struct ndk_file *nf;
-	struct ndk_uobj *u;
-	unsigned long index, handle;
+	unsigned long index;
 
+	mutex_lock(&ndk_files_lock);
 	xa_for_each_start(&ndk_files, index, nf, *pos) {
-		if (!ndk_files_visible(nf, pid, viewer))
-			continue;
-		memset(s, 0, sizeof(*s));
-		ndk_file_owner(nf, &s->owner);
-		if (!mutex_trylock(&nf->lock)) {
+		if (ndk_files_visible(nf, pid, viewer)) {
+			refcount_inc(&nf->ref);
 			*pos = index;
-			return -EBUSY;
+			mutex_unlock(&ndk_files_lock);
+			return nf;
 		}
-		xa_for_each(&nf->handles, handle, u) {
-			s->counts[ndk_uobj_nl_type(u)]++;
-			if (ndk_uobj_holds_pages(u)) {
-				s->bytes += ndk_uobj_umem(u)->length;
-				s->pages += ndk_uobj_umem(u)->npages;
-			}
-		}
-		mutex_unlock(&nf->lock);
-		if (nf->counters) {
-			s->hits = READ_ONCE(nf->counters->hits);
-			s->misses = READ_ONCE(nf->counters->misses);
-		}
-		s->invalidations = atomic64_read(&nf->ucache.invalidations);
-		*pos = index;
-		return 1;
 	}
-	return 0;
+	mutex_unlock(&ndk_files_lock);
+	return NULL;
+}
+
+/* @nf (a reference held) summarised: 1, or -EBUSY when its lock is. */
+static int ndk_file_summarize(struct ndk_file *nf, struct ndk_file_summary *s)
+{
+	struct ndk_uobj *u;
+	unsigned long handle;
+
+	memset(s, 0, sizeof(*s));
+	ndk_file_owner(nf, &s->owner);
+	if (!mutex_trylock(&nf->lock))
+		return -EBUSY;
+	xa_for_each(&nf->handles, handle, u) {
+		s->counts[ndk_uobj_nl_type(u)]++;
+		if (ndk_uobj_holds_pages(u)) {
+			s->bytes += ndk_uobj_umem(u)->length;
+			s->pages += ndk_uobj_umem(u)->npages;
+		}
+	}
+	mutex_unlock(&nf->lock);
+	if (nf->counters) {
+		s->hits = READ_ONCE(nf->counters->hits);
+		s->misses = READ_ONCE(nf->counters->misses);
+	}
+	s->invalidations = atomic64_read(&nf->ucache.invalidations);
+	return 1;
 }
 
 /**
@@ -210,12 +225,15 @@ int ndk_files_next(unsigned long *pos, struct pid *pid,
 		   const struct mm_struct *viewer, struct ndk_file_summary *s)
 {
 	unsigned long until = 0;
+	struct ndk_file *nf;
 	int ret;
 
 	do {
-		mutex_lock(&ndk_files_lock);
-		ret = ndk_files_next_locked(pos, pid, viewer, s);
-		mutex_unlock(&ndk_files_lock);
+		nf = ndk_files_get(pos, pid, viewer);
+		if (!nf)
+			return 0;
+		ret = ndk_file_summarize(nf, s);
+		ndk_file_put(nf);
 	} while ((ret = ndk_files_backoff(ret, &until)) == -EBUSY);
 	return ret;
 }
@@ -248,42 +266,31 @@ static void ndk_uobj_summarize(struct ndk_uobj *u, struct ndk_uobj_summary *o)
 	}
 }
 
-/* Under ndk_files_lock. */
-static int ndk_file_next_uobj_locked(unsigned long *file,
-				     unsigned long *handle, struct pid *pid,
-				     const struct mm_struct *viewer, u32 type,
-				     struct ndk_file_owner *owner,
-				     struct ndk_uobj_summary *o)
+/*
+ * The first object of @type in @nf (a reference held) at or after handle
+ * *@handle, summarised, its handle in *@handle: 1; 0 when there is none;
+ * -EBUSY when the file's lock is.
+ */
+static int ndk_file_find_uobj(struct ndk_file *nf, unsigned long *handle,
+			      u32 type, struct ndk_file_owner *owner,
+			      struct ndk_uobj_summary *o)
 {
-	unsigned long index, h, start = *handle;
-	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	bool found = false;
+	unsigned long h;
+	int found = 0;
 
-	xa_for_each_start(&ndk_files, index, nf, *file) {
-		if (index != *file)
-			start = 0;
-		if (!ndk_files_visible(nf, pid, viewer))
+	if (!mutex_trylock(&nf->lock))
+		return -EBUSY;
+	xa_for_each_start(&nf->handles, h, u, *handle) {
+		if (ndk_uobj_nl_type(u) != type)
 			continue;
-		if (!mutex_trylock(&nf->lock)) {
-			*file = index;
-			*handle = start;
-			return -EBUSY;
-		}
-		xa_for_each_start(&nf->handles, h, u, start) {
-			if (ndk_uobj_nl_type(u) != type)
-				continue;
-			ndk_file_owner(nf, owner);
-			ndk_uobj_summarize(u, o);
-			*file = index;
-			*handle = h;
-			found = true;
-			break;
-		}
-		mutex_unlock(&nf->lock);
-		if (found)
-			break;
+		ndk_file_owner(nf, owner);
+		ndk_uobj_summarize(u, o);
+		*handle = h;
+		found = 1;
+		break;
 	}
+	mutex_unlock(&nf->lock);
 	return found;
 }
 
@@ -308,14 +315,26 @@ int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
 		       u32 type, struct ndk_file_owner *owner,
 		       struct ndk_uobj_summary *o)
 {
-	unsigned long until = 0;
+	unsigned long until = 0, want;
+	struct ndk_file *nf;
 	int ret;
 
-	do {
-		mutex_lock(&ndk_files_lock);
-		ret = ndk_file_next_uobj_locked(file, handle, pid, viewer,
-						type, owner, o);
-		mutex_unlock(&ndk_files_lock);
-	} while ((ret = ndk_files_backoff(ret, &until)) == -EBUSY);
-	return ret;
+	for (;;) {
+		want = *file;
+		nf = ndk_files_get(file, pid, viewer);
+		if (!nf)
+			return 0;
+		if (*file != want)
+			*handle = 0;	/* a later file: from its first handle */
+		ret = ndk_file_find_uobj(nf, handle, type, owner, o);
+		ndk_file_put(nf);
+		if (!ret) {	/* none left in this file */
+			(*file)++;
+			*handle = 0;
+			continue;
+		}
+		ret = ndk_files_backoff(ret, &until);
+		if (ret != -EBUSY)
+			return ret;
+	}
 }
