@@ -35,12 +35,12 @@
 // handles of each file it shows.  As nobody, a file with 100000 PDs (20000
 // on the debug kernel) and a thread asking PROC_GET of its own files back
 // to back for 3 s; meanwhile other files are opened and closed, every
-// open() and close() timed.  The
-// walk (tens of milliseconds under TCG) must not hold up the other files:
-// the longest open and close is under half the longest walk (an open
-// that waited for a walk takes at least the rest of it).
-// Before the fix the walk ran under the registry's lock, which every
-// open() and close() of /dev/ndk takes: they waited for it.
+// open() and close() timed.  The walk (tens of milliseconds under TCG)
+// must not hold up the other files: the longest open and close is under
+// half the longest walk (an open that waited for a walk takes at least
+// the rest of it).  Before the fix the walk ran under the registry's
+// lock, which every open() and close() of /dev/ndk takes: they waited
+// for it.
 #include <fcntl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -234,6 +234,20 @@ int ExecNew(int go, pid_t reader) {
     return t_failures ? kTestFail : kTestPass;
 }
 
+// One PROC_GET of this process's files on @nl: 0 when it was answered,
+// the errno it was refused with, or -1 when nothing came back.
+int ProcGet(int nl, std::uint16_t family) {
+    std::vector<unsigned char> a;
+    auto pid = static_cast<std::uint32_t>(getpid());
+    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
+    if (!family || !Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) return -1;
+    std::vector<unsigned char> buf(8192);
+    ssize_t n = recv(nl, buf.data(), buf.size(), 0);
+    auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+    if (n <= 0 || !NLMSG_OK(h, n)) return -1;
+    return h->nlmsg_type == NLMSG_ERROR ? -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error : 0;
+}
+
 // A PROC_GET of this process's files while one of them is busy: the
 // request's errno and how long it took, and how long another file's
 // open() and close() took meanwhile.
@@ -250,17 +264,8 @@ void BusyFile() {
     std::thread asker([&] {
         int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
         std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
-        std::vector<unsigned char> a;
-        auto pid = static_cast<std::uint32_t>(getpid());
-        Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
         asked = rel::Now();
-        if (family && Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) {
-            std::vector<unsigned char> buf(8192);
-            ssize_t n = recv(nl, buf.data(), buf.size(), 0);
-            auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
-            if (n > 0 && NLMSG_OK(h, n) && h->nlmsg_type == NLMSG_ERROR)
-                err = -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
-        }
+        err = ProcGet(nl, family);
         answered = rel::Now();
         if (nl >= 0) close(nl);
     });
@@ -271,25 +276,16 @@ void BusyFile() {
     asker.join();
     holder.join();
     std::printf("busy file: PROC_GET %s after %.2f s; another file opened and closed in %.3f s\n",
-                err ? strerrorname_np(err) : "answered", answered - asked, open_close);
+                err > 0 ? strerrorname_np(err)
+                : err   ? "no answer"
+                        : "answered",
+                answered - asked, open_close);
     T_CHECK(open_close < 0.5);
     T_CHECK(err == EAGAIN && answered - asked > 0.9 && answered - asked < 2.5);
 }
 
 // 100000 PDs, scaled down on the debug kernel (KASAN slows the walk too).
 const int kWalkPds = static_cast<int>(rel::Scaled(100000, 20000));
-
-// One PROC_GET of this process's files on @nl: whether it was answered.
-bool ProcGet(int nl, std::uint16_t family) {
-    std::vector<unsigned char> a;
-    auto pid = static_cast<std::uint32_t>(getpid());
-    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
-    if (!Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) return false;
-    std::vector<unsigned char> buf(8192);
-    ssize_t n = recv(nl, buf.data(), buf.size(), 0);
-    auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
-    return n > 0 && NLMSG_OK(h, n) && h->nlmsg_type != NLMSG_ERROR;
-}
 
 int Walk() {
     rel::Dev d;
@@ -307,7 +303,7 @@ int Walk() {
     std::thread asker([&] {
         while (!stop) {
             double t0 = rel::Now();
-            if (!ProcGet(nl, family)) unanswered++;
+            if (ProcGet(nl, family) != 0) unanswered++;
             walk_max = std::max(walk_max, rel::Now() - t0);
             walks++;
         }
