@@ -66,6 +66,7 @@
  * Copyright (c) 2026 The ndk-linux authors
  */
 #include <linux/cpu.h>
+#include <linux/debugfs.h>
 #include <linux/interrupt.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -77,6 +78,15 @@
 #include "ndk_qp.h"
 
 DEFINE_PER_CPU(unsigned int, ndk_cq_posting);
+
+/*
+ * Fences started and completed (ndk_cq_quiesce()), under the mutex;
+ * detaches read the first without it.  debugfs ndk/cq_fences shows the
+ * second.
+ */
+static DEFINE_MUTEX(ndk_fence_mutex);
+static u64 ndk_fences_started;
+static u64 ndk_fences_done;
 
 /* Take the next notification to deliver, errors first.  Lock held. */
 static bool ndk_cq_take_locked(struct ndk_cq *cq, s32 *status)
@@ -393,8 +403,12 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
 {
 	unsigned long flags;
 
+	/* The ib_qp's destroy scheduled whatever it will of the CQ's. */
+	smp_mb();
 	spin_lock_irqsave(&cq->lock, flags);
 	xa_erase(&cq->qps, qp->id);
+	cq->fence_mark = max(cq->fence_mark,
+			     READ_ONCE(ndk_fences_started) + 1);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
@@ -590,7 +604,10 @@ static void ndk_bh_fence_cpu(int cpu)
  * online CPU that has run means every tasklet scheduled before it has
  * run; a second round covers a tasklet that was running on another CPU
  * and was requeued behind the first fence (tasklet_action's trylock).
- * Only a CQ ever armed in the device can have one pending.
+ * Only a CQ ever armed in the device can have one pending, and only
+ * while its QPs live: any fence that started after the last one was
+ * detached covers it, so CQs whose QPs went before one fence started
+ * share it (a file's release destroys its CQs after all its QPs).
  *
  * Context: process context.
  */
@@ -600,11 +617,30 @@ static void ndk_cq_quiesce(struct ndk_cq *cq)
 
 	if (!READ_ONCE(cq->dev_armed))
 		return;
-	cpus_read_lock();
-	for (round = 0; round < 2; round++)
-		for_each_online_cpu(cpu)
-			ndk_bh_fence_cpu(cpu);
-	cpus_read_unlock();
+	mutex_lock(&ndk_fence_mutex);
+	if (ndk_fences_done < cq->fence_mark) {
+		WRITE_ONCE(ndk_fences_started, ndk_fences_started + 1);
+		/* Seen by later detaches before the fence queues. */
+		smp_mb();
+		cpus_read_lock();
+		for (round = 0; round < 2; round++)
+			for_each_online_cpu(cpu)
+				ndk_bh_fence_cpu(cpu);
+		cpus_read_unlock();
+		ndk_fences_done = ndk_fences_started;
+	}
+	mutex_unlock(&ndk_fence_mutex);
+}
+
+/**
+ * ndk_cq_debugfs_init() - debugfs ndk/cq_fences: ndk_cq_quiesce()'s fences
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_cq_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_u64("cq_fences", 0444, dir, &ndk_fences_done);
 }
 
 static void ndk_cq_destroy(struct ndk_obj *obj)

@@ -78,6 +78,8 @@ enum ndk_cq_arm {
  *                runs any more (ndk_close_cq())
  * @dev_armed:    the ib_cq was ever armed: its driver may have a
  *                completion callback pending (ndk_cq_quiesce())
+ * @fence_mark:   the first fence that started after the last QP was
+ *                detached (ndk_cq_detach()); 0 if none ever was
  * @notify_work:  delivers notifications one at a time (serialized)
  * @notify_wait:  woken when @running is cleared (ndk_close_cq(), destroy)
  * @running:      a deliverer (@notify_work, or the completion handler of
@@ -124,6 +126,7 @@ struct ndk_cq {
 	bool dying;
 	bool closed;
 	bool dev_armed;
+	u64 fence_mark;
 	struct work_struct notify_work;
 	wait_queue_head_t notify_wait;
 	bool running;
@@ -399,5 +402,7 @@ void ndk_qp_defer_direct(struct ndk_qp *qp);
 void ndk_qp_undefer_direct(struct ndk_qp *qp);
 struct dentry;
 void ndk_qp_debugfs_init(struct dentry *dir);
+/* ndk_cq.c */
+void ndk_cq_debugfs_init(struct dentry *dir);
 
 #endif /* NDK_QP_H */

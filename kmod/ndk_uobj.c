@@ -336,6 +336,26 @@ void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	ndk_uobj_free(u);
 }
 
+/* One sweep of ndk_uobj_destroy_below(): CQs alone or all but CQs. */
+static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
+				       struct ndk_uobj *adapter, bool cqs)
+{
+	unsigned long index;
+	struct ndk_uobj *u;
+	bool progress = false;
+
+	xa_for_each(&nf->handles, index, u) {
+		bool cq = u->type == NDK_UOBJ_CQ;
+
+		if (u->type == NDK_UOBJ_ADAPTER || u->children || cq != cqs ||
+		    (adapter && ndk_uobj_root(u) != adapter))
+			continue;
+		ndk_uobj_destroy(nf, u);
+		progress = true;
+	}
+	return progress;
+}
+
 /*
  * Release every object below @adapter (all adapters if NULL): the
  * connection requests not taken, then each entry once it has no children
@@ -343,24 +363,17 @@ void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
  * caller could have chosen with HANDLE_CLOSE: what one object still uses
  * of another (a connector its QP, a window its MR's pages, a request its
  * MR) holds a reference in the kernel API, so nothing else is ordered.
+ * The CQs go last, together (no entry has a CQ for parent): a CQ's
+ * destroy fences the driver, and CQs whose QPs are all gone share one
+ * fence (ndk_cq_quiesce()), where one CQ at a time would take one each.
  */
 void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter)
 {
-	unsigned long index;
-	struct ndk_uobj *u;
-	bool progress;
-
 	ndk_uevent_drop_requests(nf, adapter);
-	do {
-		progress = false;
-		xa_for_each(&nf->handles, index, u) {
-			if (u->type == NDK_UOBJ_ADAPTER || u->children ||
-			    (adapter && ndk_uobj_root(u) != adapter))
-				continue;
-			ndk_uobj_destroy(nf, u);
-			progress = true;
-		}
-	} while (progress);
+	while (ndk_uobj_destroy_childless(nf, adapter, false))
+		;
+	while (ndk_uobj_destroy_childless(nf, adapter, true))
+		;
 }
 
 /*
