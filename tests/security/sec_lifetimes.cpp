@@ -23,6 +23,10 @@
 //   sec-lifetimes cq-tasklet    CQ_ARM, one outstanding receive, close(fd):
 //                               the QP's flush completion schedules rxe's
 //                               CQ tasklet right before the CQ is destroyed
+//   sec-lifetimes cq-fences     200 CQs, each armed with a QP and a
+//                               receive, in one file: its close fences
+//                               rxe's CQ tasklets once for them all
+//                               (debugfs ndk/cq_fences), not 200 times
 //
 // Rounds scale with NDK_STRESS_SCALE (rel::Scaled()).
 #include <grp.h>
@@ -456,12 +460,84 @@ int CqTasklet() {
     return fails ? 1 : 0;
 }
 
+// ---- the CQs' driver fences at a file's release --------------------------
+
+// A file's CQs that were ever armed in the device are fenced against rxe's
+// CQ tasklet at their destroy (Documentation/security.md, item 8).  Its
+// release destroys every QP first, so one fence covers every CQ; one per
+// CQ made a file of 10^5 armed CQs, or a device removal under it, take
+// 10^5 fences in turn.
+constexpr long kFenceCqs = 200;
+
+int CqFencesChild(int ready_fd) {
+    rel::Mapping buf(kPage);
+    Dev d;
+    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    ndk_u_mem_register m{};
+    if (!pd || t_mem_register(d.fd(), pd, buf.get(), kPage, NDK_U_MEM_WRITE, &m) != 0) {
+        std::fprintf(stderr, "cq-fences: setup: %s\n", std::strerror(errno));
+        return 1;
+    }
+    for (long i = 0; i < kFenceCqs; i++) {
+        std::uint32_t cq = CreateCq(d, ad, 4);
+        std::uint32_t qp = cq ? rel::CreateQp(d.fd(), pd, cq, 0x100) : 0;
+        ndk_u_cq_arm arm{cq, NDK_U_CQ_NOTIFY_ANY};
+        if (!qp || PostSge(d, qp, NDK_U_OP_RECEIVE, buf.addr(), kPage, m.local_token) != 0 ||
+            d.Ioctl(NDK_IOCTL_CQ_ARM, &arm) != 0) {
+            std::fprintf(stderr, "cq-fences: CQ %ld: %s\n", i, std::strerror(errno));
+            return 1;
+        }
+    }
+    // The parent reads the fence count now; the close flushes every
+    // receive into its armed CQ, then destroys the CQs.
+    char c = 1;
+    if (write(ready_fd, &c, 1) != 1 || read(ready_fd, &c, 1) != 1) return 1;
+    double t0 = rel::Now();
+    d.Close();
+    std::printf("cq-fences: close of %ld armed CQs with their QPs: %.3f s\n", kFenceCqs,
+                rel::Now() - t0);
+    return 0;
+}
+
+int CqFences() {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
+    rel::Counters base = rel::ReadCounters();
+    pid_t pid = Spawn([&] {
+        close(sv[0]);
+        return CqFencesChild(sv[1]);
+    });
+    close(sv[1]);
+    char c = 0;
+    int fails = pid < 0 || read(sv[0], &c, 1) != 1;
+    long before = t_ndk_counter("cq_fences");
+    if (!fails) fails += write(sv[0], &c, 1) != 1;
+    fails += !Reap(pid, 300, "cq-fences");
+    close(sv[0]);
+    long fences = t_ndk_counter("cq_fences") - before;
+    std::printf("cq-fences: %ld fences for %ld CQs (debugfs ndk/cq_fences %ld before)\n", fences,
+                kFenceCqs, before);
+    // At least one: the flushed receives scheduled the tasklets.
+    if (before < 0 || fences < 1 || fences > 2) {
+        std::fprintf(stderr, "cq-fences: %ld fences, want 1 (2 if another close overlapped)\n",
+                     fences);
+        fails++;
+    }
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("cq-fences: counters", rel::ReadCounters());
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s qp-destroy|notify-close|bind-close|cq-tasklet\n", argv[0]);
+        std::fprintf(stderr, "usage: %s qp-destroy|notify-close|bind-close|cq-tasklet|cq-fences\n",
+                     argv[0]);
         return kTestFail;
     }
     if (geteuid() != 0 || rel::ReadCounters().objects < 0) {
@@ -473,6 +549,7 @@ int main(int argc, char** argv) {
              : mode == "notify-close" ? NotifyClose()
              : mode == "bind-close"   ? BindClose()
              : mode == "cq-tasklet"   ? CqTasklet()
+             : mode == "cq-fences"    ? CqFences()
                                       : 1;
     if (rc) t_failures++;
     return t_result(("sec-lifetimes " + mode).c_str());
