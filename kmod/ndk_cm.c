@@ -272,6 +272,18 @@ struct ndk_conn_closer {
 };
 
 /*
+ * A connector takes only a QP of its own adapter: it holds the QP (and
+ * so its PD and adapter) until its close, and an adapter's close waits
+ * for its objects, so a QP of another adapter of the same device would
+ * make that adapter's close, or the device's removal (which closes the
+ * adapters one at a time), wait for a connector only its owner closes.
+ */
+static bool ndk_conn_qp_fits(struct ndk_connector *c, struct ndk_qp *qp)
+{
+	return qp && qp->obj.adapter == c->obj.adapter;
+}
+
+/*
  * A QP is given to one connector at a time: the first ndk_connect() or
  * ndk_accept() that names it holds it until that connector's close.
  */
@@ -1248,8 +1260,8 @@ EXPORT_SYMBOL_GPL(ndk_close_connector);
 /**
  * ndk_connect() - NdkConnect: connect a QP to a listening peer
  * @connector:           an unused connector
- * @qp:                  the QP to connect, in RESET; referenced until the
- *                       connector is closed
+ * @qp:                  the QP to connect, in RESET, of the connector's
+ *                       adapter; referenced until the connector is closed
  * @src_address:         local address, or NULL (then chosen by routing)
  * @src_address_length:  bytes at @src_address (0 with NULL)
  * @dest_address:        the peer's listen address (IPv4 or IPv6)
@@ -1273,7 +1285,8 @@ EXPORT_SYMBOL_GPL(ndk_close_connector);
  * (bad source address or address family), STATUS_ACCESS_VIOLATION (a
  * source port below 1024 without CAP_NET_BIND_SERVICE, /dev/ndk adapters
  * only: ndk_cm_port_allowed()), STATUS_INVALID_PARAMETER
- * (private data or read limits over the adapter's, bad arguments),
+ * (private data or read limits over the adapter's, @qp of another
+ * adapter, bad arguments),
  * STATUS_INVALID_DEVICE_STATE (connector already used, or @qp given to
  * another connector that is not closed yet),
  * STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES.  Inline failures
@@ -1296,7 +1309,7 @@ s32 ndk_connect(struct ndk_connector *connector, struct ndk_qp *qp,
 
 	if (ndk_adapter_removed(c->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
-	if (!qp || ndk_ibdev(&qp->obj) != ndk_ibdev(&c->obj))
+	if (!ndk_conn_qp_fits(c, qp))
 		return STATUS_INVALID_PARAMETER;
 	if (private_data_length > info->max_caller_data ||
 	    (private_data_length && !private_data))
@@ -1386,8 +1399,9 @@ EXPORT_SYMBOL_GPL(ndk_complete_connect);
 /**
  * ndk_accept() - NdkAccept: accept a connection request
  * @connector:                a connector from a listener's ConnectEvent
- * @qp:                       the QP to connect, in RESET; referenced until
- *                            the connector is closed
+ * @qp:                       the QP to connect, in RESET, of the
+ *                            connector's adapter; referenced until the
+ *                            connector is closed
  * @inbound_read_limit:       RDMA reads the peer may have in flight to us
  *                            (lowered to the peer's outbound limit)
  * @outbound_read_limit:      RDMA reads we may have in flight (lowered to
@@ -1406,8 +1420,9 @@ EXPORT_SYMBOL_GPL(ndk_complete_connect);
  * Context: any with a completion; process context without.
  * Return: STATUS_PENDING, or the outcome: STATUS_SUCCESS,
  * STATUS_INVALID_PARAMETER (private data or read limits over the
- * adapter's, bad QP), STATUS_INVALID_DEVICE_STATE (not a pending request,
- * or @qp given to another connector that is not closed yet),
+ * adapter's, @qp of another adapter), STATUS_INVALID_DEVICE_STATE (not a
+ * pending request, or @qp given to another connector that is not closed
+ * yet),
  * STATUS_CONNECTION_ABORTED (the peer gave up), STATUS_CONNECTION_REFUSED
  * (the peer rejected the reply), STATUS_IO_TIMEOUT, STATUS_DEVICE_REMOVED.
  */
@@ -1427,7 +1442,7 @@ s32 ndk_accept(struct ndk_connector *connector, struct ndk_qp *qp,
 
 	if (ndk_adapter_removed(c->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
-	if (!qp || ndk_ibdev(&qp->obj) != ndk_ibdev(&c->obj))
+	if (!ndk_conn_qp_fits(c, qp))
 		return STATUS_INVALID_PARAMETER;
 	if (private_data_length > info->max_callee_data ||
 	    (private_data_length && !private_data))

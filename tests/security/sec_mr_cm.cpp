@@ -16,6 +16,15 @@
 //                                first holds it, and the connection of the
 //                                first still works; once that connector is
 //                                closed the QP may be named again
+//   sec-mr-cm qp-foreign-adapter a file opens rxe0 twice (adapters 1 and
+//                                2): CONNECT of adapter 2's connector with
+//                                adapter 1's QP, and ACCEPT of adapter 1's
+//                                connection request with adapter 2's QP,
+//                                are refused (EINVAL); then every entry of
+//                                adapter 1 is closed and its HANDLE_CLOSE
+//                                returns at once (a connector holding its
+//                                QP made it wait until that connector's
+//                                close, and a device removal with it)
 //   sec-mr-cm token-window       MR_REGISTER is held for 600 ms after the
 //                                driver registered the range, before its
 //                                check, without the file's lock (debugfs
@@ -240,15 +249,19 @@ int TokenWindowChild() {
     return t_failures ? 1 : 0;
 }
 
+std::uint32_t CreateCq(Dev& d, std::uint32_t ad) {
+    ndk_u_cq_create cc{};
+    cc.adapter_handle = ad;
+    cc.depth = 16;
+    return d.Create(NDK_IOCTL_CQ_CREATE, &cc);
+}
+
 // ---- qp-two-connectors --------------------------------------------------------
 
 int TwoConnectorsChild() {
     Dev d;
     auto [ad, pd, lis, to] = sec::OpenListening(d);
-    ndk_u_cq_create cc{};
-    cc.adapter_handle = ad;
-    cc.depth = 16;
-    std::uint32_t cq = lis ? d.Create(NDK_IOCTL_CQ_CREATE, &cc) : 0;
+    std::uint32_t cq = lis ? CreateCq(d, ad) : 0;
     std::uint32_t qa = cq ? rel::CreateQp(d.fd(), pd, cq, 0xa) : 0;
     std::uint32_t qb = qa ? rel::CreateQp(d.fd(), pd, cq, 0xb) : 0;
     ndk_u_connector_create cr1{}, cr2{};
@@ -336,12 +349,88 @@ int TwoConnectorsChild() {
     return bad ? 1 : 0;
 }
 
+// ---- qp-foreign-adapter -------------------------------------------------------
+
+int ForeignAdapterChild() {
+    Dev d;
+    auto [ad1, pd1, lis, to] = sec::OpenListening(d);
+    std::uint32_t ad2 = lis ? d.OpenAdapter() : 0;
+    std::uint32_t pd2 = ad2 ? t_pd_create(d.fd(), ad2) : 0;
+    std::uint32_t cq1 = pd2 ? CreateCq(d, ad1) : 0;
+    std::uint32_t cq2 = cq1 ? CreateCq(d, ad2) : 0;
+    std::uint32_t qp1 = cq2 ? rel::CreateQp(d.fd(), pd1, cq1, 0x1) : 0;
+    std::uint32_t qp2 = qp1 ? rel::CreateQp(d.fd(), pd2, cq2, 0x2) : 0;
+    ndk_u_connector_create cr1{}, cr2{};
+    cr1.adapter_handle = ad1;
+    cr2.adapter_handle = ad2;
+    std::uint32_t con1 = qp2 ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &cr1) : 0;
+    std::uint32_t con2 = con1 ? d.Create(NDK_IOCTL_CONNECTOR_CREATE, &cr2) : 0;
+    if (!con2) {
+        std::fprintf(stderr, "qp-foreign-adapter: setup: %s\n", std::strerror(errno));
+        return 1;
+    }
+    auto connect = [&](std::uint32_t con, std::uint32_t qp) {
+        ndk_u_connect cn{};
+        cn.connector_handle = con;
+        cn.qp_handle = qp;
+        cn.inbound_read_limit = cn.outbound_read_limit = 1;
+        std::memcpy(cn.dest_address, &to, sizeof(to));
+        return d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
+    };
+    int bad = 0;
+    int e2 = connect(con2, qp1);
+    std::printf("qp-foreign-adapter: CONNECT(adapter 2's connector, adapter 1's QP): %s\n",
+                std::strerror(e2));
+    bad += e2 != EINVAL;
+    // Adapter 1's connection request, offered adapter 2's QP.
+    int e1 = connect(con1, qp1);
+    ndk_u_event ev{};
+    ndk_u_accept ac{};
+    ac.qp_handle = qp2;
+    ac.inbound_read_limit = ac.outbound_read_limit = 1;
+    int a2 = -1;
+    if (e1 == 0 && d.WaitEvent(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev) && ev.object) {
+        ac.connector_handle = ev.object;
+        a2 = d.Ioctl(NDK_IOCTL_ACCEPT, &ac) == 0 ? 0 : errno;
+    }
+    std::printf(
+        "qp-foreign-adapter: CONNECT(adapter 1's): %s; ACCEPT(its request, adapter 2's "
+        "QP): %s\n",
+        std::strerror(e1), a2 < 0 ? "no request" : std::strerror(a2));
+    bad += e1 != 0 || a2 != EINVAL;
+    // Close everything of adapter 1, then adapter 1 itself, in a thread:
+    // with a connector of adapter 2 holding adapter 1's QP, the close would
+    // wait for that connector.
+    if (ac.connector_handle) t_handle_close(d.fd(), ac.connector_handle);
+    for (std::uint32_t h : {con1, lis, qp1, cq1, pd1}) bad += t_handle_close(d.fd(), h) != 0;
+    d.DropEvents(con1);
+    std::atomic<bool> closed{false};
+    int ce = 0;
+    std::thread t([&] {
+        ce = t_handle_close(d.fd(), ad1) == 0 ? 0 : errno;
+        closed = true;
+    });
+    double t0 = rel::Now();
+    while (!closed && rel::Now() - t0 < kPrompt) usleep(10000);
+    bool waited = !closed;
+    if (waited) t_handle_close(d.fd(), con2);  // lets the old module's close end
+    t.join();
+    std::printf("qp-foreign-adapter: HANDLE_CLOSE(adapter 1): %s after %.2f s%s\n",
+                std::strerror(ce), rel::Now() - t0,
+                waited ? ", only once adapter 2's connector was closed" : "");
+    bad += waited || ce != 0;
+    d.Close();
+    return bad ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s fr-reinit-race|qp-two-connectors|token-window\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s fr-reinit-race|qp-two-connectors|qp-foreign-adapter|token-window\n",
+                     argv[0]);
         return kTestFail;
     }
     if (geteuid() != 0 || rel::ReadCounters().objects < 0) {
@@ -355,10 +444,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "no debugfs ndk/hold_registration_ms\n");
         return kTestFail;
     }
-    int rc = mode == "fr-reinit-race"      ? RunAsNobody(FrReinitChild, "fr-reinit-race")
-             : mode == "qp-two-connectors" ? RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
-             : mode == "token-window"      ? RunAsNobody(TokenWindowChild, "token-window")
-                                           : 1;
+    int rc = mode == "fr-reinit-race"       ? RunAsNobody(FrReinitChild, "fr-reinit-race")
+             : mode == "qp-two-connectors"  ? RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
+             : mode == "token-window"       ? RunAsNobody(TokenWindowChild, "token-window")
+             : mode == "qp-foreign-adapter" ? RunAsNobody(ForeignAdapterChild, "qp-foreign-adapter")
+                                            : 1;
     if (rc) t_failures++;
     return t_result(("sec-mr-cm " + mode).c_str());
 }
