@@ -291,8 +291,11 @@ void ndk_file_adapter_removed(void *context)
 
 	mutex_lock(&nf->lock);
 	adapter = u->adapter;
-	if (!adapter || !xa_load(&nf->handles, u->handle)) {
-		/* Being closed by another thread, which waits for us. */
+	if (!adapter || xa_load(&nf->handles, u->handle) != u) {
+		/*
+		 * Being closed by another thread, which waits for us, or
+		 * never published (ADAPTER_OPEN failing).
+		 */
 		mutex_unlock(&nf->lock);
 		return;
 	}

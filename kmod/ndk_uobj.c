@@ -167,6 +167,7 @@ int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 			      &nf->next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		ndk_uobj_uncharge(u);
+		u->handle = 0;	/* the XArray may have set it: not ours */
 		return ret == -EBUSY ? -ENOBUFS : ret;
 	}
 	if (u->parent)
