@@ -260,6 +260,12 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 			return false;
 		res->request_context = r->request_context;
 		res->type = NDK_OPERATION_TYPE_RECEIVE;
+		/*
+		 * A peer's RDMA write with immediate data: NDK has none, and
+		 * the byte count is the write's, not what the receive holds.
+		 */
+		if (!res->status && wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+			res->status = STATUS_INVALID_DEVICE_REQUEST;
 		if (!res->status) {
 			res->bytes_transferred = wc->byte_len;
 			if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
