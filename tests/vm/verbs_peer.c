@@ -3,6 +3,7 @@
 //
 //   verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT read OFF LEN
 //   verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT write OFF LEN BYTE
+//   verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT writeimm OFF LEN BYTE
 //   verbs-peer [--timeout MS] ADDR:PORT info
 //
 // Connects with rdma_cm, takes the window's descriptor from the accept's
@@ -10,7 +11,9 @@
 // length, as SMB2_BUFFER_DESCRIPTOR_V1), registers a buffer of its own with
 // ibv_reg_mr and performs one RDMA read or write of LEN bytes at the
 // window's address + OFF (OFF may be negative, or past the window, to
-// provoke a refused access).  A write sends LEN bytes of BYTE.
+// provoke a refused access).  A write sends LEN bytes of BYTE; writeimm
+// sends them as an RDMA write with immediate data, which also consumes a
+// receive of the target (NDK has no immediate data).
 //
 // Prints "descriptor address 0x... token 0x... length N", the work
 // completion's status, and for a successful read "sha256 <hex>" of the
@@ -37,6 +40,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT read OFF LEN\n"
             "       verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT write OFF LEN BYTE\n"
+            "       verbs-peer [--expect ok|error] [--timeout MS] ADDR:PORT writeimm OFF LEN "
+            "BYTE\n"
             "       verbs-peer [--timeout MS] ADDR:PORT info\n");
 }
 
@@ -121,7 +126,7 @@ static uint64_t get_le(const uint8_t* p, int bytes) {
 
 int main(int argc, char** argv) {
     int expect_ok = 1, argi = 1, rc = 1;
-    int is_read = 0, is_write = 0;
+    int is_read = 0, is_write = 0, with_imm = 0;
     long long off = 0;
     unsigned long len = 0, byte = 0;
     struct sockaddr_in dst;
@@ -149,8 +154,9 @@ int main(int argc, char** argv) {
     char* end;
     if (strcmp(op, "read") == 0 && na == 2) {
         is_read = 1;
-    } else if (strcmp(op, "write") == 0 && na == 3) {
+    } else if ((strcmp(op, "write") == 0 || strcmp(op, "writeimm") == 0) && na == 3) {
         is_write = 1;
+        with_imm = strcmp(op, "writeimm") == 0;
         byte = strtoul(a[2], &end, 0);
         if (*end || byte > 255) return usage(), 2;
     } else if (!(strcmp(op, "info") == 0 && na == 0)) {
@@ -261,8 +267,11 @@ int main(int argc, char** argv) {
         .wr_id = 1,
         .sg_list = &sge,
         .num_sge = 1,
-        .opcode = is_read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+        .opcode = is_read    ? IBV_WR_RDMA_READ
+                  : with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM
+                             : IBV_WR_RDMA_WRITE,
         .send_flags = IBV_SEND_SIGNALED,
+        .imm_data = htonl(0x1d),
         .wr.rdma = {.remote_addr = waddr + (uint64_t)off, .rkey = token},
     };
     struct ibv_send_wr* bad;
@@ -272,8 +281,8 @@ int main(int argc, char** argv) {
         goto out;
     }
     if (wait_wc(cq, cc, &wc)) goto out;
-    printf("%s %lld %lu: completion %s (%d)\n", is_read ? "read" : "write", off, len,
-           ibv_wc_status_str(wc.status), (int)wc.status);
+    printf("%s %lld %lu: completion %s (%d)\n", op, off, len, ibv_wc_status_str(wc.status),
+           (int)wc.status);
     if (is_read && wc.status == IBV_WC_SUCCESS) {
         char hex[65];
         ndk_sha256_hex(buf, len, hex);
