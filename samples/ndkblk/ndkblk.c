@@ -619,7 +619,16 @@ static blk_status_t nbk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		 */
 		if (st == STATUS_DEVICE_BUSY)
 			atomic64_inc(&nbk.busy);
-		s->rq = NULL;
+		/*
+		 * Unless an answer took it meanwhile: a target may answer a
+		 * tag before its request (nbk_answer() looks only at the
+		 * slot), and then that answer completes it; handing it back
+		 * to blk-mq as well would end it twice.
+		 */
+		if (!xchg(&s->rq, NULL)) {
+			spin_unlock_irqrestore(&q->post_lock, flags);
+			return BLK_STS_OK;
+		}
 		if (s->kind == NBK_FR)
 			ndk_release_lam(nbk.adapter, s->lam);
 		spin_unlock_irqrestore(&q->post_lock, flags);
@@ -814,7 +823,7 @@ static int nbk_alloc(void)
 			s->mdl = ndk_mdl_alloc(0, nbk.max_pages << PAGE_SHIFT,
 					       GFP_KERNEL);
 			if (nbk.window)
-				s->pool = kmalloc(NDKBLK_MAX_IO, GFP_KERNEL);
+				s->pool = kzalloc(NDKBLK_MAX_IO, GFP_KERNEL);
 			if (!s->lam || !s->mdl || (nbk.window && !s->pool))
 				return -ENOMEM;
 		}

@@ -218,15 +218,23 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 		.queues = cpu_to_le32(nbt.nr_queues),
 	};
 	struct nbt_queue *q = NULL;
+	s32 s = STATUS_PENDING;
 	u32 i;
-	s32 s;
 
+	/*
+	 * The accept is made under the lock (with a completion it does not
+	 * sleep): a stop's nbt_qp_close() takes q->conn, closes it and
+	 * drops q->qp only after it, never between the two.
+	 */
 	spin_lock(&nbt.lock);
 	for (i = 0; i < nbt.nr_queues && !nbt.exiting; i++) {
 		if (nbt.q[i].state == NBT_IDLE) {
 			q = &nbt.q[i];
 			q->state = NBT_ACCEPTING;
 			q->conn = c;
+			s = ndk_accept(c, q->qp, 0, nbt.read_limit, &hello,
+				       sizeof(hello), nbt_disconnected, q,
+				       nbt_accept_done, q);
 			break;
 		}
 	}
@@ -236,8 +244,6 @@ static void nbt_connect_event(void *context, struct ndk_connector *c)
 		ndk_close_connector(c, nbt_nop_close, NULL);
 		return;
 	}
-	s = ndk_accept(c, q->qp, 0, nbt.read_limit, &hello, sizeof(hello),
-		       nbt_disconnected, q, nbt_accept_done, q);
 	if (s != STATUS_PENDING)
 		nbt_accept_done(q, s);
 }
