@@ -133,8 +133,9 @@ out_unlock:
  * request its server has taken, for any reader), FOLL_LONGTERM left
  * out; what FOLL_LONGTERM adds is moving
  * pages out of CMA and ZONE_MOVABLE first, so pages that are there are
- * unpinned and pinned again the long-term way (they are resident by
- * then).
+ * unpinned and pinned again the long-term way: they are resident then,
+ * unless evicted in between, and that re-pin faults holding the lock
+ * (Documentation/security.md, section 9).
  */
 static long ndk_umem_pin_file(struct mm_struct *mm, unsigned long addr,
 			      unsigned long n, unsigned int gup,
