@@ -118,8 +118,11 @@ static void ndk_mr_req_work(struct work_struct *work)
 
 	req->completion(req->context, status);
 	kmem_cache_free(ndk_mr_req_cache, req);
-	/* Our reference keeps @mr until the put, after the waiter's close. */
-	if (atomic_dec_and_test(&mr->requests))
+	/*
+	 * Our reference keeps @mr until the put, after the waiter's close.
+	 * A close called from another request's completion waits for 1.
+	 */
+	if (atomic_dec_return(&mr->requests) <= 1)
 		wake_up_all(&ndk_mr_req_wait);
 	ndk_obj_put(&mr->obj);
 }
