@@ -522,6 +522,75 @@ static void ndk_t_mr_dispatch(struct ndk_test_env *env, struct ndk_t_ctx *c,
 	NDK_T_STATUS(env, ndk_close_mr(mr, NULL, NULL), STATUS_SUCCESS);
 }
 
+/* A registration's completion that deregisters, then closes blocking. */
+struct ndk_t_close_in_cb {
+	struct ndk_mr *mr;
+	struct ndk_t_wait dereg;
+	s32 dereg_status;
+	s32 close_status;
+	struct completion done;
+};
+
+static void ndk_t_close_in_cb_done(void *context, s32 status)
+{
+	struct ndk_t_close_in_cb *x = context;
+
+	x->dereg_status = ndk_deregister_mr(x->mr, ndk_t_requested, &x->dereg);
+	/* Waits for the deregistration, not for this registration. */
+	x->close_status = ndk_close_mr(x->mr, NULL, NULL);
+	complete(&x->done);
+}
+
+/*
+ * The blocking close's wait for the MR's other requests: woken when the
+ * deregistration ends (the count falls to the caller's own one), not only
+ * when some MR's last request ends.  The module before slept on until
+ * the next MR anywhere finished its last request: another MR's
+ * registration here.
+ */
+static void ndk_t_mr_close_in_completion(struct ndk_test_env *env,
+					 struct ndk_t_ctx *c,
+					 struct ndk_mdl *chain)
+{
+	struct ndk_t_close_in_cb x = {};
+	struct ndk_t_wait r;
+	struct ndk_mr *other;
+	bool in_time;
+
+	init_completion(&x.done);
+	ndk_t_wait_init(&x.dereg);
+	NDK_T_STATUS(env, ndk_create_mr(c->pd, false, NULL, NULL, &other),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return;
+	NDK_T_STATUS(env, ndk_create_mr(c->pd, false, NULL, NULL, &x.mr),
+		     STATUS_SUCCESS);
+	if (env->failures) {
+		ndk_close_mr(other, NULL, NULL);
+		return;
+	}
+	NDK_T_STATUS(env, ndk_register_mr(x.mr, chain, PAGE_SIZE, 0x7,
+					  ndk_t_close_in_cb_done, &x),
+		     STATUS_PENDING);
+	in_time = wait_for_completion_timeout(&x.done, 10 * HZ);
+	ndk_test_log("close from a completion with a deregistration in flight: %s",
+		     in_time ? "returned" : "still waiting after 10 s");
+	NDK_T_CHECK(env, in_time);
+	if (!in_time) {
+		/* Wake it as the module before needed: another MR's request. */
+		ndk_t_wait_init(&r);
+		ndk_register_mr(other, chain, PAGE_SIZE, 0x7, ndk_t_requested,
+				&r);
+		ndk_t_wait(&r);
+		wait_for_completion(&x.done);
+	}
+	NDK_T_STATUS(env, x.dereg_status, STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&x.dereg));
+	NDK_T_STATUS(env, x.dereg.status, STATUS_SUCCESS);
+	NDK_T_STATUS(env, x.close_status, STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_close_mr(other, NULL, NULL), STATUS_SUCCESS);
+}
+
 /* STATUS_PENDING and the completion; closing a registered MR. */
 static int ndk_t_mr_register_async(struct ndk_test_env *env)
 {
@@ -571,6 +640,7 @@ static int ndk_t_mr_register_async(struct ndk_test_env *env)
 	NDK_T_CHECK(env, atomic_read(&r.calls) == 1);
 	NDK_T_STATUS(env, r.status, STATUS_SUCCESS);
 	ndk_t_mr_dispatch(env, &c, chain);
+	ndk_t_mr_close_in_completion(env, &c, chain);
 out:
 	ndk_mdl_free_chain(chain);
 	kfree(buf);
