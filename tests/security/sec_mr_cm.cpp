@@ -256,6 +256,16 @@ std::uint32_t CreateCq(Dev& d, std::uint32_t ad) {
     return d.Create(NDK_IOCTL_CQ_CREATE, &cc);
 }
 
+// CONNECT of @con with @qp to @to; 0 or errno.
+int Connect(Dev& d, std::uint32_t con, std::uint32_t qp, const sockaddr_in& to) {
+    ndk_u_connect cn{};
+    cn.connector_handle = con;
+    cn.qp_handle = qp;
+    cn.inbound_read_limit = cn.outbound_read_limit = 1;
+    std::memcpy(cn.dest_address, &to, sizeof(to));
+    return d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
+}
+
 // ---- qp-two-connectors --------------------------------------------------------
 
 int TwoConnectorsChild() {
@@ -272,14 +282,7 @@ int TwoConnectorsChild() {
         std::fprintf(stderr, "qp-two-connectors: setup: %s\n", std::strerror(errno));
         return 1;
     }
-    auto connect = [&](std::uint32_t con, std::uint32_t qp) {
-        ndk_u_connect cn{};
-        cn.connector_handle = con;
-        cn.qp_handle = qp;
-        cn.inbound_read_limit = cn.outbound_read_limit = 1;
-        std::memcpy(cn.dest_address, &to, sizeof(to));
-        return d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
-    };
+    auto connect = [&](std::uint32_t con, std::uint32_t qp) { return Connect(d, con, qp, to); };
     int bad = 0;
     int e1 = connect(con1, qa);
     int e2 = connect(con2, qa);  // QP A is con1's
@@ -369,14 +372,7 @@ int ForeignAdapterChild() {
         std::fprintf(stderr, "qp-foreign-adapter: setup: %s\n", std::strerror(errno));
         return 1;
     }
-    auto connect = [&](std::uint32_t con, std::uint32_t qp) {
-        ndk_u_connect cn{};
-        cn.connector_handle = con;
-        cn.qp_handle = qp;
-        cn.inbound_read_limit = cn.outbound_read_limit = 1;
-        std::memcpy(cn.dest_address, &to, sizeof(to));
-        return d.Ioctl(NDK_IOCTL_CONNECT, &cn) == 0 ? 0 : errno;
-    };
+    auto connect = [&](std::uint32_t con, std::uint32_t qp) { return Connect(d, con, qp, to); };
     int bad = 0;
     int e2 = connect(con2, qp1);
     std::printf("qp-foreign-adapter: CONNECT(adapter 2's connector, adapter 1's QP): %s\n",
