@@ -240,6 +240,17 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
 		       sizeof(struct ndk_u_qp_doorbell)),
 };
 
+/* Write @kbuf back to the caller's struct of @usize, zeros past @size. */
+static int ndk_ioctl_put(void __user *uarg, size_t usize, const void *kbuf,
+			 size_t size)
+{
+	if (copy_to_user(uarg, kbuf, min(usize, size)))
+		return -EFAULT;
+	if (usize > size && clear_user(uarg + size, usize - size))
+		return -EFAULT;
+	return 0;
+}
+
 /**
  * ndk_ioctl() - unlocked_ioctl entry point of /dev/ndk
  * @file: the open /dev/ndk file
@@ -252,7 +263,8 @@ static const struct ndk_ioctl_desc ndk_ioctls[] = {
  * unknown number or a wrong direction; %-EINVAL for a struct smaller than
  * the command's first version or bad contents; %-E2BIG for a larger
  * struct with a non-zero tail; %-EFAULT for an unreadable or unwritable
- * argument; otherwise what the handler returns.
+ * argument (an unwritable one before the command does anything);
+ * otherwise what the handler returns.
  */
 long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
@@ -277,15 +289,19 @@ long ndk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	ret = copy_struct_from_user(kbuf, desc->size, uarg, usize);
 	if (ret)
 		return ret;
+	/*
+	 * The answer must reach the caller: a command that did its work
+	 * and then failed to write its outputs back would lose what it did
+	 * (a handle, pinned pages, a posted request) behind -EFAULT.  So
+	 * an argument that cannot be written fails before the command (the
+	 * tail is zero already: copy_struct_from_user()).  One its caller
+	 * unmaps during the command still does: its own race.
+	 */
+	if (ndk_ioctl_put(uarg, usize, kbuf, desc->size))
+		return -EFAULT;
 
 	ret = desc->handler(file, kbuf);
 	if (ret)
 		return ret;
-
-	if (copy_to_user(uarg, kbuf, min_t(size_t, usize, desc->size)))
-		return -EFAULT;
-	if (usize > desc->size &&
-	    clear_user(uarg + desc->size, usize - desc->size))
-		return -EFAULT;
-	return 0;
+	return ndk_ioctl_put(uarg, usize, kbuf, desc->size) ? -EFAULT : 0;
 }

@@ -4,8 +4,10 @@
 // and wrong direction give ENOTTY; a struct shorter than version 1,
 // non-zero reserved fields and unknown flags give EINVAL; a longer struct
 // is accepted with a zero tail (and the tail comes back zeroed) and gives
-// E2BIG with a non-zero tail; bad pointers give EFAULT; unknown adapters
-// give ENOENT.
+// E2BIG with a non-zero tail; bad pointers give EFAULT, and an argument
+// the kernel cannot write back fails before the command does anything (a
+// PD_CREATE or MEM_REGISTER from a read-only struct makes no object and
+// pins nothing); unknown adapters give ENOENT.
 #include <fcntl.h>
 #include <ndk/ndk_ioctl.h>
 #include <sys/ioctl.h>
@@ -15,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "t_helpers.hpp"
+#include "uobj_common.hpp"
 
 namespace {
 
@@ -85,6 +87,37 @@ int main() {
     munmap(ro, 4096);
     T_EXPECT_ERRNO(ioctl(fd, NDK_IOCTL_QUERY_INFO, reinterpret_cast<void*>(0xffff888000000000ull)),
                    EFAULT);
+
+    // EFAULT before the command: a create or a registration whose
+    // argument cannot be written back would otherwise lose its handle
+    // (and the registration's pinned pages) behind the error.
+    long adapter = t_first_adapter(fd);
+    std::uint32_t ad = adapter >= 0 ? t_adapter_open(fd, static_cast<std::uint32_t>(adapter)) : 0;
+    std::uint32_t pd = ad ? t_pd_create(fd, ad) : 0;
+    T_CHECK(pd != 0);
+    auto* args = static_cast<unsigned char*>(
+        mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    T_CHECK(args != MAP_FAILED);
+    if (pd && args != MAP_FAILED) {
+        auto* pc = reinterpret_cast<ndk_u_pd_create*>(args);
+        pc->adapter_handle = ad;
+        auto* mr = reinterpret_cast<ndk_u_mem_register*>(args + 64);
+        mr->pd_handle = pd;
+        mr->flags = NDK_U_MEM_READWRITE;
+        mr->address = reinterpret_cast<std::uintptr_t>(args + 4096);
+        mr->length = 4096;
+        args[4096] = 1;
+        long objects = t_ndk_counter("user_objects"), vmpin = t_vmpin_kb();
+        T_CHECK(mprotect(args, 4096, PROT_READ) == 0);
+        T_EXPECT_ERRNO(ioctl(fd, NDK_IOCTL_PD_CREATE, pc), EFAULT);
+        T_EXPECT_ERRNO(ioctl(fd, NDK_IOCTL_MEM_REGISTER, mr), EFAULT);
+        std::printf("read-only arguments: user_objects %ld -> %ld, VmPin %ld -> %ld kB\n", objects,
+                    t_ndk_counter("user_objects"), vmpin, t_vmpin_kb());
+        T_CHECK(t_ndk_counter("user_objects") == objects);
+        T_CHECK(t_vmpin_kb() == vmpin);
+        munmap(args, 8192);
+    }
+    if (ad) T_CHECK(t_handle_close(fd, pd) == 0 && t_handle_close(fd, ad) == 0);
 
     // ENOENT: an adapter that does not exist, with and without F_NEXT.
     aq = {};
