@@ -1519,7 +1519,9 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 	int ret;
 
 	if (q->flags || q->reserved || q->inbound_read_limit ||
-	    q->outbound_read_limit)
+	    q->outbound_read_limit ||
+	    memchr_inv(q->local_address, 0, sizeof(q->local_address)) ||
+	    memchr_inv(q->peer_address, 0, sizeof(q->peer_address)))
 		return -EINVAL;
 	u = ndk_file_lock_uobj(file, q->connector_handle, NDK_UOBJ_CONNECTOR,
 			       &nf);

@@ -207,6 +207,13 @@ void scenario(bool kill_midway) {
     cq.connector_handle = acc;
     cq.private_data = reinterpret_cast<std::uintptr_t>(pdata);
     cq.private_data_length = sizeof(pdata);
+    // Out-only fields must come in as zeros (uapi.md).
+    cq.peer_address[31] = 1;
+    T_EXPECT_ERRNO(ioctl(g_fd, NDK_IOCTL_CONNECTOR_QUERY, &cq), EINVAL);
+    cq.peer_address[31] = 0;
+    cq.local_address[0] = 2;
+    T_EXPECT_ERRNO(ioctl(g_fd, NDK_IOCTL_CONNECTOR_QUERY, &cq), EINVAL);
+    cq.local_address[0] = 0;
     T_CHECK(ioctl(g_fd, NDK_IOCTL_CONNECTOR_QUERY, &cq) == 0);
     T_CHECK(std::memcmp(pdata, hello, sizeof(hello)) == 0);
     ndk_u_accept ac{};
