@@ -495,8 +495,10 @@ struct ndk_u_cq_poll {
  * @flags:            in: 0 or NDK_U_QP_CREATE_F_RING
  * @receive_queue_depth: in: 0..MaxReceiveQueueDepth (0 holds one request)
  * @initiator_queue_depth: in: 0..MaxInitiatorQueueDepth (0 holds one)
- * @max_receive_request_sge: in: 1..MaxReceiveRequestSge
- * @max_initiator_request_sge: in: 1..MaxInitiatorRequestSge
+ * @max_receive_request_sge: in: 0..MaxReceiveRequestSge (0: receives
+ *                 without SGEs only)
+ * @max_initiator_request_sge: in: 0..MaxInitiatorRequestSge (0: requests
+ *                 without SGEs only)
  * @inline_data_size: in: at most MaxInlineDataSize
  * @handle:           out: the QP's handle
  * @context:          in: returned as @qp_context in its results
