@@ -111,6 +111,14 @@ static int ndk_t_adapter_info(struct ndk_test_env *env)
 			 NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
 	NDK_T_CHECK(env, !(info.adapter_flags &
 			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED));
+	/*
+	 * Promised by no verbs device: in-order placement of a request's
+	 * data, and engines running one QP's requests side by side
+	 * (ndk-mapping.md); the seed's consumers must then not rely on them.
+	 */
+	NDK_T_CHECK(env, !(info.adapter_flags &
+			   (NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED |
+			    NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED)));
 	NDK_T_CHECK(env, info.frmr_page_count >= 16);
 	NDK_T_CHECK(env, info.max_inline_data_size > 0);
 	NDK_T_CHECK(env, info.max_window_size ==
