@@ -325,6 +325,11 @@ bool ndk_cq_failed(struct ndk_cq *cq)
 	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
 }
 
+/*
+ * Take one of @cq's results.  A resize that lowers the depth meanwhile
+ * (ndk_cq_resize()) either sees this reservation or is seen by
+ * the second check: the cmpxchg and its smp_mb() order the two sides.
+ */
 static bool ndk_cq_try_reserve(struct ndk_cq *cq)
 {
 	int cur = atomic_read(&cq->reserved);
@@ -333,6 +338,10 @@ static bool ndk_cq_try_reserve(struct ndk_cq *cq)
 		if (cur >= (int)READ_ONCE(cq->depth))
 			return false;
 	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
+	if (unlikely(cur >= (int)READ_ONCE(cq->depth))) {
+		atomic_dec(&cq->reserved);
+		return false;
+	}
 	return true;
 }
 
@@ -841,10 +850,13 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 	/* Never below the results the CQ is committed to hold. */
 	spin_lock_irqsave(&cq->lock, flags);
 	old_depth = cq->depth;
-	if (depth < (u32)atomic_read(&cq->reserved))
+	WRITE_ONCE(cq->depth, min(depth, old_depth));
+	/* Against a reservation in flight: ndk_cq_try_reserve(). */
+	smp_mb();
+	if (depth < (u32)atomic_read(&cq->reserved)) {
+		WRITE_ONCE(cq->depth, old_depth);
 		status = STATUS_INVALID_PARAMETER;
-	else
-		WRITE_ONCE(cq->depth, min(depth, old_depth));
+	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (status)
 		goto out_unlock;
