@@ -979,7 +979,13 @@ static void fr_local_uses(struct ndk_test_env *env, struct fr_fix *x,
 		FR_WAIT(env, f->cq[FR_OWNER], 62, T_RECV, STATUS_SUCCESS);
 		NDK_T_CHECK(env, memcmp(bytes, x->src.data + 3, b->len) == 0);
 	}
-	if (flags & FR_SINK) {
+	/*
+	 * A read sink: its flag, or local write alone where the adapter
+	 * says RDMA_READ_SINK_NOT_REQUIRED (the NDK_ADAPTER_INFO seed).
+	 */
+	if ((flags & FR_SINK) ||
+	    ((flags & FR_LW) && (f->info.adapter_flags &
+				 NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED))) {
 		sge = fr_sge(b, 0, b->len);
 		NDK_T_STATUS(env, ndk_read(f->qp[FR_OWNER], CTX(64), &sge, 1,
 					   t_raddr(&x->src, 7),
@@ -1314,6 +1320,33 @@ static void mw_bad_bind(struct ndk_test_env *env, struct ndk_qp *qp,
 }
 
 /*
+ * The seed's IRQL <= DISPATCH_LEVEL for NdkBind and NdkInvalidate: both
+ * called with a spinlock held and bottom halves off (the debug kernel's
+ * might_sleep() and lockdep check that nothing in them sleeps).  @mw is
+ * not bound, and is not again afterwards.
+ */
+static void mw_dispatch(struct ndk_test_env *env, struct t_fix *f,
+			struct t_buf *m, struct ndk_mw *mw)
+{
+	static DEFINE_SPINLOCK(dispatch);
+	struct ndk_qp *qp = f->qp[FR_OWNER];
+	s32 st;
+
+	spin_lock_bh(&dispatch);
+	st = mw_bind(qp, CTX(40), m, mw, 100, 5000, FR_R);
+	spin_unlock_bh(&dispatch);
+	NDK_T_STATUS(env, st, STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_OWNER], 40, T_BIND, STATUS_SUCCESS);
+	spin_lock_bh(&dispatch);
+	st = fr_inv(qp, CTX(41), mw, 0);
+	spin_unlock_bh(&dispatch);
+	NDK_T_STATUS(env, st, STATUS_SUCCESS);
+	FR_WAIT(env, f->cq[FR_OWNER], 41, T_INV, STATUS_SUCCESS);
+	ndk_test_log("bind and invalidate at dispatch level: %s",
+		     env->failures ? "failed" : "both completed");
+}
+
+/*
  * mw-params: every inline status of NdkBind, and NdkInvalidate of
  * windows, on an unconnected and a connected QP; none produces a result
  * and the QP works afterwards.
@@ -1433,6 +1466,7 @@ static int t_mw_params(struct ndk_test_env *env)
 	NDK_T_STATUS(env, fr_inv(qp, CTX(29), w1, 0),
 		     STATUS_INVALID_DEVICE_REQUEST);
 	FR_QUIET(env, f);
+	mw_dispatch(env, f, &m, w1);
 
 	/* The QP works; the windows carry traffic byte-exact. */
 	get_random_bytes(mro.data, mro.len);
