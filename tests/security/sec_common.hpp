@@ -253,6 +253,41 @@ inline long KernelReports() {
         "suspicious RCU|soft lockup");
 }
 
+// Runs @fn as user nobody in a child, watched by this process (root): the
+// child must exit 0 within @secs (else its state and kernel stack are
+// dumped and it is killed), ndk.ko's counters must come back to their
+// baseline and the kernel log must stay free of reports.  The number of
+// those failures.
+inline int RunAsNobody(const std::function<int()>& fn, const char* what, double secs = 300) {
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(BecomeNobody() ? fn() : 1);
+    int fails = 0;
+    int st = pid < 0 ? -1 : WaitStatus(pid, secs);
+    if (st == -1) {
+        if (pid > 0) {
+            DumpTask(pid, what);
+            kill(pid, SIGKILL);
+            WaitStatus(pid, 10.0);
+        }
+        fails++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        std::fprintf(stderr, "%s: child status %#x\n", what, st);
+        fails++;
+    }
+    if (!rel::WaitCounters(base, 10.0)) {
+        rel::PrintCounters(what, rel::ReadCounters());
+        fails++;
+    }
+    if (KernelReports() != reports) {
+        std::fprintf(stderr, "%s: new kernel reports\n", what);
+        fails++;
+    }
+    return fails;
+}
+
 // Waits up to @secs for the file @path to exist; whether it does.
 inline bool WaitForFile(const std::string& path, double secs) {
     for (double end = rel::Now() + secs;; usleep(100000)) {

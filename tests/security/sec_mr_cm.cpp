@@ -49,36 +49,6 @@ using rel::Dev;
 constexpr unsigned kPage = 4096;
 constexpr double kPrompt = 10.0;
 
-int RunAsNobody(int (*fn)(), const char* what) {
-    rel::Counters base = rel::ReadCounters();
-    long reports = sec::KernelReports();
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) _exit(sec::BecomeNobody() ? fn() : 1);
-    int fails = 0;
-    int st = pid < 0 ? -1 : sec::WaitStatus(pid, 300);
-    if (st == -1) {
-        if (pid > 0) {
-            sec::DumpTask(pid, what);
-            kill(pid, SIGKILL);
-            sec::WaitStatus(pid, kPrompt);
-        }
-        fails++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        std::fprintf(stderr, "%s: child status %#x\n", what, st);
-        fails++;
-    }
-    if (!rel::WaitCounters(base, kPrompt)) {
-        rel::PrintCounters(what, rel::ReadCounters());
-        fails++;
-    }
-    if (sec::KernelReports() != reports) {
-        std::fprintf(stderr, "%s: new kernel reports\n", what);
-        fails++;
-    }
-    return fails;
-}
-
 // ---- fr-reinit-race -----------------------------------------------------------
 
 int FrReinitChild() {
@@ -440,11 +410,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "no debugfs ndk/hold_registration_ms\n");
         return kTestFail;
     }
-    int rc = mode == "fr-reinit-race"       ? RunAsNobody(FrReinitChild, "fr-reinit-race")
-             : mode == "qp-two-connectors"  ? RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
-             : mode == "token-window"       ? RunAsNobody(TokenWindowChild, "token-window")
-             : mode == "qp-foreign-adapter" ? RunAsNobody(ForeignAdapterChild, "qp-foreign-adapter")
-                                            : 1;
+    int rc =
+        mode == "fr-reinit-race"       ? sec::RunAsNobody(FrReinitChild, "fr-reinit-race")
+        : mode == "qp-two-connectors"  ? sec::RunAsNobody(TwoConnectorsChild, "qp-two-connectors")
+        : mode == "token-window"       ? sec::RunAsNobody(TokenWindowChild, "token-window")
+        : mode == "qp-foreign-adapter" ? sec::RunAsNobody(ForeignAdapterChild, "qp-foreign-adapter")
+                                       : 1;
     if (rc) t_failures++;
     return t_result(("sec-mr-cm " + mode).c_str());
 }

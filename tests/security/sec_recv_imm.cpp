@@ -136,24 +136,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "needs root and ndk.ko's debugfs counters\n");
         return kTestFail;
     }
-    rel::Counters base = rel::ReadCounters();
-    long reports = sec::KernelReports();
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) _exit(sec::BecomeNobody() ? Child(argv[1]) : 1);
-    int st = pid < 0 ? -1 : sec::WaitStatus(pid, 120);
-    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        std::fprintf(stderr, "sec-recv-imm: child status %#x\n", st);
-        if (st == -1 && pid > 0) kill(pid, SIGKILL);
-        t_failures++;
-    }
-    if (!rel::WaitCounters(base, 10.0)) {
-        rel::PrintCounters("sec-recv-imm", rel::ReadCounters());
-        t_failures++;
-    }
-    if (sec::KernelReports() != reports) {
-        std::fprintf(stderr, "sec-recv-imm: new kernel reports\n");
-        t_failures++;
-    }
+    if (sec::RunAsNobody([&] { return Child(argv[1]); }, "sec-recv-imm", 100)) t_failures++;
     return t_result("sec-recv-imm");
 }
