@@ -2064,6 +2064,161 @@ out:
 	return fr_close(env, x);
 }
 
+/* --- fr-init-pending ------------------------------------------------------ */
+
+#define FR_PENDING_ROUNDS	64
+
+/*
+ * How often each outcome of a fast-register posted before its MR's
+ * initialisation completed was seen.
+ */
+struct fr_pending_seen {
+	u32 refused;	/* posted before the first initialisation: refused */
+	u32 old_rights;	/* posted on the previous initialisation's rights */
+	u32 busy;	/* the initialisation found the MR fast-registered */
+	u32 after;	/* the initialisation was in place first */
+};
+
+/*
+ * A fast-register of @b with @flags, posted right after an asynchronous
+ * NdkInitializeFastRegisterMr (2 pages, remote access) returned
+ * STATUS_PENDING.  @old_refusal is what the post gets when it comes
+ * before the initialisation: STATUS_INVALID_PARAMETER for an MR never
+ * initialised, STATUS_ACCESS_VIOLATION for remote rights on an MR
+ * initialised without remote access, 0 when the previous initialisation
+ * allows it.  Returns with the MR invalidated and initialised again for
+ * 2 pages without remote access.
+ */
+static void fr_pending_round(struct ndk_test_env *env, struct fr_fix *x,
+			     struct fr_buf *b, u32 flags, s32 old_refusal,
+			     u32 ctx, struct fr_pending_seen *seen)
+{
+	struct ndk_qp *qp = x->f.qp[FR_OWNER];
+	struct ndk_cq *cq = x->f.cq[FR_OWNER];
+	struct ndk_t_wait w;
+	bool done_before;
+	s32 s, init;
+
+	ndk_t_wait_init(&w);
+	NDK_T_STATUS(env, ndk_initialize_fast_register_mr(b->mr, 2, true,
+							  ndk_t_requested, &w),
+		     STATUS_PENDING);
+	done_before = atomic_read(&w.calls);
+	s = fr_post(qp, CTX(ctx), b, flags);
+	NDK_T_CHECK(env, ndk_t_wait(&w));
+	init = w.status;
+	if (s == STATUS_SUCCESS)
+		FR_WAIT(env, cq, ctx, T_FR, STATUS_SUCCESS);
+	/* The one refusal the previous initialisation explains. */
+	if (s != STATUS_SUCCESS && (s != old_refusal || done_before)) {
+		ndk_test_log("round %u: fast-register %#x, initialisation %#x (done first: %d)",
+			     ctx, s, init, done_before);
+		env->failures++;
+	}
+	/* Busy only when the MR was fast-registered (or being refused). */
+	if (init != STATUS_SUCCESS &&
+	    (init != STATUS_DEVICE_BUSY || done_before)) {
+		ndk_test_log("round %u: initialisation %#x after fast-register %#x",
+			     ctx, init, s);
+		env->failures++;
+	}
+	if (s != STATUS_SUCCESS && old_refusal == STATUS_INVALID_PARAMETER)
+		seen->refused++;
+	else if (s != STATUS_SUCCESS)
+		seen->old_rights++;
+	if (init == STATUS_DEVICE_BUSY)
+		seen->busy++;
+	else if (s == STATUS_SUCCESS && done_before)
+		seen->after++;
+	if (init == STATUS_DEVICE_BUSY) {
+		/* The previous initialisation stays in force. */
+		if (s == STATUS_SUCCESS) {
+			NDK_T_STATUS(env, fr_inv(qp, CTX(ctx + 1), b->mr, 0),
+				     STATUS_SUCCESS);
+			FR_WAIT(env, cq, ctx + 1, T_INV, STATUS_SUCCESS);
+		}
+		if (old_refusal)
+			NDK_T_STATUS(env, fr_post(qp, CTX(ctx + 2), b, flags),
+				     old_refusal);
+	} else if (s == STATUS_SUCCESS) {
+		NDK_T_STATUS(env, fr_inv(qp, CTX(ctx + 1), b->mr, 0),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, cq, ctx + 1, T_INV, STATUS_SUCCESS);
+	}
+	if (init == STATUS_SUCCESS) {
+		/* The new initialisation's remote access is in force. */
+		NDK_T_STATUS(env, fr_post(qp, CTX(ctx + 2), b, FR_W),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, cq, ctx + 2, T_FR, STATUS_SUCCESS);
+		NDK_T_STATUS(env, fr_inv(qp, CTX(ctx + 3), b->mr, 0),
+			     STATUS_SUCCESS);
+		FR_WAIT(env, cq, ctx + 3, T_INV, STATUS_SUCCESS);
+	}
+	if (!old_refusal || old_refusal == STATUS_ACCESS_VIOLATION ||
+	    init == STATUS_SUCCESS)
+		NDK_T_STATUS(env, ndk_initialize_fast_register_mr(b->mr, 2,
+								  false, NULL,
+								  NULL),
+			     STATUS_SUCCESS);
+}
+
+/*
+ * fr-init-pending: the seed's "once NdkInitializeFastRegisterMr returns,
+ * a fast-register may be posted", read with the header's STATUS_PENDING
+ * (registration.md): a fast-register posted while an asynchronous
+ * initialisation is pending is refused when the MR was never initialised
+ * (STATUS_INVALID_PARAMETER), or runs on the previous initialisation,
+ * whose rights stay in force (remote rights refused with
+ * STATUS_ACCESS_VIOLATION), and the initialisation then ends with
+ * STATUS_DEVICE_BUSY if it found the MR fast-registered.  Nothing else:
+ * every round checks the outcome against the previous and the new
+ * initialisation, and the MR works after it.  Which way a round goes is
+ * the workqueue's race; the counts are logged.
+ */
+static int t_fr_init_pending(struct ndk_test_env *env)
+{
+	struct fr_pending_seen seen = {};
+	struct fr_fix *x = fr_open(env);
+	struct fr_buf b = {};
+	struct ndk_mr *fresh;
+	struct t_fix *f;
+	u32 i;
+
+	if (!x || env->failures)
+		return fr_close(env, x);
+	f = &x->f;
+	if (fr_buf_init(env, f, &b, 1, 0, 64, 2, false))
+		goto out;
+	for (i = 0; i < FR_PENDING_ROUNDS && !env->failures; i++) {
+		/* Remote rights, on an MR initialised without them. */
+		fr_pending_round(env, x, &b, FR_W, STATUS_ACCESS_VIOLATION,
+				 1000 + 16 * i, &seen);
+		/* Local rights only: the previous initialisation takes it. */
+		fr_pending_round(env, x, &b, 0, 0, 1004 + 16 * i, &seen);
+		/* An MR never initialised. */
+		NDK_T_STATUS(env, ndk_create_mr(f->pd, true, NULL, NULL,
+						&fresh), STATUS_SUCCESS);
+		if (env->failures)
+			break;
+		swap(b.mr, fresh);
+		fr_pending_round(env, x, &b, 0, STATUS_INVALID_PARAMETER,
+				 1008 + 16 * i, &seen);
+		swap(b.mr, fresh);
+		NDK_T_STATUS(env, ndk_close_mr(fresh, NULL, NULL),
+			     STATUS_SUCCESS);
+	}
+	ndk_test_log("%u rounds: refused uninitialised %u, refused remote %u, init busy %u, init first %u",
+		     i, seen.refused, seen.old_rights, seen.busy, seen.after);
+	/* The post wins the race nearly every round (63 of 64 on rxe). */
+	if (!env->failures && (!seen.refused || !seen.old_rights || !seen.busy)) {
+		ndk_test_log("no round posted while the initialisation was pending");
+		env->failures++;
+	}
+out:
+	fr_buf_free(env, f, &b);
+	return fr_close(env, x);
+}
+
 /* --- mw-fenced-read ------------------------------------------------------- */
 
 /*
@@ -3035,6 +3190,7 @@ const struct ndk_test ndk_tests_fr[] = {
 	{ "mw-lifetime", t_mw_lifetime },
 	{ "fr-silent-defer", t_fr_silent_defer },
 	{ "fr-defer-inval", t_fr_defer_inval },
+	{ "fr-init-pending", t_fr_init_pending },
 	{ "mw-fenced-read", t_mw_fenced_read },
 	{ "fr-failed-reg", t_fr_failed_reg },
 	{ "mr-read-only", t_mr_read_only },
