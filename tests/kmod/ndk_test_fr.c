@@ -2207,7 +2207,7 @@ static int t_fr_init_pending(struct ndk_test_env *env)
 		NDK_T_STATUS(env, ndk_close_mr(fresh, NULL, NULL),
 			     STATUS_SUCCESS);
 	}
-	ndk_test_log("%u rounds: refused uninitialised %u, refused remote %u, init busy %u, init first %u",
+	ndk_test_log("%u rounds: refused %u (uninitialised), %u (remote); busy %u; first %u",
 		     i, seen.refused, seen.old_rights, seen.busy, seen.after);
 	/* The post wins the race nearly every round (63 of 64 on rxe). */
 	if (!env->failures && (!seen.refused || !seen.old_rights || !seen.busy)) {
