@@ -279,7 +279,10 @@ struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
 /*
  * The adapter's device is going away: release everything of the adapter
  * now (pinned pages come back), close it, and tell user space.  The
- * handle stays, failing with -ENODEV, until HANDLE_CLOSE.  ndk_close_adapter()
+ * first of the file's adapters of the device releases what all of them
+ * hold, so the callbacks of the others find nothing below them and cost
+ * no sweep of the table.  The handle stays, failing with -ENODEV, until
+ * HANDLE_CLOSE.  ndk_close_adapter()
  * is never called with ndk_file.lock held elsewhere, so this may wait
  * for the lock.
  */
@@ -299,7 +302,8 @@ void ndk_file_adapter_removed(void *context)
 		mutex_unlock(&nf->lock);
 		return;
 	}
-	ndk_uobj_destroy_below(nf, u);
+	if (u->children)
+		ndk_uobj_destroy_below(nf, adapter->dev);
 	ndk_uobj_uncharge(u);
 	u->adapter = NULL;
 	ndk_uevent_queue(&u->removed, STATUS_DEVICE_REMOVED);

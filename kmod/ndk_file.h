@@ -427,7 +427,8 @@ int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
 int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
 void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u);
-void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter);
+void ndk_uobj_destroy_below(struct ndk_file *nf,
+			    const struct ndk_device *dev);
 void ndk_uobj_adapter_detach(struct ndk_file *nf, struct ndk_uobj *u);
 void ndk_uobj_adapter_close(struct ndk_uobj *u);
 

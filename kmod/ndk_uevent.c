@@ -153,8 +153,7 @@ struct ndk_uevent *ndk_uevent_take(struct ndk_file *nf)
 /**
  * ndk_uevent_drop_requests() - drop connection requests not yet taken
  * @nf:    the file, locked
- * @scope: a listener: its requests; an adapter: those of its listeners;
- *         NULL: all
+ * @scope: a listener: its requests; NULL: all
  *
  * Their connectors are closed: the peers see a reject.
  *
@@ -167,8 +166,7 @@ void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope)
 
 	spin_lock_irq(&nf->ev_lock);
 	list_for_each_entry_safe(e, tmp, &nf->events, entry) {
-		if (e->conn && (!scope || e->listener == scope ||
-				ndk_uobj_root(e->listener) == scope)) {
+		if (e->conn && (!scope || e->listener == scope)) {
 			e->queued = false;
 			list_move_tail(&e->entry, &drop);
 		}

@@ -337,9 +337,17 @@ void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 	ndk_uobj_free(u);
 }
 
+/* Does entry @u descend from an adapter of @dev (its device not yet gone)? */
+static bool ndk_uobj_on(struct ndk_uobj *u, const struct ndk_device *dev)
+{
+	struct ndk_adapter *a = ndk_uobj_root(u)->adapter;
+
+	return a && a->dev == dev;
+}
+
 /* One sweep of ndk_uobj_destroy_below(): CQs alone or all but CQs. */
 static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
-				       struct ndk_uobj *adapter, bool cqs)
+				       const struct ndk_device *dev, bool cqs)
 {
 	unsigned long index;
 	struct ndk_uobj *u;
@@ -349,7 +357,7 @@ static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
 		bool cq = u->type == NDK_UOBJ_CQ;
 
 		if (u->type == NDK_UOBJ_ADAPTER || u->children || cq != cqs ||
-		    (adapter && ndk_uobj_root(u) != adapter))
+		    (dev && !ndk_uobj_on(u, dev)))
 			continue;
 		ndk_uobj_destroy(nf, u);
 		progress = true;
@@ -358,22 +366,27 @@ static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
 }
 
 /*
- * Release every object below @adapter (all adapters if NULL): the
- * connection requests not taken, then each entry once it has no children
- * left, so children go before parents.  Any order of the rest is one a
- * caller could have chosen with HANDLE_CLOSE: what one object still uses
- * of another (a connector its QP, a window its MR's pages, a request its
- * MR) holds a reference in the kernel API, so nothing else is ordered.
+ * Release every object below the file's adapters of @dev (all adapters if
+ * NULL): the connection requests not taken (a listener drops its own as
+ * it goes), then each entry once it has no children left, so children go
+ * before parents.  A device's removal calls it once per file, for all of
+ * the file's adapters of the device: one call per adapter would sweep
+ * the whole table once per adapter, quadratic in what a user can open.
+ * Any order of the rest is one a caller could have chosen with
+ * HANDLE_CLOSE: what one object still uses of another (a connector its
+ * QP, a window its MR's pages, a request its MR) holds a reference in the
+ * kernel API, so nothing else is ordered.
  * The CQs go last, together (no entry has a CQ for parent): a CQ's
  * destroy fences the driver, and CQs whose QPs are all gone share one
  * fence (ndk_cq_quiesce()), where one CQ at a time would take one each.
  */
-void ndk_uobj_destroy_below(struct ndk_file *nf, struct ndk_uobj *adapter)
+void ndk_uobj_destroy_below(struct ndk_file *nf, const struct ndk_device *dev)
 {
-	ndk_uevent_drop_requests(nf, adapter);
-	while (ndk_uobj_destroy_childless(nf, adapter, false))
+	if (!dev)
+		ndk_uevent_drop_requests(nf, NULL);
+	while (ndk_uobj_destroy_childless(nf, dev, false))
 		;
-	while (ndk_uobj_destroy_childless(nf, adapter, true))
+	while (ndk_uobj_destroy_childless(nf, dev, true))
 		;
 }
 
