@@ -311,31 +311,47 @@ void ndk_file_adapter_removed(void *context)
 	ndk_close_adapter(adapter);
 }
 
+/* The teardowns of files other processes closed last (ndk_file_release()). */
+static struct workqueue_struct *ndk_release_wq;
+
 /**
- * ndk_file_release() - last close of /dev/ndk: release every object left
- * @inode: the device inode
- * @file:  the file
+ * ndk_file_wq_init() - create the workqueue of deferred releases
  *
- * Children before parents (ndk_uobj_destroy_below()), each through the
- * kernel API; pinned pages come back to the opener's VmPin with their
- * registrations (at once, or when the teardown of a window still bound in
- * one ends).  Adapters are closed last, without the lock, since a removal
- * callback may be waiting for it.
- *
- * Context: process context (any process: the last holder of the file).
- * Return: 0.
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
  */
-int ndk_file_release(struct inode *inode, struct file *file)
+int ndk_file_wq_init(void)
 {
-	struct ndk_file *nf = file->private_data;
+	ndk_release_wq = alloc_workqueue("ndk_release", WQ_UNBOUND, 0);
+	return ndk_release_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * ndk_file_wq_exit() - wait for the deferred releases, then destroy it
+ *
+ * Context: module exit, /dev/ndk deregistered, before anything the
+ * releases use goes.
+ */
+void ndk_file_wq_exit(void)
+{
+	destroy_workqueue(ndk_release_wq);
+}
+
+/*
+ * Release every object left: children before parents
+ * (ndk_uobj_destroy_below()), each through the kernel API; pinned pages
+ * come back to the opener's VmPin with their registrations (at once, or
+ * when the teardown of a window still bound in one ends).  Adapters are
+ * closed last, without the lock, since a removal callback may be waiting
+ * for it.
+ */
+static void ndk_file_teardown(struct ndk_file *nf)
+{
 	struct ndk_uevent *e;
 	struct ndk_uobj *u;
 	unsigned long index;
 	LIST_HEAD(adapters);
 
-	/* Not under nf->lock: the registry's lock comes before it. */
-	ndk_files_del(nf);
-	pr_debug("ndk: file %u released\n", nf->id);
 	mutex_lock(&nf->lock);
 	ndk_uobj_destroy_below(nf, NULL);
 	xa_for_each(&nf->handles, index, u) {
@@ -356,6 +372,44 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	}
 	ndk_ucache_release(&nf->ucache);
 	ndk_file_put(nf);
+}
+
+static void ndk_file_release_work(struct work_struct *work)
+{
+	ndk_file_teardown(container_of(work, struct ndk_file, release_work));
+}
+
+/**
+ * ndk_file_release() - last close of /dev/ndk: release every object left
+ * @inode: the device inode
+ * @file:  the file
+ *
+ * The opener's own last close (or its exit) tears the file down before it
+ * returns.  The last close in another process (a file inherited or passed
+ * on with SCM_RIGHTS) leaves the teardown to a worker and returns at
+ * once: the teardown removes the registrations' MMU notifiers, and
+ * mmu_interval_notifier_remove() waits, uninterruptibly, until no
+ * invalidation of the opener's address space runs, which the opener
+ * controls (security.md).  Until the worker has run, a device removal
+ * releases the file's objects as it does an open file's; module unload
+ * waits for the worker (ndk_file_wq_exit()).
+ *
+ * Context: process context (any process: the last holder of the file).
+ * Return: 0.
+ */
+int ndk_file_release(struct inode *inode, struct file *file)
+{
+	struct ndk_file *nf = file->private_data;
+
+	/* Not under nf->lock: the registry's lock comes before it. */
+	ndk_files_del(nf);
+	pr_debug("ndk: file %u released\n", nf->id);
+	if (current->mm && current->mm != nf->mm) {
+		INIT_WORK(&nf->release_work, ndk_file_release_work);
+		queue_work(ndk_release_wq, &nf->release_work);
+		return 0;
+	}
+	ndk_file_teardown(nf);
 	return 0;
 }
 

@@ -157,6 +157,8 @@ extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
  * @ref:      the release's reference, and one per registry reader
  *            summarising the file (ndk_file_registry.c); the last frees
  *            what readers look at (ndk_file_put())
+ * @release_work: the teardown of a file another process closed last
+ *            (ndk_file_release())
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -176,6 +178,7 @@ struct ndk_file {
 	struct ndk_u_cache_counters *counters;
 	struct ndk_upages *counters_page;
 	refcount_t ref;
+	struct work_struct release_work;
 };
 
 struct ndk_uobj;
@@ -548,6 +551,8 @@ u64 ndk_ucache_invalidations_total(void);
 struct dentry;
 int ndk_file_open(struct inode *inode, struct file *file);
 int ndk_file_release(struct inode *inode, struct file *file);
+int ndk_file_wq_init(void);
+void ndk_file_wq_exit(void);
 int ndk_file_mmap(struct file *file, struct vm_area_struct *vma);
 void ndk_file_debugfs_init(struct dentry *dir);
 void ndk_file_hold_once(u32 *ms);

@@ -97,9 +97,13 @@ static int __init ndk_init(void)
 	if (ret)
 		goto err_uobj_cache_exit;
 
-	ret = misc_register(&ndk_miscdev);
+	ret = ndk_file_wq_init();
 	if (ret)
 		goto err_ucache_cache_exit;
+
+	ret = misc_register(&ndk_miscdev);
+	if (ret)
+		goto err_file_wq_exit;
 
 	ndk_debugfs = debugfs_create_dir("ndk", NULL);
 	debugfs_create_file("selftest_warn", 0200, ndk_debugfs, NULL,
@@ -114,6 +118,8 @@ static int __init ndk_init(void)
 	pr_info("ndk: loaded, ABI version %d\n", NDK_U_ABI_VERSION);
 	return 0;
 
+err_file_wq_exit:
+	ndk_file_wq_exit();
 err_ucache_cache_exit:
 	ndk_ucache_cache_exit();
 err_uobj_cache_exit:
@@ -135,6 +141,7 @@ static void __exit ndk_exit(void)
 {
 	debugfs_remove(ndk_debugfs);
 	misc_deregister(&ndk_miscdev);
+	ndk_file_wq_exit();
 	ndk_ucache_cache_exit();
 	ndk_uobj_cache_exit();
 	ndk_adapter_exit();

@@ -65,6 +65,7 @@
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/overflow.h>
@@ -163,13 +164,24 @@ static void ndk_ucache_bump(struct ndk_ucache_reg *r)
 	WRITE_ONCE(*r->gen, *r->gen + 1);
 }
 
+/*
+ * Test hook, debugfs ndk/invalidate_delay_ms (root only), 0 for off: each
+ * invalidation that may sleep sleeps that long first, so tests hold an
+ * invalidation of an address space open at will (sec-foreign-release).
+ */
+static u32 ndk_ucache_delay_ms;
+
 static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
 				  const struct mmu_notifier_range *range,
 				  unsigned long cur_seq)
 {
 	struct ndk_ucache_reg *r = container_of(mni, struct ndk_ucache_reg,
 						notifier);
+	u32 delay = READ_ONCE(ndk_ucache_delay_ms);
 	bool bump;
+
+	if (delay && mmu_notifier_range_blockable(range))
+		msleep(delay);
 
 	spin_lock(&r->uc->lock);
 	mmu_interval_set_seq(mni, cur_seq);
@@ -418,4 +430,6 @@ void ndk_ucache_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file_unsafe("ucache_invalidations", 0444, dir, NULL,
 				   &ndk_ucache_invalidations_fops);
+	debugfs_create_u32("invalidate_delay_ms", 0600, dir,
+			   &ndk_ucache_delay_ms);
 }
