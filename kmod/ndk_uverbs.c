@@ -439,7 +439,8 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 		obj = ndk_uobj_find(nf, p->object_handle, NDK_UOBJ_MR);
 		if (IS_ERR(obj))
 			return PTR_ERR(obj);
-		ndk_fr_settle(&obj->mem.mr->fr);
+		if (obj->mem.mr->fast_register)	/* else refused below */
+			ndk_fr_settle(&obj->mem.mr->fr);
 		local_bh_disable();
 		status = ndk_fast_register_mr(qp->qp.qp, ctx, obj->mem.mr,
 					      src->mem.mr, p->address,
