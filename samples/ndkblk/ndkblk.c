@@ -243,13 +243,25 @@ static void nbk_kill_after(const char *why, unsigned long delay)
 	if (was) {
 		pr_warn("ndkblk: connection lost (%s); I/O waits up to %u s for it\n",
 			why, retry_timeout);
+		if (READ_ONCE(nbk.stopping))
+			return;	/* rmmod cancels the work after the teardown */
 		/* Not again if the clock runs already (a kill at reconnect). */
 		queue_delayed_work(system_long_wq, &nbk.fail_work,
 				   retry_timeout * HZ);
-		if (!READ_ONCE(nbk.stopping))
-			mod_delayed_work(system_long_wq, &nbk.reconnect,
-					 delay);
+		mod_delayed_work(system_long_wq, &nbk.reconnect, delay);
 	}
+}
+
+/*
+ * At rmmod (nbk.stopping set): stop the reconnect and retry clocks.  Called
+ * before the teardown and again after it, since a kill that read
+ * nbk.stopping before it was set may queue them until the teardown has
+ * closed every queue (no callback runs after that).
+ */
+static void nbk_cancel_work(void)
+{
+	cancel_delayed_work_sync(&nbk.reconnect);
+	cancel_delayed_work_sync(&nbk.fail_work);
 }
 
 /* Requests waiting for the connection run again (and go, or fail). */
@@ -1184,9 +1196,9 @@ static int __init nbk_init(void)
 
 err_teardown:
 	WRITE_ONCE(nbk.stopping, true);
-	cancel_delayed_work_sync(&nbk.reconnect);
-	cancel_delayed_work_sync(&nbk.fail_work);
+	nbk_cancel_work();
 	nbk_teardown();
+	nbk_cancel_work();
 err_free:
 	nbk_free();
 	return ret;
@@ -1202,9 +1214,9 @@ static void __exit nbk_exit(void)
 	WRITE_ONCE(nbk.failing, true);	/* what waits fails: del_gendisk waits */
 	nbk_kick();
 	del_gendisk(nbk.disk);
-	cancel_delayed_work_sync(&nbk.reconnect);
-	cancel_delayed_work_sync(&nbk.fail_work);
+	nbk_cancel_work();
 	nbk_teardown();
+	nbk_cancel_work();
 	for (i = 0; i < nbk.nr_queues; i++)
 		n += scnprintf(per_queue + n, sizeof(per_queue) - n, " %llu",
 			       nbk.q[i].ios);

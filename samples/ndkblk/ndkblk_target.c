@@ -715,6 +715,8 @@ static void nbt_free(void)
 	cancel_work_sync(&nbt.removal_work);
 	cancel_delayed_work_sync(&nbt.restart);
 	nbt_stop();
+	/* A removal callback that ran until the adapter's close queued it. */
+	cancel_work_sync(&nbt.removal_work);
 	for (j = 0; nbt.q && j < nbt.nr_queues; j++) {
 		struct nbt_queue *q = &nbt.q[j];
 
