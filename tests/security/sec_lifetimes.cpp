@@ -27,14 +27,24 @@
 //                               receive, in one file: its close fences
 //                               rxe's CQ tasklets once for them all
 //                               (debugfs ndk/cq_fences), not 200 times
+//   sec-lifetimes removal-fanout  3000 adapters with a PD each and 30000
+//                               more PDs in one file: `rdma link delete
+//                               rxe0` under it returns within 10 s
+//   sec-lifetimes foreign-release the last close of a file, in a process
+//                               that inherited it, while the opener holds
+//                               an invalidation of its memory open
+//                               (debugfs ndk/invalidate_delay_ms): the
+//                               close returns within 1 s
 //
 // Rounds scale with NDK_STRESS_SCALE (rel::Scaled()).
 #include <grp.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sec_common.hpp"
@@ -531,12 +541,196 @@ int CqFences() {
     return fails ? 1 : 0;
 }
 
+// ---- a device removal under a file of many adapters ---------------------------
+
+// A device's removal calls each adapter's removal callback; the user
+// path's released what was below its adapter by sweeping the file's whole
+// table, so a file of A adapters and H handles cost A sweeps of A + H
+// entries under the file's lock: quadratic in what nobody may open, with
+// `rdma link delete` (or a driver's unload) waiting for all of it.  Now
+// the first callback of the file releases what every adapter of the
+// device holds, and the others find nothing below them.
+constexpr double kFanoutBound = 10.0;  // seconds the removal may take
+
+int FanoutChild(int ready_fd, long adapters, long pds) {
+    Dev d;
+    std::vector<std::uint32_t> ads;
+    for (long i = 0; i < adapters; i++) {
+        std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+        if (!ad || !t_pd_create(d.fd(), ad)) {
+            std::fprintf(stderr, "removal-fanout: adapter %ld: %s\n", i, std::strerror(errno));
+            return 1;
+        }
+        ads.push_back(ad);
+    }
+    for (long i = 0; i < pds; i++)
+        if (!t_pd_create(d.fd(), ads[i % ads.size()])) {
+            std::fprintf(stderr, "removal-fanout: PD %ld: %s\n", i, std::strerror(errno));
+            return 1;
+        }
+    // Held open across the removal; closed once the parent says so.
+    char c = 1;
+    if (write(ready_fd, &c, 1) != 1 || read(ready_fd, &c, 1) != 1) return 1;
+    ndk_u_event ev{};
+    if (!d.WaitEvent(NDK_U_EVENT_ADAPTER_REMOVED, ads.back(), &ev)) {
+        std::fprintf(stderr, "removal-fanout: no ADAPTER_REMOVED for the last adapter\n");
+        return 1;
+    }
+    d.Close();
+    return 0;
+}
+
+int RemovalFanout() {
+    long adapters = rel::Scaled(3000, 600), pds = rel::Scaled(30000, 6000);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    double t0 = rel::Now();
+    pid_t pid = Spawn([&] {
+        close(sv[0]);
+        return FanoutChild(sv[1], adapters, pds);
+    });
+    close(sv[1]);
+    char c = 0;
+    int fails = pid < 0 || read(sv[0], &c, 1) != 1;
+    std::printf(
+        "removal-fanout: %ld adapters with a PD each and %ld more PDs in one file "
+        "(nobody) in %.1f s\n",
+        adapters, pds, rel::Now() - t0);
+    t0 = rel::Now();
+    int rc = std::system("timeout 600 rdma link delete rxe0");
+    double took = rel::Now() - t0;
+    std::printf("removal-fanout: rdma link delete rxe0 under it: rc %d in %.2f s (bound %.0f s)\n",
+                rc, took, kFanoutBound);
+    if (rc != 0 || took > kFanoutBound) fails++;
+    if (pid > 0) fails += write(sv[0], &c, 1) != 1;
+    fails += !Reap(pid, 300, "removal-fanout");
+    close(sv[0]);
+    if (std::system("rdma link add rxe0 type rxe netdev v0") != 0) {
+        std::fprintf(stderr, "removal-fanout: rdma link add rxe0 failed\n");
+        fails++;
+    }
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("removal-fanout: counters", rel::ReadCounters());
+        fails++;
+    }
+    if (KernelReports() != reports) {
+        std::fprintf(stderr, "removal-fanout: new kernel reports\n");
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+// ---- the last close in another process ---------------------------------------
+
+// The release removes the registrations' MMU notifiers, and 6.1's
+// mmu_interval_notifier_remove() waits, uninterruptibly, until no
+// invalidation of the opener's address space runs: something the opener
+// controls (threads invalidating in turn without a gap).  A file passed on
+// (SCM_RIGHTS to a daemon that closes what it is sent) or inherited made
+// the other process's close wait for the opener that long.  Now such a
+// close leaves the teardown to a worker.  debugfs ndk/invalidate_delay_ms
+// holds one invalidation open for kForeignHoldMs, as the gapless storm
+// would; the foreign close must return well before it ends.
+constexpr int kForeignHoldMs = 4000;
+constexpr double kForeignBound = 1.0;  // seconds the foreign close may take
+
+bool SetInvalidateDelay(int ms) {
+    std::FILE* f = std::fopen("/sys/kernel/debug/ndk/invalidate_delay_ms", "w");
+    if (!f) return false;
+    bool ok = std::fprintf(f, "%d\n", ms) > 0;
+    return (std::fclose(f) == 0) && ok;
+}
+
+// The opener: registers a page, forks the holder (which inherits the
+// file), closes its own copy, and once the parent armed the delay, holds
+// an invalidation of the page open while the holder closes the file.
+int ForeignOpener(int ctl) {
+    rel::Mapping buf(kPage);
+    Dev d;
+    std::uint32_t ad = d.fd() >= 0 ? d.OpenAdapter() : 0;
+    std::uint32_t pd = ad ? t_pd_create(d.fd(), ad) : 0;
+    ndk_u_mem_register m{};
+    int go[2];
+    if (!pd || t_mem_register(d.fd(), pd, buf.get(), kPage, NDK_U_MEM_WRITE, &m) != 0 ||
+        pipe(go) != 0) {
+        std::fprintf(stderr, "foreign-release: setup: %s\n", std::strerror(errno));
+        return 1;
+    }
+    std::fflush(stdout);
+    pid_t holder = fork();
+    if (holder == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1) _exit(1);
+        double t0 = rel::Now();
+        close(d.fd());  // the file's last reference
+        double took = rel::Now() - t0;
+        std::printf(
+            "foreign-release: the holder's close (the last) took %.3f s (bound %.1f s, "
+            "an invalidation held %d ms)\n",
+            took, kForeignBound, kForeignHoldMs);
+        _exit(took < kForeignBound ? 0 : 2);
+    }
+    close(go[0]);
+    d.Close();  // the holder's copy is the last
+    char c = 1;
+    if (holder < 0 || write(ctl, &c, 1) != 1 || read(ctl, &c, 1) != 1) return 1;
+    // The parent armed the delay: hold an invalidation of the page open.
+    std::thread inval([&] { madvise(buf.get(), kPage, MADV_DONTNEED); });
+    usleep(kForeignHoldMs * 1000 / 8);
+    int fails = write(go[1], &c, 1) != 1;
+    int st = sec::WaitStatus(holder, 60);
+    inval.join();
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        std::fprintf(stderr, "foreign-release: the holder's close: status %#x\n", st);
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
+int ForeignRelease() {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
+    rel::Counters base = rel::ReadCounters();
+    long reports = KernelReports();
+    pid_t pid = Spawn([&] {
+        close(sv[0]);
+        return ForeignOpener(sv[1]);
+    });
+    close(sv[1]);
+    char c = 0;
+    int fails = pid < 0 || read(sv[0], &c, 1) != 1;
+    if (!fails && !SetInvalidateDelay(kForeignHoldMs)) {
+        std::fprintf(stderr, "foreign-release: debugfs ndk/invalidate_delay_ms: %s\n",
+                     std::strerror(errno));
+        fails++;
+    }
+    if (pid > 0) fails += write(sv[0], &c, 1) != 1;
+    fails += !Reap(pid, 60, "foreign-release");
+    close(sv[0]);
+    if (!SetInvalidateDelay(0)) fails++;
+    // The worker ends the teardown once the invalidation is over.
+    if (!rel::WaitCounters(base, kPrompt)) {
+        rel::PrintCounters("foreign-release: counters", rel::ReadCounters());
+        fails++;
+    }
+    if (KernelReports() != reports) {
+        std::fprintf(stderr, "foreign-release: new kernel reports\n");
+        fails++;
+    }
+    return fails ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s qp-destroy|notify-close|bind-close|cq-tasklet|cq-fences\n",
+        std::fprintf(stderr,
+                     "usage: %s qp-destroy|notify-close|bind-close|cq-tasklet|cq-fences|"
+                     "removal-fanout|foreign-release\n",
                      argv[0]);
         return kTestFail;
     }
@@ -545,12 +739,14 @@ int main(int argc, char** argv) {
         return kTestFail;
     }
     std::string mode = argv[1];
-    int rc = mode == "qp-destroy"     ? QpDestroy()
-             : mode == "notify-close" ? NotifyClose()
-             : mode == "bind-close"   ? BindClose()
-             : mode == "cq-tasklet"   ? CqTasklet()
-             : mode == "cq-fences"    ? CqFences()
-                                      : 1;
+    int rc = mode == "qp-destroy"        ? QpDestroy()
+             : mode == "notify-close"    ? NotifyClose()
+             : mode == "bind-close"      ? BindClose()
+             : mode == "cq-tasklet"      ? CqTasklet()
+             : mode == "cq-fences"       ? CqFences()
+             : mode == "removal-fanout"  ? RemovalFanout()
+             : mode == "foreign-release" ? ForeignRelease()
+                                         : 1;
     if (rc) t_failures++;
     return t_result(("sec-lifetimes " + mode).c_str());
 }
