@@ -654,19 +654,16 @@ int ndk_device_get(u32 *id, const char *name, bool next, struct net *net,
  * ndk_device_adapters() - adapters open on a device now
  * @dev: the device
  *
- * Context: process context, may sleep.
- * Return: the count.
+ * Read without the device's lock (netlink's ADAPTER_GET asks for every
+ * device, and a user may hold any number of adapters): each adapter on
+ * the device's list holds one of its users besides the device's own.
+ *
+ * Context: any.
+ * Return: the count, momentarily one more while an adapter goes.
  */
 u32 ndk_device_adapters(struct ndk_device *dev)
 {
-	struct ndk_adapter *adapter;
-	u32 n = 0;
-
-	mutex_lock(&dev->lock);
-	list_for_each_entry(adapter, &dev->adapters, dev_entry)
-		n++;
-	mutex_unlock(&dev->lock);
-	return n;
+	return refcount_read(&dev->users) - 1;
 }
 
 /**
