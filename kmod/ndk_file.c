@@ -379,6 +379,19 @@ static void ndk_file_release_work(struct work_struct *work)
 	ndk_file_teardown(container_of(work, struct ndk_file, release_work));
 }
 
+/*
+ * Whether the opener drops the file's last reference: by a close, or by its
+ * exit, which in 6.1 puts its files after its mm is gone (do_exit() calls
+ * exit_mm() before exit_files()).  Another process's exit, a kernel thread
+ * (delayed fput, io_uring's exit work) and every other process are not.
+ */
+static bool ndk_file_opener_closes(const struct ndk_file *nf)
+{
+	if (current->mm)
+		return current->mm == nf->mm;
+	return !(current->flags & PF_KTHREAD) && task_tgid(current) == nf->tgid;
+}
+
 /**
  * ndk_file_release() - last close of /dev/ndk: release every object left
  * @inode: the device inode
@@ -386,8 +399,9 @@ static void ndk_file_release_work(struct work_struct *work)
  *
  * The opener's own last close (or its exit) tears the file down before it
  * returns.  The last close in another process (a file inherited or passed
- * on with SCM_RIGHTS) leaves the teardown to a worker and returns at
- * once: the teardown removes the registrations' MMU notifiers, and
+ * on with SCM_RIGHTS), even by that process's exit or from a kernel
+ * thread, leaves the teardown to a worker and returns at once: the
+ * teardown removes the registrations' MMU notifiers, and
  * mmu_interval_notifier_remove() waits, uninterruptibly, until no
  * invalidation of the opener's address space runs, which the opener
  * controls (security.md).  Until the worker has run, a device removal
@@ -404,7 +418,7 @@ int ndk_file_release(struct inode *inode, struct file *file)
 	/* Not under nf->lock: the registry's lock comes before it. */
 	ndk_files_del(nf);
 	pr_debug("ndk: file %u released\n", nf->id);
-	if (current->mm && current->mm != nf->mm) {
+	if (!ndk_file_opener_closes(nf)) {
 		INIT_WORK(&nf->release_work, ndk_file_release_work);
 		queue_work(ndk_release_wq, &nf->release_work);
 		return 0;
