@@ -443,8 +443,13 @@ static int ndk_nl_proc_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	/* One message per file of the process, in a single reply. */
-	while ((ret = ndk_files_next(&pos, pid, NULL, f)) > 0) {
+	/*
+	 * One message per file of the process, in a single reply; a user's
+	 * own files of its address space only, as the dumps (an exec keeps
+	 * the pid).
+	 */
+	while ((ret = ndk_files_next(&pos, pid, admin ? NULL : current->mm,
+				     f)) > 0) {
 		ret = ndk_nl_fill_proc(msg, info->snd_portid, info->snd_seq, 0,
 				       f);
 		if (ret)
