@@ -166,8 +166,9 @@ static void ndk_ucache_bump(struct ndk_ucache_reg *r)
 
 /*
  * Test hook, debugfs ndk/invalidate_delay_ms (root only), 0 for off: each
- * invalidation that may sleep sleeps that long first, so tests hold an
- * invalidation of an address space open at will (sec-foreign-release).
+ * invalidation that may sleep sleeps that long first (5 s at most), so
+ * tests hold an invalidation of an address space open at will
+ * (sec-foreign-release).
  */
 static u32 ndk_ucache_delay_ms;
 
@@ -180,8 +181,9 @@ static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
 	u32 delay = READ_ONCE(ndk_ucache_delay_ms);
 	bool bump;
 
+	/* Capped: a value left set delays every user's invalidations. */
 	if (delay && mmu_notifier_range_blockable(range))
-		msleep(delay);
+		msleep(min(delay, 5000U));
 
 	spin_lock(&r->uc->lock);
 	mmu_interval_set_seq(mni, cur_seq);

@@ -1043,7 +1043,7 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	if (ret)
 		goto err_release;
 	u->mem.cache = cache;
-	cache->handle = u->handle;
+	WRITE_ONCE(cache->handle, u->handle);	/* the notifier reads it */
 	ret = ndk_umr_key_add(u);
 	if (ret) {
 		u->mem.cache = NULL;
