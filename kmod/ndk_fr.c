@@ -56,7 +56,10 @@
  * read-only registration's, and the parent's pages unpinned, while such a
  * packet may still land.  The /dev/ndk path waits for the kill before the
  * next registration (ndk_fr_settle()).  A kernel consumer's own pages are
- * its own contract with the device, as for every kernel ULP.
+ * its own contract with the device, as for every kernel ULP.  siw (6.1)
+ * deregisters without waiting (siw_dereg_mr()) and streams a read
+ * response checked once from the page list: there the kill stops a new
+ * mapping of the key, not a response under way (security.md, siw).
  *
  * A registration waits for FREE: a fast-register or bind while an
  * invalidation is outstanding is refused with STATUS_DEVICE_BUSY, because

@@ -600,9 +600,10 @@ static void ndk_mr_release_pooled(struct ndk_mr *mr)
 	    ndk_umem_held(&mr->umem)) {
 		/*
 		 * The key is alive: it dies with the MR, then the mapping.
-		 * User memory is unpinned next, and rxe and siw finish a
-		 * packet checked before the invalidation after it: only the
+		 * User memory is unpinned next, and rxe finishes a packet
+		 * checked before the invalidation after it: only the
 		 * deregistration waits for that packet (ndk_fr.c, "Fenced").
+		 * siw 6.1's does not wait (security.md, siw section).
 		 */
 		ndk_mr_discard(ibdev, rmr);
 	} else {
