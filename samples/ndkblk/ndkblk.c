@@ -288,12 +288,22 @@ static void nbk_kill(const char *why)
 }
 
 /*
+ * I/O that would wait for the connection fails at once: the retry time is
+ * up, or the module goes (a reconnection that succeeds during rmmod clears
+ * nbk.failing, and nothing would kick a request requeued after that).
+ */
+static bool nbk_failing(void)
+{
+	return READ_ONCE(nbk.failing) || READ_ONCE(nbk.stopping);
+}
+
+/*
  * What queue_rq answers for I/O that must wait for the reconnection:
  * blk-mq tries it again shortly, until retry_timeout is up.
  */
 static blk_status_t nbk_wait_status(void)
 {
-	return READ_ONCE(nbk.failing) ? BLK_STS_IOERR : BLK_STS_RESOURCE;
+	return nbk_failing() ? BLK_STS_IOERR : BLK_STS_RESOURCE;
 }
 
 static void nbk_disconnected(void *context)
@@ -682,7 +692,7 @@ static void nbk_complete(struct request *rq)
 	blk_status_t err = nbk_slot_of(rq)->err;
 
 	if (err == NBK_STS_RETRY) {
-		if (!READ_ONCE(nbk.failing) && cmd->retries < NBK_RETRIES) {
+		if (!nbk_failing() && cmd->retries < NBK_RETRIES) {
 			cmd->retries++;
 			blk_mq_requeue_request(rq, false);
 			return;
