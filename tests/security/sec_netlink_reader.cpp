@@ -31,6 +31,9 @@
 // new image's PD too (a setuid program's registrations: addresses,
 // lengths, handles).
 //
+// A PROC_GET request of the new image's own pid likewise lists only the
+// file it opened itself (until 2026-12-03 also the old image's).
+//
 // sec-netlink-reader walk (test sec-netlink-walk): a PROC_GET counts the
 // handles of each file it shows.  As nobody, a file with 100000 PDs (20000
 // on the debug kernel) and a thread asking PROC_GET of its own files back
@@ -47,6 +50,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -222,12 +226,37 @@ int ExecRequester() {
     return kTestFail;
 }
 
-// The requester after its exec: a file with a PD of its own, then the
-// reader's verdict.
+// The files a PROC_GET of this process lists (one message each), or -1.
+int ProcGetFiles() {
+    int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
+    std::vector<unsigned char> a;
+    auto pid = static_cast<std::uint32_t>(getpid());
+    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
+    int files = -1;
+    std::vector<unsigned char> buf(32768);
+    ssize_t n = family && Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)
+                    ? recv(nl, buf.data(), buf.size(), 0)
+                    : -1;
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); n > 0 && NLMSG_OK(h, n);
+         h = NLMSG_NEXT(h, n))
+        if (h->nlmsg_type == family) files = std::max(files, 0) + 1;
+    if (nl >= 0) close(nl);
+    return files;
+}
+
+// The requester after its exec: a file with a PD of its own; a PROC_GET
+// of its pid lists that file, not the one its old image opened (still
+// open: same thread group, another address space); then the reader's
+// verdict.
 int ExecNew(int go, pid_t reader) {
     rel::Dev d;
     std::uint32_t ad = d.OpenAdapter();
     T_CHECK(ad && t_pd_create(d.fd(), ad) != 0);
+    int files = ProcGetFiles();
+    std::printf("exec: PROC_GET of the requester's pid lists %d files (its new image's 1)\n",
+                files);
+    T_CHECK(files == 1);
     T_CHECK(write(go, "g", 1) == 1);
     int st = 0;
     T_CHECK(waitpid(reader, &st, 0) == reader && WIFEXITED(st) && WEXITSTATUS(st) == kTestPass);
