@@ -50,7 +50,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -226,21 +225,27 @@ int ExecRequester() {
     return kTestFail;
 }
 
+// Asks for a PROC_GET of this process's files on @nl and receives the
+// reply into @buf: its length, or -1.
+ssize_t ProcGetReply(int nl, std::uint16_t family, std::vector<unsigned char>* buf) {
+    std::vector<unsigned char> a;
+    auto pid = static_cast<std::uint32_t>(getpid());
+    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
+    if (!family || !Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) return -1;
+    buf->resize(32768);
+    return recv(nl, buf->data(), buf->size(), 0);
+}
+
 // The files a PROC_GET of this process lists (one message each), or -1.
 int ProcGetFiles() {
     int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
     std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
-    std::vector<unsigned char> a;
-    auto pid = static_cast<std::uint32_t>(getpid());
-    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
-    int files = -1;
-    std::vector<unsigned char> buf(32768);
-    ssize_t n = family && Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)
-                    ? recv(nl, buf.data(), buf.size(), 0)
-                    : -1;
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); n > 0 && NLMSG_OK(h, n);
-         h = NLMSG_NEXT(h, n))
-        if (h->nlmsg_type == family) files = std::max(files, 0) + 1;
+    std::vector<unsigned char> buf;
+    ssize_t len = ProcGetReply(nl, family, &buf);
+    int files = len > 0 ? 0 : -1;
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); len > 0 && NLMSG_OK(h, len);
+         h = NLMSG_NEXT(h, len))
+        files += h->nlmsg_type == family;
     if (nl >= 0) close(nl);
     return files;
 }
@@ -266,12 +271,8 @@ int ExecNew(int go, pid_t reader) {
 // One PROC_GET of this process's files on @nl: 0 when it was answered,
 // the errno it was refused with, or -1 when nothing came back.
 int ProcGet(int nl, std::uint16_t family) {
-    std::vector<unsigned char> a;
-    auto pid = static_cast<std::uint32_t>(getpid());
-    Put(&a, NDK_NL_ATTR_PID, &pid, sizeof(pid));
-    if (!family || !Send(nl, family, NDK_NL_CMD_PROC_GET, 0, a)) return -1;
-    std::vector<unsigned char> buf(8192);
-    ssize_t n = recv(nl, buf.data(), buf.size(), 0);
+    std::vector<unsigned char> buf;
+    ssize_t n = ProcGetReply(nl, family, &buf);
     auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
     if (n <= 0 || !NLMSG_OK(h, n)) return -1;
     return h->nlmsg_type == NLMSG_ERROR ? -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error : 0;
