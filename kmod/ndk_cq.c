@@ -384,6 +384,31 @@ void ndk_cq_unreserve(struct ndk_cq *cq, u32 n)
 }
 
 /**
+ * ndk_cq_unsignal() - whether a request whose result goes to @cq may be
+ * posted unsignaled
+ * @cq: the initiator CQ of the request, its reservation taken
+ *
+ * An unsignaled request keeps its reservation until a later completion
+ * of its QP retires it.  Were the CQ's whole depth held by such requests,
+ * no request could be posted to give that completion, and every post on
+ * the CQ would fail until the QPs were closed: so no more than half the
+ * depth (less one) is ever held unsignaled, the rule a QP keeps for its
+ * own queue.  The caller gives the count back as it releases the slot
+ * (@cq->unsig).
+ *
+ * Context: any.
+ * Return: true when the request may be unsignaled, counted in @unsig.
+ */
+bool ndk_cq_unsignal(struct ndk_cq *cq)
+{
+	/* Ordered against a resize lowering the depth: ndk_cq_resize(). */
+	if ((u32)atomic_inc_return(&cq->unsig) < READ_ONCE(cq->depth) / 2)
+		return true;
+	atomic_dec(&cq->unsig);
+	return false;
+}
+
+/**
  * ndk_cq_attach() - let the CQ find a new QP's completions
  * @cq: the CQ
  * @qp: the QP, with its id set, before its ib_qp exists
@@ -724,6 +749,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
 	init_waitqueue_head(&c->notify_wait);
 	atomic_set(&c->reserved, 0);
+	atomic_set(&c->unsig, 0);
 	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
 			      request_context, (void **)cq);
 }
@@ -851,9 +877,14 @@ static s32 ndk_cq_resize(struct ndk_cq *cq, u32 depth)
 	spin_lock_irqsave(&cq->lock, flags);
 	old_depth = cq->depth;
 	WRITE_ONCE(cq->depth, min(depth, old_depth));
-	/* Against a reservation in flight: ndk_cq_try_reserve(). */
+	/*
+	 * Against a reservation in flight (ndk_cq_try_reserve()) or an
+	 * unsignaled request (ndk_cq_unsignal()).  Unsignaled requests wait
+	 * for a signaled result to retire them: one must still fit.
+	 */
 	smp_mb();
-	if (depth < (u32)atomic_read(&cq->reserved)) {
+	if (depth < (u32)atomic_read(&cq->reserved) ||
+	    depth <= (u32)atomic_read(&cq->unsig)) {
 		WRITE_ONCE(cq->depth, old_depth);
 		status = STATUS_INVALID_PARAMETER;
 	}
@@ -918,7 +949,9 @@ static void ndk_cq_resize_work(struct work_struct *work)
  * ndk_resize_cq() - NdkResizeCq
  * @cq:                 the CQ
  * @cq_depth:           new depth, 1 to max_cq_depth; it must hold the
- *                      completions the CQ holds now
+ *                      completions the CQ holds now (results and requests
+ *                      outstanding), and be above the silent requests
+ *                      posted unsignaled that wait to be retired
  * @request_completion: NULL for a blocking call
  * @request_context:    passed to @request_completion
  *

@@ -14,7 +14,10 @@
  * without IB_SEND_SIGNALED, as raw verbs consumers post theirs, unless
  * half the queue's depth of such requests went unsignaled in a row: that
  * one is signaled, so no more than half the queue ever waits for a
- * completion behind it.  An RC send queue completes in order, so when the
+ * completion behind it.  The initiator CQ keeps the same bound over all
+ * its QPs (ndk_cq_unsignal()): an unsignaled request holds its result's
+ * reservation until it is retired, and a CQ whose room they all held
+ * could take no request to retire them.  An RC send queue completes in order, so when the
  * completion of the slot at position p is translated, every unsignaled
  * slot still claimed at a position before p has succeeded (a failure or a
  * flush gives a completion of its own): ndk_sq_retire() releases them and
@@ -31,10 +34,11 @@
  * (ndk_qp_translate()).  Each slot records its position (@seq, written
  * before @busy), so a slot released out of order and claimed again by a
  * later position is never taken for an older one.  An unsignaled request
- * that nothing followed would be retired by nothing: a close posts a
- * signaled marker after moving the QP to the error state (ndk_qp_drain(),
- * as ib_drain_sq() does), whose flush completion comes after every
- * request of the queue and retires the rest.  A post the device refuses
+ * that nothing followed would be retired by nothing: a flush and a close
+ * post a signaled marker after moving the QP to the error state
+ * (ndk_qp_flush_work(), ndk_qp_drain(), as ib_drain_sq() does), whose
+ * flush completion comes after every request of the queue and retires
+ * the rest.  A post the device refuses
  * counts the run of unsignaled requests again from the slots
  * (ndk_sq_unsig_tail()).
  *
@@ -165,6 +169,8 @@ static struct ndk_swr *ndk_sq_at(struct ndk_qp *qp, u32 pos)
 
 static void ndk_sq_release(struct ndk_qp *qp, struct ndk_swr *s)
 {
+	if (s->unsignaled)
+		atomic_dec(&qp->scq->unsig);
 	/* Pairs with the claim's acquire: the slot is read before reuse. */
 	smp_store_release(&s->busy, false);
 	atomic_dec(&qp->sq_outstanding);
@@ -284,8 +290,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	}
 
 	if (slot == NDK_WRID_MARKER) {
-		/* Only a close posts it, after the last request. */
-		ndk_sq_retire(qp, READ_ONCE(qp->sq_prod));
+		/* Posted by a flush or a close, behind what it retires. */
+		if ((s32)(qp->sq_marker_end - qp->sq_cons) > 0)
+			ndk_sq_retire(qp, qp->sq_marker_end);
 		ndk_qp_unmark(qp);
 		return false;
 	}
@@ -523,7 +530,8 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	wr->opcode = req->opcode;
 	wr->sg_list = s->sge;
 	s->unsignaled = ndk_sq_may_unsignal(req) &&
-			qp->sq_unsig_run + 1 < qp->sq_depth / 2;
+			qp->sq_unsig_run + 1 < qp->sq_depth / 2 &&
+			ndk_cq_unsignal(qp->scq);
 	if (s->unsignaled) {
 		qp->sq_unsig_run++;
 	} else {
@@ -763,20 +771,15 @@ static void ndk_qp_to_error(struct ndk_qp *qp)
 		       qp->id, ret);
 }
 
-static void ndk_qp_flush_work(struct work_struct *work)
-{
-	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
-
-	ndk_qp_to_error(qp);
-	ndk_obj_put(&qp->obj);
-}
-
-/* Whether an unsignaled request may still wait to be retired. */
+/*
+ * Whether an unsignaled request may still wait to be retired.  A
+ * retirement, or a post after the flush (completed in software within its
+ * call), only makes the answer stale.
+ */
 static bool ndk_sq_unsignaled(struct ndk_qp *qp)
 {
 	u32 i;
 
-	/* No post runs during a close; a retirement only makes this stale. */
 	for (i = 0; i < qp->sq_ring; i++)
 		if (READ_ONCE(qp->sq[i].busy) &&
 		    READ_ONCE(qp->sq[i].unsignaled))
@@ -785,12 +788,14 @@ static bool ndk_sq_unsignaled(struct ndk_qp *qp)
 }
 
 /*
- * Post the close's marker, a signaled zero-length write behind every
- * request of the queue (in the error state the device flushes it), into
- * the initiator CQ's spare entry.  False while the device has no room for
- * it yet or another closing QP's marker holds the spare entry; true once
- * posted, or when the device refuses it for good (the drain then ends at
- * its timeout and ndk_qp_resolve() resolves the rest).
+ * Post a drain marker, a signaled zero-length write behind every request
+ * of the queue (in the error state the device flushes it), into the
+ * initiator CQ's spare entry.  False while the device has no room for it
+ * yet or another QP's marker holds the spare entry; true once posted, or
+ * when the device refuses it for good (a close's drain then ends at its
+ * timeout and ndk_qp_resolve() resolves the rest).  Under @sq_lock, so
+ * that the requests before @sq_marker_end are those the device took: a
+ * post after a flush completes in software within its own lock section.
  */
 static bool ndk_qp_post_marker(struct ndk_qp *qp)
 {
@@ -801,14 +806,18 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 			.send_flags = IB_SEND_SIGNALED,
 		},
 	};
+	unsigned long flags;
 	int ret;
 
 	if (atomic_cmpxchg(&qp->scq->marker, 0, 1))
 		return false;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_marker_end = qp->sq_prod;
 	WRITE_ONCE(qp->sq_marker, true);
 	ndk_post_begin();
 	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
 	ndk_post_end();
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (!ret)
 		return true;
 	ndk_qp_unmark(qp);
@@ -820,18 +829,40 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 }
 
 /*
+ * After a flush, no completion retires the requests that succeeded
+ * unsignaled: they would hold their slots and CQ reservations until the
+ * close, and posts would fail once the ring came round to them instead of
+ * completing CANCELLED.  A marker behind them retires them, once another
+ * QP's marker gives the spare entry back (within the drain's time; the
+ * close posts one otherwise).
+ */
+static void ndk_qp_flush_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
+	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
+
+	ndk_qp_to_error(qp);
+	while (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp) &&
+	       time_before(jiffies, deadline))
+		usleep_range(200, 500);
+	ndk_obj_put(&qp->obj);
+}
+
+/*
  * Wait until every claimed slot has come back, moving completions out of
- * the ib_cqs meanwhile; unsignaled requests come back behind the marker.
- * A dead CQ may have lost completions: stop waiting for those.
+ * the ib_cqs meanwhile; unsignaled requests come back behind the marker
+ * (a flush's, or the close's once the flush's has given the spare entry
+ * back).  A dead CQ may have lost completions: stop waiting for those.
  */
 static void ndk_qp_drain(struct ndk_qp *qp)
 {
 	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
-	bool marked = !ndk_sq_unsignaled(qp);
+	bool marked = false;
 
 	for (;;) {
 		if (!marked)
-			marked = ndk_qp_post_marker(qp);
+			marked = !ndk_sq_unsignaled(qp) ||
+				 ndk_qp_post_marker(qp);
 		ndk_cq_drain(qp->scq);
 		if (qp->rcq != qp->scq)
 			ndk_cq_drain(qp->rcq);

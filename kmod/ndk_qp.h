@@ -92,8 +92,13 @@ enum ndk_cq_arm {
  *                QPs posted and not yet polled, plus results in @sw and
  *                in @sink; never above @depth (ndk_cq_reserve()), so the
  *                ib_cq cannot overflow
- * @marker:       1 while a closing QP's drain marker holds the ib_cq's
- *                spare entry (NDK_CQ_SPARE)
+ * @marker:       1 while a QP's drain marker (its close's or its flush's)
+ *                holds the ib_cq's spare entry (NDK_CQ_SPARE)
+ * @unsig:        requests of its QPs posted unsignaled and not yet
+ *                released, each holding a reservation until a later
+ *                completion retires it: kept under half @depth
+ *                (ndk_cq_unsignal()), so the CQ always has room for
+ *                signaled results that retire them
  * @defer_direct: calls in progress that may make the device complete
  *                into the ib_cq from the caller's thread (a QP of the CQ
  *                moved to the error state or destroyed): meanwhile the
@@ -134,6 +139,7 @@ struct ndk_cq {
 	bool was_armed;
 	atomic_t reserved;
 	atomic_t marker;
+	atomic_t unsig;
 	atomic_t defer_direct;
 	struct ndk_cq_sink *sink;
 	u32 sink_held;
@@ -265,7 +271,11 @@ struct ndk_rwr {
  * @sq_cons:    position after the last initiator completion translated;
  *              the unsignaled slots before it are retired (under the
  *              initiator CQ's lock)
- * @sq_marker:  the close's drain marker is posted and not yet translated
+ * @sq_marker:  a drain marker (the close's or the flush's) is posted and
+ *              not yet translated
+ * @sq_marker_end: position after the last request the marker follows
+ *              (sq_prod when it was posted, under @sq_lock): the slots
+ *              its completion retires
  * @sq:         initiator slots
  * @sq_sge:     the SGE arrays of @sq, one allocation
  * @inline_buf: bounce buffer of @inline_size bytes for INLINE requests
@@ -308,6 +318,7 @@ struct ndk_qp {
 	u32 sq_unsig_run;
 	u32 sq_cons;
 	bool sq_marker;
+	u32 sq_marker_end;
 	struct ndk_swr *sq;
 	struct ib_sge *sq_sge;
 	void *inline_buf;
@@ -393,6 +404,7 @@ u32 ndk_cq_drain(struct ndk_cq *cq);
 bool ndk_cq_failed(struct ndk_cq *cq);
 bool ndk_cq_reserve(struct ndk_cq *cq);
 void ndk_cq_unreserve(struct ndk_cq *cq, u32 n);
+bool ndk_cq_unsignal(struct ndk_cq *cq);
 
 /* ndk_qp.c */
 bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
