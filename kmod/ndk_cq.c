@@ -750,10 +750,15 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	init_waitqueue_head(&c->notify_wait);
 	atomic_set(&c->reserved, 0);
 	atomic_set(&c->unsig, 0);
+	atomic_set(&c->resizes, 0);
 	return ndk_obj_create(&c->obj, ndk_cq_init, create_completion,
 			      request_context, (void **)cq);
 }
 EXPORT_SYMBOL_GPL(ndk_create_cq);
+
+/* Blocking closes wait here for a CQ's asynchronous resizes. */
+static DECLARE_WAIT_QUEUE_HEAD(ndk_cq_resize_wait);
+static int ndk_cq_own_resizes(struct ndk_cq *cq);
 
 /**
  * ndk_close_cq() - NdkCloseCq
@@ -766,7 +771,11 @@ EXPORT_SYMBOL_GPL(ndk_create_cq);
  * callback runs once the close has completed: without a completion, once
  * this returns (a callback in progress is waited for, work-delivered or
  * direct, unless the caller is a work-delivered callback of this CQ),
- * even when the CQ itself lives on until its QPs are closed.  Called
+ * even when the CQ itself lives on until its QPs are closed.  Nor does
+ * the completion of an asynchronous ndk_resize_cq(): a blocking close
+ * waits for those queued or running (but the one whose completion it is
+ * called from), and the @close_completion of an asynchronous close runs
+ * after theirs (each holds a reference).  Called
  * from the CQ's own work-delivered callback, it returns at once and the
  * CQ is torn down once that callback has returned.  A direct
  * callback (ndk_cq_set_direct_notification()) runs in atomic context: it
@@ -789,6 +798,8 @@ s32 ndk_close_cq(struct ndk_cq *cq, ndk_fn_close_completion close_completion,
 		return ndk_obj_close(&cq->obj, close_completion,
 				     request_context);
 	might_sleep();
+	wait_event(ndk_cq_resize_wait,
+		   atomic_read(&cq->resizes) == ndk_cq_own_resizes(cq));
 	if (current_work() != &cq->notify_work) {
 		/* Nothing delivers any more; wait for a callback running. */
 		cancel_work_sync(&cq->notify_work);
@@ -942,7 +953,23 @@ static void ndk_cq_resize_work(struct work_struct *work)
 
 	req->completion(req->context, ndk_cq_resize(cq, req->depth));
 	kfree(req);
+	/*
+	 * Our reference keeps @cq until the put, after the waiter's close.
+	 * A close called from another resize's completion waits for 1.
+	 */
+	if (atomic_dec_return(&cq->resizes) <= 1)
+		wake_up_all(&ndk_cq_resize_wait);
 	ndk_obj_put(&cq->obj);
+}
+
+/* The asynchronous resizes of @cq a blocking close may not wait for. */
+static int ndk_cq_own_resizes(struct ndk_cq *cq)
+{
+	struct work_struct *w = current_work();
+
+	/* Called from the completion of one of them: it is the caller. */
+	return w && w->func == ndk_cq_resize_work &&
+	       container_of(w, struct ndk_cq_resize_req, work)->cq == cq;
 }
 
 /**
@@ -986,6 +1013,7 @@ s32 ndk_resize_cq(struct ndk_cq *cq, u32 cq_depth,
 	req->context = request_context;
 	INIT_WORK(&req->work, ndk_cq_resize_work);
 	ndk_obj_get(&cq->obj);	/* the close waits for the completion */
+	atomic_inc(&cq->resizes);
 	queue_work(ndk_wq, &req->work);
 	return STATUS_PENDING;
 }

@@ -58,6 +58,8 @@ enum ndk_cq_arm {
  * @depth:        depth asked for (create or last resize)
  * @comp_vector:  the device completion vector picked from the affinity
  * @resize_lock:  serializes resizes
+ * @resizes:      asynchronous resizes queued or running, whose
+ *                completions a blocking close waits for
  * @lock:         protects every field below, and polling @ibcq
  * @sw:           software queue: translated completions, drained before
  *                @ibcq by ndk_get_cq_results*(); a ring of @sw_cap
@@ -114,6 +116,7 @@ struct ndk_cq {
 	u32 depth;
 	u32 comp_vector;
 	struct mutex resize_lock; /* serializes resizes */
+	atomic_t resizes;
 	spinlock_t lock; /* see above */
 	struct ndk_result_ex *sw;
 	u32 sw_cap;
