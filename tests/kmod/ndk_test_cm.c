@@ -1489,6 +1489,174 @@ out:
 	return t_verdict(env, &f);
 }
 
+/*
+ * Write through QP 0 (one SGE, or none without @sge), polling CQ 0 while
+ * the post is refused for want of room: a poll translates completions,
+ * which retires unsignaled requests and drops silent successes.  Results
+ * polled meanwhile must be STATUS_CANCELLED (a flushed QP's); *@polled
+ * counts them.  Return: the post's status, INSUFFICIENT_RESOURCES still
+ * after NDK_T_TIMEOUT.
+ */
+static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
+			const struct ndk_sge *sge, u64 raddr, u32 rtok,
+			u32 flags, u32 *polled)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	struct ndk_result res;
+	s32 st;
+
+	for (;;) {
+		st = ndk_write(f->qp[0], (void *)(uintptr_t)ctx, sge, sge ? 1 : 0,
+			       raddr, rtok, flags);
+		if (st != STATUS_INSUFFICIENT_RESOURCES ||
+		    time_after(jiffies, end))
+			return st;
+		while (ndk_get_cq_results(f->cq[0], &res, 1)) {
+			NDK_T_STATUS(env, res.status, STATUS_CANCELLED);
+			(*polled)++;
+		}
+		usleep_range(100, 200);
+	}
+}
+
+/*
+ * An unsignaled request holds its result's room in the CQ until a later
+ * completion retires it.  32 silent writes through a QP of depth 8 whose
+ * CQ holds 2 results all go through, and give no result: a CQ keeps
+ * fewer than half its depth unsignaled (ndk_cq_unsignal()), so here none.
+ * Before, the first two went unsignaled and held the CQ's whole room:
+ * every later post failed STATUS_INSUFFICIENT_RESOURCES until the close.
+ * Then, where the device resizes CQs (rxe), a CQ cannot shrink to the
+ * unsignaled requests it holds: grown to 8, it takes one, and may then
+ * go down to 2 but not 1.
+ */
+static int t_cm_dp_unsignaled_small_cq(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	struct ndk_result res;
+	unsigned long end;
+	struct ndk_sge sge;
+	u32 rtok, i, polled = 0;
+	struct t_fix f;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	if (t_small_cq0(env, &f, 2) || t_new_qp(env, &f, 0) ||
+	    t_new_qp(env, &f, 1) || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
+		goto out;
+	t_fill(src.data, 256, 5);
+	for (i = 0; i < 32 && !env->failures; i++) {
+		sge = t_sge(&src, i * 8, 8);
+		NDK_T_STATUS(env, t_write_room(env, &f, 100 + i, &sge,
+					       t_raddr(&remote, i * 8), rtok,
+					       NDK_OP_FLAG_SILENT_SUCCESS,
+					       &polled), STATUS_SUCCESS);
+	}
+	ndk_test_log("%u silent writes through a CQ of 2", i);
+	NDK_T_STATUS(env, t_write_room(env, &f, 99, NULL, 0, 0, 0, &polled),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)99);
+	NDK_T_CHECK(env, !polled);
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 256));
+	if (env->failures || !(f.info.adapter_flags &
+			       NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+		ndk_test_log("resize part skipped: %s",
+			     env->failures ? "failed already" :
+			     "the device does not resize CQs");
+		goto out;
+	}
+
+	NDK_T_STATUS(env, ndk_resize_cq(f.cq[0], 8, NULL, NULL),
+		     STATUS_SUCCESS);
+	memset(remote.data, 0, 8);
+	sge = t_sge(&src, 0, 8);
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)98, &sge, 1,
+				    t_raddr(&remote, 0), rtok,
+				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
+	end = jiffies + NDK_T_TIMEOUT;
+	while (memcmp(remote.data, src.data, 8) && time_before(jiffies, end))
+		msleep(20);
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 8));
+	NDK_T_STATUS(env, ndk_resize_cq(f.cq[0], 1, NULL, NULL),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_STATUS(env, ndk_resize_cq(f.cq[0], 2, NULL, NULL),
+		     STATUS_SUCCESS);
+	/* The next request is signaled, and retires the unsignaled one. */
+	NDK_T_STATUS(env, t_write_room(env, &f, 97, NULL, 0, 0, 0, &polled),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)97);
+	NDK_T_STATUS(env, t_write_room(env, &f, 96, NULL, 0, 0, 0, &polled),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)96);
+	NDK_T_CHECK(env, !polled);
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+/* Requests posted after the flush of t_cm_dp_unsignaled_flush(). */
+#define T_UF_POSTS	24
+
+/*
+ * Three silent writes succeed unsignaled, then ndk_flush(): no completion
+ * of the device retires them, so the flush posts a drain marker behind
+ * them.  24 writes posted afterwards through the QP's 8 slots each
+ * complete CANCELLED.  Before, the ring came round to the first
+ * unsignaled slot after 5 of them, and every later post failed
+ * STATUS_INSUFFICIENT_RESOURCES until the close.
+ */
+static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	struct ndk_result res;
+	unsigned long end;
+	struct ndk_sge sge;
+	u32 rtok, i, polled = 0;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2) || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
+		goto out;
+	t_fill(src.data, 24, 9);
+	for (i = 0; i < 3; i++) {
+		sge = t_sge(&src, i * 8, 8);
+		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(10 + i),
+					    &sge, 1, t_raddr(&remote, i * 8),
+					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
+			     STATUS_SUCCESS);
+	}
+	end = jiffies + NDK_T_TIMEOUT;
+	while (memcmp(remote.data, src.data, 24) && time_before(jiffies, end))
+		msleep(20);
+	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 24));
+
+	ndk_flush(f.qp[0]);
+	for (i = 0; i < T_UF_POSTS && !env->failures; i++)
+		NDK_T_STATUS(env, t_write_room(env, &f, 200 + i, NULL, 0, 0, 0,
+					       &polled), STATUS_SUCCESS);
+	ndk_test_log("%u writes posted after the flush, %u results polled while posting",
+		     i, polled);
+	while (polled < i && t_poll(f.cq[0], &res, 1) == 1) {
+		NDK_T_STATUS(env, res.status, STATUS_CANCELLED);
+		polled++;
+	}
+	NDK_T_CHECK(env, polled == T_UF_POSTS);
+	/* Nothing of the silent writes, which succeeded. */
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
 #define T_RF_ROUNDS	12
 #define T_RF_READS	8
 /*
@@ -1997,6 +2165,8 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-silent", t_cm_dp_silent },
 	{ "cm-dp-unsignaled", t_cm_dp_unsignaled },
 	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
+	{ "cm-dp-unsignaled-small-cq", t_cm_dp_unsignaled_small_cq },
+	{ "cm-dp-unsignaled-flush", t_cm_dp_unsignaled_flush },
 	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
 	{ "cm-dp-refused-run", t_cm_dp_refused_run },
 	{ "cm-dp-inline-sges", t_cm_dp_inline_sges },
