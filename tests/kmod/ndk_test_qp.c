@@ -340,6 +340,80 @@ out_close:
 	return NDK_TEST_PASS;
 }
 
+/* A CQ whose resize completion closes it, blocking. */
+struct ndk_t_resize_close {
+	struct ndk_cq *cq;
+	struct ndk_t_wait w;
+};
+
+static void ndk_t_resized_close(void *context, s32 status)
+{
+	struct ndk_t_resize_close *rc = context;
+
+	/* Process context (ndk_wq): a blocking close may run here. */
+	ndk_close_cq(rc->cq, NULL, NULL);
+	ndk_t_requested(&rc->w, status);
+}
+
+#define NDK_T_RC_ROUNDS	16
+
+/*
+ * No completion of a CQ's asynchronous resize runs after a blocking
+ * ndk_close_cq() has returned: two resizes queued right before the close
+ * have both completed when it returns, in each of 16 rounds.  Before,
+ * the close returned while they were still queued (their references only
+ * delayed the free).  A resize's completion may itself close its CQ,
+ * blocking: it does not wait for itself.
+ */
+static int ndk_t_cq_resize_close(struct ndk_test_env *env)
+{
+	struct ndk_t_resize_close rc;
+	struct ndk_t_wait r[2];
+	struct ndk_t_base b;
+	u32 round, i, late = 0;
+	struct ndk_cq *cq;
+
+	if (ndk_t_open(env, &b))
+		return NDK_TEST_FAIL;
+	if (!(b.info.adapter_flags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+		ndk_test_log("the device has no resize_cq: nothing to test");
+		goto out_close;
+	}
+	for (round = 0; round < NDK_T_RC_ROUNDS && !env->failures; round++) {
+		cq = ndk_t_cq(env, &b, 16, NULL);
+		if (!cq)
+			break;
+		for (i = 0; i < 2; i++) {
+			ndk_t_wait_init(&r[i]);
+			NDK_T_STATUS(env, ndk_resize_cq(cq, 32 << i,
+							ndk_t_requested, &r[i]),
+				     STATUS_PENDING);
+		}
+		NDK_T_STATUS(env, ndk_close_cq(cq, NULL, NULL), STATUS_SUCCESS);
+		for (i = 0; i < 2; i++) {
+			late += atomic_read(&r[i].calls) != 1;
+			/* @r is reused: let a late completion finish. */
+			NDK_T_CHECK(env, ndk_t_wait(&r[i]));
+			NDK_T_STATUS(env, r[i].status, STATUS_SUCCESS);
+		}
+	}
+	ndk_test_log("%u rounds: %u resize completions came after the close",
+		     round, late);
+	NDK_T_CHECK(env, !late);
+
+	rc.cq = ndk_t_cq(env, &b, 16, NULL);
+	if (rc.cq) {
+		ndk_t_wait_init(&rc.w);
+		NDK_T_STATUS(env, ndk_resize_cq(rc.cq, 32, ndk_t_resized_close,
+						&rc), STATUS_PENDING);
+		NDK_T_CHECK(env, ndk_t_wait(&rc.w));
+		NDK_T_STATUS(env, rc.w.status, STATUS_SUCCESS);
+	}
+out_close:
+	ndk_t_close_base(&b);
+	return NDK_TEST_PASS;
+}
+
 static int ndk_t_cq_moderation(struct ndk_test_env *env)
 {
 	struct ndk_t_base b;
@@ -1240,6 +1314,7 @@ const struct ndk_test ndk_tests_qp[] = {
 	{ "cq-async", ndk_t_cq_async },
 	{ "cq-limits", ndk_t_cq_limits },
 	{ "cq-resize", ndk_t_cq_resize },
+	{ "cq-resize-close", ndk_t_cq_resize_close },
 	{ "cq-moderation", ndk_t_cq_moderation },
 	{ "cq-arm", ndk_t_cq_arm },
 	{ "cq-overrun", ndk_t_cq_overrun },
