@@ -532,6 +532,86 @@ static int t_cm_reject(struct ndk_test_env *env)
 	return t_verdict(env, &f);
 }
 
+#define T_WITHHOLD_RTU	"/sys/kernel/debug/ndk/cm_withhold_rtu"
+
+/*
+ * A REJ on a connection that is up ends it as a disconnect would.  ib_cm
+ * takes a REJ in ESTABLISHED (6.1 cm_rej_handler()), which a peer whose
+ * ib_cm still waits for the RTU sends when its connector goes
+ * (cm_destroy_id() from REP_SENT).  That window is the RTU's flight; ndk.ko's
+ * debugfs hook cm_withhold_rtu (root only) keeps the RTU back, so the
+ * passive side waits for it and its close rejects a connection the
+ * active side has up.  The active side's disconnect event fires once, its
+ * receive is flushed, and DISCONNECT succeeds.  Before the fix the REJ
+ * failed the connector as a refused connect: no disconnect event, and
+ * DISCONNECT gave STATUS_CONNECTION_INVALID.  IB/RoCE only (iWARP has no
+ * REJ after MPA).
+ */
+static int t_cm_rej_established(struct ndk_test_env *env)
+{
+	struct ndk_result res;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2))
+		return t_verdict(env, &f);
+	if (f.info.rdma_technology == NDK_IWARP) {
+		ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	if (t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, t_hook_write(T_WITHHOLD_RTU, "1\n"));
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      ndk_t_requested, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		goto out;
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
+				     &f.disc_p, ndk_t_requested, &f.accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
+					       NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_hook_read(T_WITHHOLD_RTU) == 0);
+	NDK_T_STATUS(env, ndk_receive(f.qp[0], (void *)61, NULL, 0),
+		     STATUS_SUCCESS);
+	/* No RTU: the passive side is still accepting. */
+	msleep(100);
+	NDK_T_CHECK(env, atomic_read(&f.accept_req.calls) == 0);
+	if (env->failures)
+		goto out;
+	/* Its close sends the REJ. */
+	t_close_conn(&f.p);
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_CANCELLED);
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_a));
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_CANCELLED, &f.qp[0], (void *)61);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)62, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_hook_write(T_WITHHOLD_RTU, "0\n");
+	return t_verdict(env, &f);
+}
+
 /*
  * Nobody listens on the port (a listener had it and closed): refused.
  * Blocking and asynchronous.
@@ -1983,6 +2063,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-async", t_cm_async },
 	{ "cm-limits", t_cm_limits },
 	{ "cm-reject", t_cm_reject },
+	{ "cm-rej-established", t_cm_rej_established },
 	{ "cm-no-listener", t_cm_no_listener },
 	{ "cm-unreachable", t_cm_unreachable },
 	{ "cm-pause", t_cm_pause },
