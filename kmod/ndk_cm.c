@@ -212,10 +212,12 @@ enum ndk_listener_state {
  * @listen_work:   runs an asynchronous ndk_listen()
  * @deliver_work:  hands queued connectors over after a resume
  * @close_work:    runs an asynchronous ndk_close_listener()
- * @memcg:         the memory cgroup of the process that called
- *                 ndk_listen() (a reference), or NULL (a kernel thread or
- *                 atomic context): what incoming requests allocate, in
- *                 rdma_cm's worker, is charged to it (ndk_listener_charge())
+ * @memcg:         for a /dev/ndk adapter, the memory cgroup of the process
+ *                 that called ndk_listen() (a reference); NULL for a kernel
+ *                 consumer's (or a call from a kernel thread or atomic
+ *                 context): what incoming requests allocate, in rdma_cm's
+ *                 worker, is charged to it, or to no cgroup
+ *                 (ndk_listener_charge())
  */
 struct ndk_listener {
 	struct ndk_obj obj;
@@ -1092,8 +1094,10 @@ static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
 /*
  * Incoming requests arrive in rdma_cm's worker, which belongs to no one:
  * what they allocate (a connector, and in the consumer's ConnectEvent the
- * user path's event) is charged to the listener's creator, as everything
- * else a file makes.  Returns the scope to restore.
+ * user path's event) is charged to the listener's creator when that is a
+ * /dev/ndk file, as everything else a file makes; a kernel consumer's
+ * listener has no @memcg, and nothing is charged (the root's).  Returns
+ * the scope to restore.
  */
 static struct mem_cgroup *ndk_listener_charge(struct ndk_listener *l)
 {
@@ -1962,8 +1966,14 @@ s32 ndk_listen(struct ndk_listener *listener, const struct sockaddr *address,
 	}
 	l->state = NDK_LISTENER_BINDING;
 	spin_unlock_irqrestore(&l->lock, flags);
-	/* In interrupt context current is whoever was interrupted. */
-	if (!l->memcg && in_task() && current->mm)
+	/*
+	 * A /dev/ndk listener's requests are charged to its caller's memory
+	 * cgroup.  A kernel consumer's are charged to none (the root): the
+	 * process that happens to call, modprobe for ndkblk's target, is not
+	 * the one they are made for.  In interrupt context current is whoever
+	 * was interrupted.
+	 */
+	if (l->obj.adapter->user && !l->memcg && in_task() && current->mm)
 		l->memcg = get_mem_cgroup_from_mm(current->mm);
 	l->addr = addr;
 	if (!request_completion) {
