@@ -1540,7 +1540,12 @@ EXPORT_SYMBOL_GPL(ndk_accept);
  * The peer's ndk_connect() (or ndk_accept()) completes with
  * STATUS_CONNECTION_REFUSED.  The consumer closes the connector afterwards.
  *
- * Context: any.
+ * Context: process context; a ConnectEvent callback or a connect's
+ * completion may call it (rdma_reject() waits for no event handler).
+ * rdma_reject() sleeps on iWARP: siw waits for its endpoint's other work
+ * (siw_cep_set_inuse()) and sends the reject on the TCP socket; on IB and
+ * RoCE ib_cm sends the REJ under a spinlock, but only process context is
+ * promised.
  * Return: STATUS_SUCCESS, STATUS_INVALID_PARAMETER (private data too long),
  * STATUS_INVALID_DEVICE_STATE (nothing to reject), or the status of the
  * rdma_cm error.
@@ -1553,6 +1558,7 @@ s32 ndk_reject(struct ndk_connector *connector, const void *private_data,
 	bool ok;
 	int ret;
 
+	might_sleep();
 	if (private_data_length > ndk_cm_info(&c->obj)->max_callee_data ||
 	    (private_data_length && !private_data))
 		return STATUS_INVALID_PARAMETER;
