@@ -57,6 +57,7 @@
  */
 #include <linux/in.h>
 #include <linux/capability.h>
+#include <linux/debugfs.h>
 #include <linux/in6.h>
 #include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
@@ -211,10 +212,12 @@ enum ndk_listener_state {
  * @listen_work:   runs an asynchronous ndk_listen()
  * @deliver_work:  hands queued connectors over after a resume
  * @close_work:    runs an asynchronous ndk_close_listener()
- * @memcg:         the memory cgroup of the process that called
- *                 ndk_listen() (a reference), or NULL (a kernel thread or
- *                 atomic context): what incoming requests allocate, in
- *                 rdma_cm's worker, is charged to it (ndk_listener_charge())
+ * @memcg:         for a /dev/ndk adapter, the memory cgroup of the process
+ *                 that called ndk_listen() (a reference); NULL for a kernel
+ *                 consumer's (or a call from a kernel thread or atomic
+ *                 context): what incoming requests allocate, in rdma_cm's
+ *                 worker, is charged to it, or to no cgroup
+ *                 (ndk_listener_charge())
  */
 struct ndk_listener {
 	struct ndk_obj obj;
@@ -652,6 +655,34 @@ static bool ndk_conn_iwarp(struct ndk_connector *c)
 	return rdma_protocol_iwarp(c->id->device, c->id->port_num);
 }
 
+/*
+ * Test hook, debugfs ndk/cm_withhold_rtu (root only): the next N
+ * complete-connects on IB/RoCE bring the QP up but send no RTU, as if it
+ * were lost.  The peer's ib_cm waits in REP_SENT (MRA_REP_RCVD) for it,
+ * so closing the peer's connector rejects a connection this side has up
+ * (k-cm-rej-established).
+ */
+static atomic_t ndk_cm_withhold_rtu = ATOMIC_INIT(0);
+
+/**
+ * ndk_cm_debugfs_init() - the connectors' debugfs files
+ * @dir: ndk.ko's debugfs directory
+ *
+ * Context: module init.
+ */
+void ndk_cm_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_atomic_t("cm_withhold_rtu", 0600, dir,
+				&ndk_cm_withhold_rtu);
+}
+
+static int ndk_conn_send_rtu(struct ndk_connector *c)
+{
+	if (atomic_dec_if_positive(&ndk_cm_withhold_rtu) >= 0)
+		return 0;
+	return rdma_accept(c->id, NULL);	/* rejects on error */
+}
+
 /* ndk_complete_connect(): RTR, RTS, then the RTU through rdma_accept(). */
 static void ndk_conn_do_complete(struct ndk_connector *c)
 {
@@ -671,7 +702,7 @@ static void ndk_conn_do_complete(struct ndk_connector *c)
 		if (!ret)
 			ret = ndk_conn_modify_qp(c, IB_QPS_RTS);
 		if (!ret)
-			ret = rdma_accept(c->id, NULL);	/* rejects on error */
+			ret = ndk_conn_send_rtu(c);
 		else
 			rdma_reject(c->id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 	}
@@ -896,22 +927,6 @@ static void ndk_conn_responded(struct ndk_connector *c,
 		ndk_conn_finish(c, STATUS_SUCCESS);
 }
 
-static void ndk_conn_rejected(struct ndk_connector *c, struct rdma_cm_event *ev)
-{
-	s32 status = ev->status == IB_CM_REJ_TIMEOUT ? STATUS_IO_TIMEOUT :
-			STATUS_CONNECTION_REFUSED;
-	const void *data;
-	u8 len;
-
-	data = rdma_consumer_reject_data(c->id, ev, &len);
-	if (data)
-		ndk_conn_save_data(c, data, len,
-				   ndk_cm_info(&c->obj)->max_callee_data, NULL);
-	trace_ndk_conn_refused(c, "rejected", status);
-	ndk_conn_qp_error(c);
-	ndk_conn_fail(c, status);
-}
-
 static void ndk_conn_established(struct ndk_connector *c)
 {
 	unsigned long flags;
@@ -946,14 +961,52 @@ static void ndk_conn_disconnected(struct ndk_connector *c)
 	spin_unlock_irqrestore(&c->lock, flags);
 
 	ndk_conn_qp_error(c);
+	/* Answer the peer's DREQ (after a REJ ib_cm refuses: nothing to do). */
 	if (old == NDK_CONN_CONNECTED)
-		rdma_disconnect(c->id);	/* answer the peer's DREQ */
+		rdma_disconnect(c->id);
 	if (disc)
 		disc(context);
 	if (old == NDK_CONN_DISCONNECTING)
 		ndk_conn_finish(c, STATUS_SUCCESS);
 	else
 		ndk_conn_finish(c, STATUS_CONNECTION_ABORTED);
+}
+
+/*
+ * A REJ.  While connecting or accepting it refuses the connection; on a
+ * connection that is up (or being disconnected by us) it ends it: 6.1's
+ * cm_rej_handler() takes a REJ in ESTABLISHED and DREQ_SENT, as when the
+ * peer's id goes while its ib_cm still waits for our RTU (cm_destroy_id()
+ * rejects from REP_SENT), and rdma_cm reports REJECTED, not DISCONNECTED.
+ * That is a disconnect for the consumer: its disconnect-event callback
+ * fires once, the QP is flushed, a pending ndk_disconnect() succeeds.  The
+ * reject's private data is not kept then: GetConnectionData still gives
+ * what the REP or REQ carried (k-cm-rej-established).  Events of an id
+ * are serialised; meanwhile a CONNECTED connector only moves on towards
+ * DISCONNECTED, which ndk_conn_disconnected() takes as it finds it.
+ */
+static void ndk_conn_rejected(struct ndk_connector *c, struct rdma_cm_event *ev)
+{
+	s32 status = ev->status == IB_CM_REJ_TIMEOUT ? STATUS_IO_TIMEOUT :
+			STATUS_CONNECTION_REFUSED;
+	const void *data;
+	u8 len;
+
+	switch (ndk_conn_get_state(c)) {
+	case NDK_CONN_CONNECTED:
+	case NDK_CONN_DISCONNECTING:
+		ndk_conn_disconnected(c);
+		return;
+	default:
+		break;
+	}
+	data = rdma_consumer_reject_data(c->id, ev, &len);
+	if (data)
+		ndk_conn_save_data(c, data, len,
+				   ndk_cm_info(&c->obj)->max_callee_data, NULL);
+	trace_ndk_conn_refused(c, "rejected", status);
+	ndk_conn_qp_error(c);
+	ndk_conn_fail(c, status);
 }
 
 static void ndk_conn_event(struct ndk_connector *c, struct rdma_cm_id *id,
@@ -1041,8 +1094,10 @@ static struct ndk_connector *ndk_conn_alloc(gfp_t gfp)
 /*
  * Incoming requests arrive in rdma_cm's worker, which belongs to no one:
  * what they allocate (a connector, and in the consumer's ConnectEvent the
- * user path's event) is charged to the listener's creator, as everything
- * else a file makes.  Returns the scope to restore.
+ * user path's event) is charged to the listener's creator when that is a
+ * /dev/ndk file, as everything else a file makes; a kernel consumer's
+ * listener has no @memcg, and nothing is charged (the root's).  Returns
+ * the scope to restore.
  */
 static struct mem_cgroup *ndk_listener_charge(struct ndk_listener *l)
 {
@@ -1485,7 +1540,12 @@ EXPORT_SYMBOL_GPL(ndk_accept);
  * The peer's ndk_connect() (or ndk_accept()) completes with
  * STATUS_CONNECTION_REFUSED.  The consumer closes the connector afterwards.
  *
- * Context: any.
+ * Context: process context; a ConnectEvent callback or a connect's
+ * completion may call it (rdma_reject() waits for no event handler).
+ * rdma_reject() sleeps on iWARP: siw waits for its endpoint's other work
+ * (siw_cep_set_inuse()) and sends the reject on the TCP socket; on IB and
+ * RoCE ib_cm sends the REJ under a spinlock, but only process context is
+ * promised.
  * Return: STATUS_SUCCESS, STATUS_INVALID_PARAMETER (private data too long),
  * STATUS_INVALID_DEVICE_STATE (nothing to reject), or the status of the
  * rdma_cm error.
@@ -1498,6 +1558,7 @@ s32 ndk_reject(struct ndk_connector *connector, const void *private_data,
 	bool ok;
 	int ret;
 
+	might_sleep();
 	if (private_data_length > ndk_cm_info(&c->obj)->max_callee_data ||
 	    (private_data_length && !private_data))
 		return STATUS_INVALID_PARAMETER;
@@ -1911,8 +1972,14 @@ s32 ndk_listen(struct ndk_listener *listener, const struct sockaddr *address,
 	}
 	l->state = NDK_LISTENER_BINDING;
 	spin_unlock_irqrestore(&l->lock, flags);
-	/* In interrupt context current is whoever was interrupted. */
-	if (!l->memcg && in_task() && current->mm)
+	/*
+	 * A /dev/ndk listener's requests are charged to its caller's memory
+	 * cgroup.  A kernel consumer's are charged to none (the root): the
+	 * process that happens to call, modprobe for ndkblk's target, is not
+	 * the one they are made for.  In interrupt context current is whoever
+	 * was interrupted.
+	 */
+	if (l->obj.adapter->user && !l->memcg && in_task() && current->mm)
 		l->memcg = get_mem_cgroup_from_mm(current->mm);
 	l->addr = addr;
 	if (!request_completion) {

@@ -1504,6 +1504,12 @@ int ndk_uv_reject(struct file *file, void *arg)
  * @file: the file
  * @arg:  struct ndk_u_connector_query
  *
+ * What the peer sent, as ndk_get_connection_data() has it, and both
+ * addresses when the connector has them.  A refused connect has the
+ * reject's private data but no addresses (ndk_conn_has_addresses()): the
+ * query gives the data with both address fields zero, as NdkGetConnectionData
+ * after a reject gives the peer's data.
+ *
  * Context: process context, may sleep.
  * Return: 0; %-EPERM; %-ENOENT; %-EINVAL; %-EISCONN (no connection data
  * yet); %-EOVERFLOW (the peer's private data does not fit); %-EFAULT.
@@ -1516,7 +1522,7 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 	struct sockaddr_storage ss;
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	s32 status;
+	s32 status, s;
 	int ret;
 
 	if (q->flags || q->reserved || q->inbound_read_limit ||
@@ -1533,15 +1539,21 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 					 &plen);
 	if (!status) {
 		len = sizeof(ss);
-		status = ndk_get_local_address(u->conn.conn,
-					       (struct sockaddr *)&ss, &len);
-		ndk_uv_sockaddr_out(q->local_address, &ss, len);
-	}
-	if (!status) {
-		len = sizeof(ss);
-		status = ndk_get_peer_address(u->conn.conn,
-					      (struct sockaddr *)&ss, &len);
-		ndk_uv_sockaddr_out(q->peer_address, &ss, len);
+		s = ndk_get_local_address(u->conn.conn, (struct sockaddr *)&ss,
+					  &len);
+		if (!s) {
+			ndk_uv_sockaddr_out(q->local_address, &ss, len);
+			len = sizeof(ss);
+			s = ndk_get_peer_address(u->conn.conn,
+						 (struct sockaddr *)&ss, &len);
+		}
+		if (!s)
+			ndk_uv_sockaddr_out(q->peer_address, &ss, len);
+		/* No addresses: the fields stay zero (checked above). */
+		if (s == STATUS_INVALID_DEVICE_STATE)
+			memset(q->local_address, 0, sizeof(q->local_address));
+		else
+			status = s;
 	}
 	ret = ndk_errno_from_status(status);
 	mutex_unlock(&nf->lock);

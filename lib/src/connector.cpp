@@ -116,15 +116,18 @@ Result<ConnectionData> Connector::GetConnectionData() const {
     return d;
 }
 
+// A refused connect has the reject's data and no addresses (zero).
 Result<SockAddr> Connector::GetLocalAddress() const {
     auto d = GetConnectionData();
     if (!d) return d.error();
+    if (d->local_address.empty()) return Error::FromErrno(ENOTCONN);
     return d->local_address;
 }
 
 Result<SockAddr> Connector::GetPeerAddress() const {
     auto d = GetConnectionData();
     if (!d) return d.error();
+    if (d->peer_address.empty()) return Error::FromErrno(ENOTCONN);
     return d->peer_address;
 }
 

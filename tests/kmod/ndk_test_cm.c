@@ -15,7 +15,11 @@
 #include <linux/in.h>
 #include <linux/inet.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
+#include <linux/page_counter.h>
 #include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "ndk_test.h"
@@ -530,6 +534,282 @@ static int t_cm_reject(struct ndk_test_env *env)
 	msleep(100);
 	NDK_T_CHECK(env, atomic_read(&f.connect_req.calls) == 1);
 	return t_verdict(env, &f);
+}
+
+#define T_WITHHOLD_RTU	"/sys/kernel/debug/ndk/cm_withhold_rtu"
+
+/*
+ * A REJ on a connection that is up ends it as a disconnect would.  ib_cm
+ * takes a REJ in ESTABLISHED (6.1 cm_rej_handler()), which a peer whose
+ * ib_cm still waits for the RTU sends when its connector goes
+ * (cm_destroy_id() from REP_SENT).  That window is the RTU's flight; ndk.ko's
+ * debugfs hook cm_withhold_rtu (root only) keeps the RTU back, so the
+ * passive side waits for it and its close rejects a connection the
+ * active side has up.  The active side's disconnect event fires once, its
+ * receive is flushed, and DISCONNECT succeeds.  Before the fix the REJ
+ * failed the connector as a refused connect: no disconnect event, and
+ * DISCONNECT gave STATUS_CONNECTION_INVALID.  IB/RoCE only (iWARP has no
+ * REJ after MPA).
+ */
+static int t_cm_rej_established(struct ndk_test_env *env)
+{
+	struct ndk_result res;
+	struct t_fix f;
+
+	if (t_open(env, &f, 2))
+		return t_verdict(env, &f);
+	if (f.info.rdma_technology == NDK_IWARP) {
+		ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	if (t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_CHECK(env, t_hook_write(T_WITHHOLD_RTU, "1\n"));
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      ndk_t_requested, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		goto out;
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
+				     &f.disc_p, ndk_t_requested, &f.accept_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&f.connect_req));
+	NDK_T_STATUS(env, f.connect_req.status, STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	NDK_T_STATUS(env, ndk_complete_connect(f.a, t_disc_cb, &f.disc_a,
+					       NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_hook_read(T_WITHHOLD_RTU) == 0);
+	NDK_T_STATUS(env, ndk_receive(f.qp[0], (void *)61, NULL, 0),
+		     STATUS_SUCCESS);
+	/* No RTU: the passive side is still accepting. */
+	msleep(100);
+	NDK_T_CHECK(env, atomic_read(&f.accept_req.calls) == 0);
+	if (env->failures)
+		goto out;
+	/* Its close sends the REJ. */
+	t_close_conn(&f.p);
+	NDK_T_CHECK(env, ndk_t_wait(&f.accept_req));
+	NDK_T_STATUS(env, f.accept_req.status, STATUS_CANCELLED);
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_a));
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_CANCELLED, &f.qp[0], (void *)61);
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)62, NULL, 0, 0),
+		     STATUS_CONNECTION_INVALID);
+	msleep(200);
+	NDK_T_CHECK(env, atomic_read(&f.disc_a.calls) == 1);
+	NDK_T_CHECK(env, atomic_read(&f.disc_p.calls) == 0);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_hook_write(T_WITHHOLD_RTU, "0\n");
+	return t_verdict(env, &f);
+}
+
+/* --- A kernel listener's memory cgroup ---------------------------------- */
+
+#define T_KC_LISTENERS	4
+#define T_KC_PER	120	/* below the backlog of 128 */
+#define T_KC_REQS	(T_KC_LISTENERS * T_KC_PER)
+
+/**
+ * struct t_kc - cm-listen-kernel-charge
+ * @adapter:  the adapter
+ * @pd:       the PD of the active QPs
+ * @cq:       their CQ
+ * @l:        the listeners, made by the scenario's process
+ * @laddr:    their addresses
+ * @qp:       the active QPs, made by t_kc_maker()
+ * @a:        the active connectors, made by t_kc_maker()
+ * @lock:     protects @p and @got
+ * @p:        the passive connectors the ConnectEvents handed over
+ * @got:      ConnectEvents so far
+ * @all:      completed at the T_KC_REQS-th ConnectEvent
+ * @failed:   creates or connects t_kc_maker() saw fail
+ */
+struct t_kc {
+	struct ndk_adapter *adapter;
+	struct ndk_pd *pd;
+	struct ndk_cq *cq;
+	struct ndk_listener *l[T_KC_LISTENERS];
+	struct sockaddr_in laddr[T_KC_LISTENERS];
+	struct ndk_qp *qp[T_KC_REQS];
+	struct ndk_connector *a[T_KC_REQS];
+	spinlock_t lock;	/* protects p and got */
+	struct ndk_connector *p[T_KC_REQS];
+	int got;
+	struct completion all;
+	int failed;
+};
+
+static void t_kc_event(void *context, struct ndk_connector *c)
+{
+	struct t_kc *k = context;
+	bool keep, last;
+
+	spin_lock(&k->lock);
+	keep = k->got < T_KC_REQS;
+	if (keep)
+		k->p[k->got] = c;
+	last = ++k->got == T_KC_REQS;
+	spin_unlock(&k->lock);
+	if (!keep)
+		ndk_close_connector(c, ndk_t_closed, NULL);
+	if (last)
+		complete(&k->all);
+}
+
+static void t_kc_done(void *context, s32 status)
+{
+}
+
+static void t_kc_cq_notify(void *context, s32 status)
+{
+}
+
+/*
+ * The active ends, from a kernel thread: no memory cgroup is charged for
+ * what it allocates.  Returns when stopped, all made.
+ */
+static int t_kc_maker(void *data)
+{
+	struct t_kc *k = data;
+	int i;
+
+	for (i = 0; i < T_KC_REQS; i++) {
+		if (ndk_create_qp(k->pd, k->cq, k->cq, k, 1, 1, 1, 1, 0, NULL,
+				  NULL, &k->qp[i]) ||
+		    ndk_create_connector(k->adapter, NULL, NULL, &k->a[i]) ||
+		    ndk_connect(k->a[i], k->qp[i], NULL, 0,
+				(struct sockaddr *)&k->laddr[i % T_KC_LISTENERS],
+				sizeof(k->laddr[0]), 0, 0, NULL, 0, t_kc_done,
+				NULL) != STATUS_PENDING)
+			k->failed++;
+	}
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+/* The cgroup's memory.current, in bytes. */
+static u64 t_kc_usage(struct mem_cgroup *memcg)
+{
+	return (u64)page_counter_read(&memcg->memory) * PAGE_SIZE;
+}
+
+/*
+ * A kernel consumer's listener charges no memory cgroup for its peers'
+ * requests.  Run inside a memory cgroup (tests/vm/memcg-run.sh), the
+ * scenario listens on four listeners from its process, then a kernel
+ * thread makes 480 connection requests, which the listeners hand over
+ * and which stay pending.  memory.current must not grow by their
+ * connectors (1 to 2 KiB each): before the fix ndk_listen() took the
+ * caller's cgroup for every listener, and rdma_cm's worker charged each
+ * request's connector to it, ndkblk's target's to modprobe's cgroup.  The
+ * charge moves in per-CPU batches of 64 pages, so the bound is 96 KiB,
+ * below 480 connectors less one batch.
+ */
+static int t_cm_listen_kernel_charge(struct ndk_test_env *env)
+{
+	struct mem_cgroup *memcg = NULL;
+	struct task_struct *task;
+	struct sockaddr_in sin;
+	u64 before, after;
+	struct t_kc *k;
+	int i, got;
+	u32 len;
+
+	if (current->mm)
+		memcg = get_mem_cgroup_from_mm(current->mm);
+	if (!memcg || !memcg->css.parent) {
+		ndk_test_log("SKIP: not in a memory cgroup (tests/vm/memcg-run.sh)");
+		mem_cgroup_put(memcg);
+		return NDK_TEST_SKIP;
+	}
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k) {
+		mem_cgroup_put(memcg);
+		return NDK_TEST_FAIL;
+	}
+	spin_lock_init(&k->lock);
+	init_completion(&k->all);
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &k->adapter)) {
+		ndk_test_log("cannot open %s", env->adapter_name);
+		env->failures++;
+		goto out;
+	}
+	NDK_T_STATUS(env, ndk_create_pd(k->adapter, NULL, NULL, &k->pd),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_cq(k->adapter, 2 * T_KC_REQS,
+					t_kc_cq_notify, NULL, NULL, NULL, NULL,
+					&k->cq), STATUS_SUCCESS);
+	if (env->failures)
+		goto out;
+	t_addr(env, &sin, 0);
+	for (i = 0; i < T_KC_LISTENERS; i++) {
+		len = sizeof(k->laddr[i]);
+		NDK_T_STATUS(env, ndk_create_listener(k->adapter, t_kc_event, k,
+						      NULL, NULL, &k->l[i]),
+			     STATUS_SUCCESS);
+		if (!k->l[i])
+			goto out;
+		NDK_T_STATUS(env, ndk_listen(k->l[i], (struct sockaddr *)&sin,
+					     sizeof(sin), NULL, NULL),
+			     STATUS_SUCCESS);
+		NDK_T_STATUS(env, t_laddr(k->l[i], &k->laddr[i], &len),
+			     STATUS_SUCCESS);
+	}
+	if (env->failures)
+		goto out;
+	before = t_kc_usage(memcg);
+	task = kthread_run(t_kc_maker, k, "ndk_t_kc");
+	if (IS_ERR(task)) {
+		ndk_test_log("kthread_run: %ld", PTR_ERR(task));
+		env->failures++;
+		goto out;
+	}
+	kthread_stop(task);
+	NDK_T_CHECK(env, !k->failed);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&k->all,
+						     3 * NDK_T_TIMEOUT));
+	after = t_kc_usage(memcg);
+	spin_lock(&k->lock);
+	got = k->got;
+	spin_unlock(&k->lock);
+	ndk_test_log("%d requests pending: memory.current %llu -> %llu", got,
+		     before, after);
+	NDK_T_CHECK(env, after < before + SZ_64K + SZ_32K);
+out:
+	/* Closing a passive connector rejects its request. */
+	for (i = 0; i < T_KC_REQS; i++)
+		t_close_conn(&k->p[i]);
+	for (i = 0; i < T_KC_REQS; i++)
+		t_close_conn(&k->a[i]);
+	for (i = 0; i < T_KC_LISTENERS; i++)
+		if (k->l[i])
+			ndk_close_listener(k->l[i], NULL, NULL);
+	for (i = 0; i < T_KC_REQS; i++)
+		if (k->qp[i])
+			ndk_close_qp(k->qp[i], NULL, NULL);
+	if (k->cq)
+		ndk_close_cq(k->cq, NULL, NULL);
+	if (k->pd)
+		ndk_close_pd(k->pd, NULL, NULL);
+	if (k->adapter)
+		ndk_close_adapter(k->adapter);
+	kfree(k);
+	mem_cgroup_put(memcg);
+	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
 }
 
 /*
@@ -2151,6 +2431,8 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-async", t_cm_async },
 	{ "cm-limits", t_cm_limits },
 	{ "cm-reject", t_cm_reject },
+	{ "cm-rej-established", t_cm_rej_established },
+	{ "cm-listen-kernel-charge", t_cm_listen_kernel_charge },
 	{ "cm-no-listener", t_cm_no_listener },
 	{ "cm-unreachable", t_cm_unreachable },
 	{ "cm-pause", t_cm_pause },

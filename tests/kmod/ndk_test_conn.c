@@ -12,9 +12,11 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/in.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kstrtox.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -524,4 +526,58 @@ bool t_all(const u8 *p, u8 v, u32 len)
 		if (*p++ != v)
 			return false;
 	return true;
+}
+
+/**
+ * t_hook_read() - read a number from one of ndk.ko's test hooks
+ * @path: the hook's file (a module parameter or a debugfs file)
+ *
+ * Return: its value, or -1 when it cannot be read.
+ */
+long t_hook_read(const char *path)
+{
+	char buf[24] = {};
+	struct file *f;
+	loff_t pos = 0;
+	long val;
+	ssize_t n;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f)) {
+		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
+		return -1;
+	}
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0 || kstrtol(strim(buf), 10, &val)) {
+		ndk_test_log("read %s: %zd '%s'", path, n, buf);
+		return -1;
+	}
+	return val;
+}
+
+/**
+ * t_hook_write() - write to one of ndk.ko's test hooks
+ * @path: the hook's file
+ * @val:  what to write ("1\n" fires or arms most)
+ *
+ * Return: true when all of @val was written.
+ */
+bool t_hook_write(const char *path, const char *val)
+{
+	size_t len = strlen(val);
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, O_WRONLY, 0);
+	if (IS_ERR(f)) {
+		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
+		return false;
+	}
+	n = kernel_write(f, val, len, &pos);
+	filp_close(f, NULL);
+	if (n != len)
+		ndk_test_log("write %s: %zd", path, n);
+	return n == len;
 }

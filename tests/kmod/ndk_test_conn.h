@@ -138,4 +138,8 @@ u64 t_raddr(struct t_buf *b, u32 offset);
 void t_fill(u8 *buf, u32 len, u8 seed);
 bool t_all(const u8 *p, u8 v, u32 len);
 
+/* ndk.ko's test hooks (module parameters, debugfs). */
+long t_hook_read(const char *path);
+bool t_hook_write(const char *path, const char *val);
+
 #endif /* NDK_TEST_CONN_H */

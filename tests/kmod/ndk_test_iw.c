@@ -24,49 +24,6 @@
 #define T_IW_DROP	"/sys/module/ndk/parameters/reg_iw_drop"
 #define T_REFUSE	"/sys/module/ndk/parameters/reg_refuse"
 
-/* A test hook's reading (rebuilds so far), or -1 when it cannot be read. */
-static long t_hook_read(const char *path)
-{
-	char buf[24] = {};
-	struct file *f;
-	loff_t pos = 0;
-	long val;
-	ssize_t n;
-
-	f = filp_open(path, O_RDONLY, 0);
-	if (IS_ERR(f)) {
-		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
-		return -1;
-	}
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (n <= 0 || kstrtol(strim(buf), 10, &val)) {
-		ndk_test_log("read %s: %zd '%s'", path, n, buf);
-		return -1;
-	}
-	return val;
-}
-
-/* Write @val ("1" fires it) to a test hook. */
-static bool t_hook_write(const char *path, const char *val)
-{
-	size_t len = strlen(val);
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
-
-	f = filp_open(path, O_WRONLY, 0);
-	if (IS_ERR(f)) {
-		ndk_test_log("open %s: %ld", path, PTR_ERR(f));
-		return false;
-	}
-	n = kernel_write(f, val, len, &pos);
-	filp_close(f, NULL);
-	if (n != len)
-		ndk_test_log("write %s: %zd", path, n);
-	return n == len;
-}
-
 static long t_iw_rebuilds(void)
 {
 	return t_hook_read(T_IW_DROP);

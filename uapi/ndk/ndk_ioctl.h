@@ -829,8 +829,10 @@ struct ndk_u_reject {
  *                    sent (-EOVERFLOW and nothing copied when larger)
  * @reserved:         must be 0 in, 0 out
  * @private_data:     in: user address for the peer's private data
- * @local_address:    out: the local address
- * @peer_address:     out: the peer's address
+ * @local_address:    out: the local address; zero (family 0) when the
+ *                    connector has none, after a refused connect: the
+ *                    reject's private data and nothing else
+ * @peer_address:     out: the peer's address; zero likewise
  */
 struct ndk_u_connector_query {
 	__u32 connector_handle;

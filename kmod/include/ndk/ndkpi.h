@@ -24,7 +24,9 @@
  * Calling contexts: functions marked "any context" may be called from
  * atomic context, including from inside any NDK callback; the others may
  * sleep.  Callbacks run in process context (a workqueue) unless marked
- * otherwise, and must not call the functions that may sleep.
+ * otherwise, and must not call the functions that may sleep, but for
+ * ndk_reject() (process context, which may sleep on iWARP) from a
+ * ConnectEvent or a connect's completion.
  */
 #ifndef _NDK_NDKPI_H
 #define _NDK_NDKPI_H

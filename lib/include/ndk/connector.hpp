@@ -156,7 +156,9 @@ class [[nodiscard]] Connector {
     Result<void> Disconnect(std::uint64_t request_context = 0) const;
 
     // NDK_IOCTL_CONNECTOR_QUERY: the peer's IRD/ORD and private data, and
-    // both addresses.
+    // both addresses.  After a refused connect: the reject's private data,
+    // read limits 0 and empty addresses (GetLocalAddress and
+    // GetPeerAddress give ENOTCONN).
     Result<ConnectionData> GetConnectionData() const;
     Result<SockAddr> GetLocalAddress() const;
     Result<SockAddr> GetPeerAddress() const;
