@@ -57,8 +57,8 @@ extern struct workqueue_struct *ndk_connect_wq;
 
 /*
  * Entries every ib_cq has beyond its NDK depth: room for the completion
- * of a closing QP's drain marker (ndk_qp.c), one QP at a time per CQ, so
- * a close never needs room a consumer's unpolled results hold.  The
+ * of a flushed or closing QP's drain marker (ndk_qp.c), one QP at a time
+ * per CQ, so a flush or close never needs room a consumer's unpolled results hold.  The
  * adapter's MaxCqDepth leaves it out.
  */
 #define NDK_CQ_SPARE	1

@@ -775,7 +775,8 @@ static int ndk_cq_own_resizes(struct ndk_cq *cq);
  * the completion of an asynchronous ndk_resize_cq(): a blocking close
  * waits for those queued or running (but the one whose completion it is
  * called from), and the @close_completion of an asynchronous close runs
- * after theirs (each holds a reference).  Called
+ * after theirs (each holds a reference).  A resize's completion must not
+ * wait for what a blocking closer of its CQ holds.  Called
  * from the CQ's own work-delivered callback, it returns at once and the
  * CQ is torn down once that callback has returned.  A direct
  * callback (ndk_cq_set_direct_notification()) runs in atomic context: it

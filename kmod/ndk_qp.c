@@ -795,7 +795,9 @@ static bool ndk_sq_unsignaled(struct ndk_qp *qp)
  * when the device refuses it for good (a close's drain then ends at its
  * timeout and ndk_qp_resolve() resolves the rest).  Under @sq_lock, so
  * that the requests before @sq_marker_end are those the device took: a
- * post after a flush completes in software within its own lock section.
+ * post after a flush completes in software within its own lock section,
+ * and a DEFER chain not yet posted (siw's refusal that names no request
+ * queues the flush without cancelling it) lies from @sq_posted on.
  */
 static bool ndk_qp_post_marker(struct ndk_qp *qp)
 {
@@ -812,7 +814,7 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 	if (atomic_cmpxchg(&qp->scq->marker, 0, 1))
 		return false;
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	qp->sq_marker_end = qp->sq_prod;
+	qp->sq_marker_end = qp->sq_posted;
 	WRITE_ONCE(qp->sq_marker, true);
 	ndk_post_begin();
 	ret = ib_post_send(qp->ibqp, &wr.wr, NULL);
@@ -823,7 +825,7 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
 	ndk_qp_unmark(qp);
 	if (ret == -ENOMEM)
 		return false;
-	pr_warn("ndk: QP %u: the close's drain marker was refused: %d\n",
+	pr_warn("ndk: QP %u: the drain marker was refused: %d\n",
 		qp->id, ret);
 	return true;
 }
@@ -833,8 +835,9 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
  * unsignaled: they would hold their slots and CQ reservations until the
  * close, and posts would fail once the ring came round to them instead of
  * completing CANCELLED.  A marker behind them retires them, once another
- * QP's marker gives the spare entry back (within the drain's time; the
- * close posts one otherwise).
+ * QP's marker gives the spare entry back: its completion is moved out of
+ * the ib_cq here (within the drain's time; the close posts one
+ * otherwise).
  */
 static void ndk_qp_flush_work(struct work_struct *work)
 {
@@ -843,8 +846,10 @@ static void ndk_qp_flush_work(struct work_struct *work)
 
 	ndk_qp_to_error(qp);
 	while (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp) &&
-	       time_before(jiffies, deadline))
+	       time_before(jiffies, deadline)) {
+		ndk_cq_drain(qp->scq);
 		usleep_range(200, 500);
+	}
 	ndk_obj_put(&qp->obj);
 }
 

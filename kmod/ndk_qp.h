@@ -277,8 +277,8 @@ struct ndk_rwr {
  * @sq_marker:  a drain marker (the close's or the flush's) is posted and
  *              not yet translated
  * @sq_marker_end: position after the last request the marker follows
- *              (sq_prod when it was posted, under @sq_lock): the slots
- *              its completion retires
+ *              (@sq_posted when it was posted, under @sq_lock): the
+ *              slots its completion retires
  * @sq:         initiator slots
  * @sq_sge:     the SGE arrays of @sq, one allocation
  * @inline_buf: bounce buffer of @inline_size bytes for INLINE requests
@@ -387,7 +387,7 @@ DECLARE_PER_CPU(unsigned int, ndk_cq_posting);
 /* Around every ib_post_send()/ib_post_recv() on a consumer's QP. */
 static inline void ndk_post_begin(void)
 {
-	/* Under sq_lock/rq_lock already; the close's marker post is not. */
+	/* Under sq_lock/rq_lock already, the drain marker's post too. */
 	preempt_disable();
 	this_cpu_inc(ndk_cq_posting);
 }
