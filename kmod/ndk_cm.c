@@ -57,9 +57,9 @@
  */
 #include <linux/in.h>
 #include <linux/capability.h>
-#include <linux/debugfs.h>
 #include <linux/in6.h>
 #include <linux/memcontrol.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -656,25 +656,41 @@ static bool ndk_conn_iwarp(struct ndk_connector *c)
 }
 
 /*
- * Test hook, debugfs ndk/cm_withhold_rtu (root only): the next N
- * complete-connects on IB/RoCE bring the QP up but send no RTU, as if it
- * were lost.  The peer's ib_cm waits in REP_SENT (MRA_REP_RCVD) for it,
- * so closing the peer's connector rejects a connection this side has up
- * (k-cm-rej-established).
+ * Test hook, module parameter cm_withhold_rtu (root only; a parameter
+ * rather than a debugfs file, which ndk_test.ko could not write with
+ * kernel_write()): the next N complete-connects on IB/RoCE bring the QP
+ * up but send no RTU, as if it were lost.  The peer's ib_cm waits in
+ * REP_SENT (MRA_REP_RCVD) for it, so closing the peer's connector rejects
+ * a connection this side has up (k-cm-rej-established).
  */
 static atomic_t ndk_cm_withhold_rtu = ATOMIC_INIT(0);
 
-/**
- * ndk_cm_debugfs_init() - the connectors' debugfs files
- * @dir: ndk.ko's debugfs directory
- *
- * Context: module init.
- */
-void ndk_cm_debugfs_init(struct dentry *dir)
+static int ndk_cm_withhold_rtu_set(const char *val,
+				   const struct kernel_param *kp)
 {
-	debugfs_create_atomic_t("cm_withhold_rtu", 0600, dir,
-				&ndk_cm_withhold_rtu);
+	int n, ret;
+
+	ret = kstrtoint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 0)
+		return -EINVAL;
+	atomic_set(&ndk_cm_withhold_rtu, n);
+	return 0;
 }
+
+static int ndk_cm_withhold_rtu_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ndk_cm_withhold_rtu));
+}
+
+static const struct kernel_param_ops ndk_cm_withhold_rtu_ops = {
+	.set = ndk_cm_withhold_rtu_set,
+	.get = ndk_cm_withhold_rtu_get,
+};
+module_param_cb(cm_withhold_rtu, &ndk_cm_withhold_rtu_ops, NULL, 0600);
+MODULE_PARM_DESC(cm_withhold_rtu,
+		 "test hook: the next N complete-connects on IB/RoCE send no RTU");
 
 static int ndk_conn_send_rtu(struct ndk_connector *c)
 {

@@ -324,10 +324,6 @@ void ndk_obj_count(struct ndk_obj *obj);
 gfp_t ndk_gfp(const void *completion);
 s32 ndk_status_from_errno(int err);
 
-/* ndk_cm.c */
-struct dentry;
-void ndk_cm_debugfs_init(struct dentry *dir);
-
 /* ndk_adapter.c */
 int ndk_adapter_init(void);
 void ndk_adapter_exit(void);

@@ -111,7 +111,6 @@ static int __init ndk_init(void)
 	ndk_reg_debugfs_init(ndk_debugfs);
 	ndk_fr_debugfs_init(ndk_debugfs);
 	ndk_qp_debugfs_init(ndk_debugfs);
-	ndk_cm_debugfs_init(ndk_debugfs);
 	ndk_cq_debugfs_init(ndk_debugfs);
 	ndk_file_debugfs_init(ndk_debugfs);
 	ndk_umr_debugfs_init(ndk_debugfs);
