@@ -536,14 +536,14 @@ static int t_cm_reject(struct ndk_test_env *env)
 	return t_verdict(env, &f);
 }
 
-#define T_WITHHOLD_RTU	"/sys/kernel/debug/ndk/cm_withhold_rtu"
+#define T_WITHHOLD_RTU	"/sys/module/ndk/parameters/cm_withhold_rtu"
 
 /*
  * A REJ on a connection that is up ends it as a disconnect would.  ib_cm
  * takes a REJ in ESTABLISHED (6.1 cm_rej_handler()), which a peer whose
  * ib_cm still waits for the RTU sends when its connector goes
  * (cm_destroy_id() from REP_SENT).  That window is the RTU's flight; ndk.ko's
- * debugfs hook cm_withhold_rtu (root only) keeps the RTU back, so the
+ * module parameter cm_withhold_rtu (root only) keeps the RTU back, so the
  * passive side waits for it and its close rejects a connection the
  * active side has up.  The active side's disconnect event fires once, its
  * receive is flushed, and DISCONNECT succeeds.  Before the fix the REJ
@@ -635,6 +635,7 @@ out:
  * @p:        the passive connectors the ConnectEvents handed over
  * @got:      ConnectEvents so far
  * @all:      completed at the T_KC_REQS-th ConnectEvent
+ * @made:     completed by t_kc_maker() once its requests are made
  * @failed:   creates or connects t_kc_maker() saw fail
  */
 struct t_kc {
@@ -649,6 +650,7 @@ struct t_kc {
 	struct ndk_connector *p[T_KC_REQS];
 	int got;
 	struct completion all;
+	struct completion made;
 	int failed;
 };
 
@@ -679,7 +681,8 @@ static void t_kc_cq_notify(void *context, s32 status)
 
 /*
  * The active ends, from a kernel thread: no memory cgroup is charged for
- * what it allocates.  Returns when stopped, all made.
+ * what it allocates.  Returns when stopped, all made (a thread stopped
+ * before it first ran would never run this at all).
  */
 static int t_kc_maker(void *data)
 {
@@ -696,6 +699,7 @@ static int t_kc_maker(void *data)
 				NULL) != STATUS_PENDING)
 			k->failed++;
 	}
+	complete(&k->made);
 	while (!kthread_should_stop())
 		msleep(20);
 	return 0;
@@ -743,6 +747,7 @@ static int t_cm_listen_kernel_charge(struct ndk_test_env *env)
 	}
 	spin_lock_init(&k->lock);
 	init_completion(&k->all);
+	init_completion(&k->made);
 	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &k->adapter)) {
 		ndk_test_log("cannot open %s", env->adapter_name);
 		env->failures++;
@@ -778,6 +783,8 @@ static int t_cm_listen_kernel_charge(struct ndk_test_env *env)
 		env->failures++;
 		goto out;
 	}
+	NDK_T_CHECK(env, wait_for_completion_timeout(&k->made,
+						     3 * NDK_T_TIMEOUT));
 	kthread_stop(task);
 	NDK_T_CHECK(env, !k->failed);
 	NDK_T_CHECK(env, wait_for_completion_timeout(&k->all,
