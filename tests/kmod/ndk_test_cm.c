@@ -1897,7 +1897,9 @@ out:
  * them.  24 writes posted afterwards through the QP's 8 slots each
  * complete CANCELLED.  Before, the ring came round to the first
  * unsignaled slot after 5 of them, and every later post failed
- * STATUS_INSUFFICIENT_RESOURCES until the close.
+ * STATUS_INSUFFICIENT_RESOURCES until the close.  For IB and RoCE: on
+ * iWARP the QP's move to the error state ends the connection (siw drops
+ * its socket), and posts soon fail STATUS_CONNECTION_INVALID instead.
  */
 static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 {
