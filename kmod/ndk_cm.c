@@ -661,7 +661,11 @@ static bool ndk_conn_iwarp(struct ndk_connector *c)
  * kernel_write()): the next N complete-connects on IB/RoCE bring the QP
  * up but send no RTU, as if it were lost.  The peer's ib_cm waits in
  * REP_SENT (MRA_REP_RCVD) for it, so closing the peer's connector rejects
- * a connection this side has up (k-cm-rej-established).
+ * a connection this side has up (k-cm-rej-established).  The count is the
+ * whole module's: the next complete-connects of any consumer take it, so
+ * a test arms it only while it runs alone.  A connector whose RTU was
+ * withheld sends no DREQ on a disconnect (ib_cm is not ESTABLISHED): only
+ * the peer's REJ, or a close, ends it.
  */
 static atomic_t ndk_cm_withhold_rtu = ATOMIC_INIT(0);
 
@@ -829,7 +833,11 @@ static s32 ndk_conn_submit(struct ndk_connector *c, enum ndk_conn_op op,
 
 /* --- Connector: rdma_cm events ------------------------------------------- */
 
-/* Keep the peer's private data and read limits from a REQ, REP or REJ. */
+/*
+ * Keep the peer's private data and read limits from a REQ, REP or REJ
+ * (@param NULL: a REJ has no limits, and those of a REP before it are
+ * void).
+ */
 static void ndk_conn_save_data(struct ndk_connector *c, const void *data,
 			       u32 len, u32 limit,
 			       const struct rdma_conn_param *param)
@@ -842,11 +850,9 @@ static void ndk_conn_save_data(struct ndk_connector *c, const void *data,
 	if (data)
 		memcpy(c->pdata_in, data, len);
 	c->pdata_in_len = data ? len : 0;
-	if (param) {
-		/* ib_cm swaps them to the receiver's view. */
-		c->peer_inbound = param->initiator_depth;
-		c->peer_outbound = param->responder_resources;
-	}
+	/* ib_cm swaps them to the receiver's view. */
+	c->peer_inbound = param ? param->initiator_depth : 0;
+	c->peer_outbound = param ? param->responder_resources : 0;
 	c->have_data = true;
 	spin_unlock_irqrestore(&c->lock, flags);
 }
@@ -991,9 +997,10 @@ static void ndk_conn_disconnected(struct ndk_connector *c)
 /*
  * A REJ.  While connecting or accepting it refuses the connection; on a
  * connection that is up (or being disconnected by us) it ends it: 6.1's
- * cm_rej_handler() takes a REJ in ESTABLISHED and DREQ_SENT, as when the
- * peer's id goes while its ib_cm still waits for our RTU (cm_destroy_id()
- * rejects from REP_SENT), and rdma_cm reports REJECTED, not DISCONNECTED.
+ * cm_rej_handler() takes a REJ in REP_RCVD/MRA_REP_SENT (our RTU not yet
+ * received), ESTABLISHED and DREQ_SENT, as when the peer's id goes while
+ * its ib_cm still waits for our RTU (cm_destroy_id() rejects from
+ * REP_SENT), and rdma_cm reports REJECTED, not DISCONNECTED.
  * That is a disconnect for the consumer: its disconnect-event callback
  * fires once, the QP is flushed, a pending ndk_disconnect() succeeds.  The
  * reject's private data is not kept then: GetConnectionData still gives
