@@ -540,12 +540,14 @@ static int t_cm_reject(struct ndk_test_env *env)
 
 /*
  * A REJ on a connection that is up ends it as a disconnect would.  ib_cm
- * takes a REJ in ESTABLISHED (6.1 cm_rej_handler()), which a peer whose
- * ib_cm still waits for the RTU sends when its connector goes
- * (cm_destroy_id() from REP_SENT).  That window is the RTU's flight; ndk.ko's
- * module parameter cm_withhold_rtu (root only) keeps the RTU back, so the
- * passive side waits for it and its close rejects a connection the
- * active side has up.  The active side's disconnect event fires once, its
+ * takes a REJ in REP_RCVD/MRA_REP_SENT, ESTABLISHED and DREQ_SENT (6.1
+ * cm_rej_handler()), which a peer whose ib_cm still waits for the RTU
+ * sends when its connector goes (cm_destroy_id() from REP_SENT).  That
+ * window is the RTU's flight; ndk.ko's module parameter cm_withhold_rtu
+ * (root only) keeps the RTU back, so the passive side waits for it and
+ * its close rejects a connection the active side has up (its ib_cm in
+ * MRA_REP_SENT: rdma_cm and ndk.ko see the same REJECTED as in
+ * ESTABLISHED; the DREQ_SENT arm has no test).  The active side's disconnect event fires once, its
  * receive is flushed, and DISCONNECT succeeds.  Before the fix the REJ
  * failed the connector as a refused connect: no disconnect event, and
  * DISCONNECT gave STATUS_CONNECTION_INVALID.  IB/RoCE only (iWARP has no
