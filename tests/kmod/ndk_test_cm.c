@@ -1327,6 +1327,21 @@ static int t_src_remote(struct ndk_test_env *env, struct t_fix *f,
 	return ret;
 }
 
+/*
+ * Whether the first @len bytes of @src arrived in @remote within
+ * NDK_T_TIMEOUT: silent writes that succeeded give no result to wait for.
+ */
+static bool t_arrived(const struct t_buf *remote, const struct t_buf *src,
+		      u32 len)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+
+	while (memcmp(remote->data, src->data, len) &&
+	       time_before(jiffies, end))
+		msleep(20);
+	return !memcmp(remote->data, src->data, len);
+}
+
 /* SILENT_SUCCESS: no result on success, one on failure. */
 static int t_cm_dp_silent(struct ndk_test_env *env)
 {
@@ -1748,11 +1763,7 @@ static int t_cm_dp_unsignaled_close(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_write(f.qp[0], NULL, NULL, 0, 0, 0, 0),
 		     STATUS_INSUFFICIENT_RESOURCES);
 	/* The data arrives: the requests are done. */
-	start = jiffies + NDK_T_TIMEOUT;
-	while (memcmp(remote.data, src.data, 64) &&
-	       time_before(jiffies, start))
-		msleep(20);
-	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 64));
+	NDK_T_CHECK(env, t_arrived(&remote, &src, 64));
 
 	t_close_conn(&f.a);
 	t_close_conn(&f.p);
@@ -1809,6 +1820,22 @@ static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
 }
 
 /*
+ * A signaled write of nothing through QP 0 (as t_write_room()), and its
+ * result, the only one: every unsignaled request before it is retired.
+ */
+static void t_barrier(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
+		      u32 *polled)
+{
+	struct ndk_result res;
+
+	NDK_T_STATUS(env, t_write_room(env, f, ctx, NULL, 0, 0, 0, polled),
+		     STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f->cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f->qp[0],
+		       (void *)(uintptr_t)ctx);
+}
+
+/*
  * An unsignaled request holds its result's room in the CQ until a later
  * completion retires it.  32 silent writes through a QP of depth 8 whose
  * CQ holds 2 results all go through, and give no result: a CQ keeps
@@ -1822,8 +1849,6 @@ static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
 static int t_cm_dp_unsignaled_small_cq(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
-	struct ndk_result res;
-	unsigned long end;
 	struct ndk_sge sge;
 	u32 rtok, i, polled = 0;
 	struct t_fix f;
@@ -1845,10 +1870,7 @@ static int t_cm_dp_unsignaled_small_cq(struct ndk_test_env *env)
 					       &polled), STATUS_SUCCESS);
 	}
 	ndk_test_log("%u silent writes through a CQ of 2", i);
-	NDK_T_STATUS(env, t_write_room(env, &f, 99, NULL, 0, 0, 0, &polled),
-		     STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
-	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)99);
+	t_barrier(env, &f, 99, &polled);
 	NDK_T_CHECK(env, !polled);
 	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 256));
 	if (env->failures || !(f.info.adapter_flags &
@@ -1866,23 +1888,14 @@ static int t_cm_dp_unsignaled_small_cq(struct ndk_test_env *env)
 	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)98, &sge, 1,
 				    t_raddr(&remote, 0), rtok,
 				    NDK_OP_FLAG_SILENT_SUCCESS), STATUS_SUCCESS);
-	end = jiffies + NDK_T_TIMEOUT;
-	while (memcmp(remote.data, src.data, 8) && time_before(jiffies, end))
-		msleep(20);
-	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 8));
+	NDK_T_CHECK(env, t_arrived(&remote, &src, 8));
 	NDK_T_STATUS(env, ndk_resize_cq(f.cq[0], 1, NULL, NULL),
 		     STATUS_INVALID_PARAMETER);
 	NDK_T_STATUS(env, ndk_resize_cq(f.cq[0], 2, NULL, NULL),
 		     STATUS_SUCCESS);
 	/* The next request is signaled, and retires the unsignaled one. */
-	NDK_T_STATUS(env, t_write_room(env, &f, 97, NULL, 0, 0, 0, &polled),
-		     STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
-	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)97);
-	NDK_T_STATUS(env, t_write_room(env, &f, 96, NULL, 0, 0, 0, &polled),
-		     STATUS_SUCCESS);
-	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
-	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)96);
+	t_barrier(env, &f, 97, &polled);
+	t_barrier(env, &f, 96, &polled);
 	NDK_T_CHECK(env, !polled);
 out:
 	t_buf_free(env, &src);
@@ -1907,7 +1920,6 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
 	struct ndk_result res;
-	unsigned long end;
 	struct ndk_sge sge;
 	u32 rtok, i, polled = 0;
 	struct t_fix f;
@@ -1924,10 +1936,7 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
 			     STATUS_SUCCESS);
 	}
-	end = jiffies + NDK_T_TIMEOUT;
-	while (memcmp(remote.data, src.data, 24) && time_before(jiffies, end))
-		msleep(20);
-	NDK_T_CHECK(env, !memcmp(remote.data, src.data, 24));
+	NDK_T_CHECK(env, t_arrived(&remote, &src, 24));
 
 	ndk_flush(f.qp[0]);
 	for (i = 0; i < T_UF_POSTS && !env->failures; i++)
