@@ -637,11 +637,15 @@ int ndk_uv_qp_flush(struct file *file, void *arg)
  * @arg:  struct ndk_u_event_get
  *
  * A connection request becomes a connector handle here; when that fails
- * the request is dropped (the peer sees a reject).
+ * the request is dropped (the peer sees a reject).  The buffer is checked
+ * writable (cleared) before any event is taken, so a bad buffer loses
+ * none: a connector handle the caller never learned would hold its peer
+ * until the file's close.
  *
  * Context: process context, may sleep.
  * Return: 0 (count set, possibly 0); %-EPERM; %-EINVAL; %-ENOMEM;
- * %-EFAULT (the events taken are lost).
+ * %-EFAULT (nothing taken, unless the buffer went away meanwhile: then
+ * the events taken are lost).
  */
 int ndk_uv_event_get(struct file *file, void *arg)
 {
@@ -654,6 +658,8 @@ int ndk_uv_event_get(struct file *file, void *arg)
 
 	if (g->flags || !g->count || g->count > NDK_U_EVENT_GET_MAX)
 		return -EINVAL;
+	if (clear_user(u64_to_user_ptr(g->events), g->count * sizeof(*out)))
+		return -EFAULT;
 	out = kcalloc(g->count, sizeof(*out), GFP_KERNEL_ACCOUNT);
 	if (!out)
 		return -ENOMEM;
