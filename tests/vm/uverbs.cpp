@@ -197,6 +197,20 @@ void scenario(bool kill_midway) {
     cn.private_data_length = sizeof(hello);
     std::memcpy(cn.dest_address, &sin, sizeof(sin));
     T_CHECK(ioctl(g_fd, NDK_IOCTL_CONNECT, &cn) == 0);
+    // EVENT_GET into a read-only buffer fails EFAULT and takes nothing:
+    // the connection request stays queued (before 2026-12-03 it became a
+    // connector handle the caller never learned).
+    {
+        pollfd p{g_fd, POLLIN, 0};
+        T_CHECK(poll(&p, 1, 10000) == 1);
+        void* ro = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        T_CHECK(ro != MAP_FAILED);
+        ndk_u_event_get g{};
+        g.count = 1;
+        g.events = reinterpret_cast<std::uintptr_t>(ro);
+        T_EXPECT_ERRNO(ioctl(g_fd, NDK_IOCTL_EVENT_GET, &g), EFAULT);
+        munmap(ro, 4096);
+    }
     ndk_u_event ev{};
     T_CHECK(wait_event(NDK_U_EVENT_CONNECT_REQUEST, lis, &ev));
     T_CHECK(ev.context == 0x11);
