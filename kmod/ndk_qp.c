@@ -16,31 +16,30 @@
  * one is signaled, so no more than half the queue ever waits for a
  * completion behind it.  The initiator CQ keeps the same bound over all
  * its QPs (ndk_cq_unsignal()): an unsignaled request holds its result's
- * reservation until it is retired, and a CQ whose room they all held
- * could take no request to retire them.  An RC send queue completes in order, so when the
- * completion of the slot at position p is translated, every unsignaled
- * slot still claimed at a position before p has succeeded (a failure or a
- * flush gives a completion of its own): ndk_sq_retire() releases them and
- * tells their registrations, under the initiator CQ's lock like every
- * translation.  Reads are the exception: always posted signaled, silent
- * or not.  siw (6.1) completes a READ only when its response arrives
- * (siw_rdmap_complete()), but the sends, writes and local operations
- * posted after it as soon as they are transmitted (siw_qp_sq_process()),
- * so a later completion does not prove a read done: retired by one, its
- * failure or flush would come later, its result lost and its ib_wc in an
- * ib_cq entry nothing reserves any more.  A silent read's success is
- * dropped when it is translated, as any signaled silent request's, and a
- * completion translated after a later one's retires nothing
- * (ndk_qp_translate()).  Each slot records its position (@seq, written
- * before @busy), so a slot released out of order and claimed again by a
- * later position is never taken for an older one.  An unsignaled request
- * that nothing followed would be retired by nothing: a flush and a close
- * post a signaled marker after moving the QP to the error state
+ * reservation until it is retired, and a CQ whose room they all held could
+ * take no request to retire them.  An RC send queue completes in order, so
+ * when the completion of the slot at position p is translated, every
+ * unsignaled slot still claimed at a position before p has succeeded (a
+ * failure or a flush gives a completion of its own): ndk_sq_retire()
+ * releases them and tells their registrations, under the initiator CQ's
+ * lock like every translation.  Reads are the exception: always posted
+ * signaled, silent or not.  siw (6.1) completes a READ only when its
+ * response arrives (siw_rdmap_complete()), but the sends, writes and local
+ * operations posted after it as soon as they are transmitted
+ * (siw_qp_sq_process()), so a later completion does not prove a read done:
+ * retired by one, its failure or flush would come later, its result lost
+ * and its ib_wc in an ib_cq entry nothing reserves any more.  A silent
+ * read's success is dropped when it is translated, as any signaled silent
+ * request's, and a completion translated after a later one's retires
+ * nothing (ndk_qp_translate()).  Each slot records its position (@seq,
+ * written before @busy), so a slot released out of order and claimed again
+ * by a later position is never taken for an older one.  An unsignaled
+ * request that nothing followed would be retired by nothing: a flush and a
+ * close post a signaled marker after moving the QP to the error state
  * (ndk_qp_flush_work(), ndk_qp_drain(), as ib_drain_sq() does), whose
- * flush completion comes after every request of the queue and retires
- * the rest.  A post the device refuses
- * counts the run of unsignaled requests again from the slots
- * (ndk_sq_unsig_tail()).
+ * flush completion comes after every request of the queue and retires the
+ * rest.  A post the device refuses counts the run of unsignaled requests
+ * again from the slots (ndk_sq_unsig_tail()).
  *
  * DEFER: a deferred initiator request stays in its slot, chained to the
  * previous one, until a request without DEFER (or an INLINE one, whose
