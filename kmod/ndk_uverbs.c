@@ -1555,7 +1555,11 @@ int ndk_uv_connector_query(struct file *file, void *arg)
 		}
 		if (!s)
 			ndk_uv_sockaddr_out(q->peer_address, &ss, len);
-		/* No addresses: the fields stay zero (checked above). */
+		/*
+		 * No addresses: both fields zero.  They came in zero (checked
+		 * above); the local one is cleared again in case the
+		 * connection failed between the two reads.
+		 */
 		if (s == STATUS_INVALID_DEVICE_STATE)
 			memset(q->local_address, 0, sizeof(q->local_address));
 		else
