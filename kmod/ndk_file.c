@@ -248,27 +248,27 @@ struct ndk_file *ndk_file_lock(struct file *file)
 }
 
 /**
- * ndk_file_lock_uobj() - lock the file and look a handle up
+ * ndk_file_lock_uobj_of() - lock the file and look a handle up
  * @file:   the file
  * @handle: the handle
- * @type:   the type it must have
+ * @types:  the types it may have (ndk_uobj_find_of())
  * @nfp:    out: the file, locked, when an entry is returned
  *
  * The prologue of every command on a handle: on success the caller
  * unlocks (*@nfp)->lock when done; on an error nothing is held.
  *
  * Context: process context, may sleep.
- * Return: the entry, or an error of ndk_file_lock() or ndk_uobj_find().
+ * Return: the entry, or an error of ndk_file_lock() or ndk_uobj_find_of().
  */
-struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
-				    struct ndk_file **nfp)
+struct ndk_uobj *ndk_file_lock_uobj_of(struct file *file, u32 handle,
+				       u32 types, struct ndk_file **nfp)
 {
 	struct ndk_file *nf = ndk_file_lock(file);
 	struct ndk_uobj *u;
 
 	if (IS_ERR(nf))
 		return ERR_CAST(nf);
-	u = ndk_uobj_find(nf, handle, type);
+	u = ndk_uobj_find_of(nf, handle, types);
 	if (IS_ERR(u))
 		mutex_unlock(&nf->lock);
 	else

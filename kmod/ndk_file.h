@@ -120,6 +120,9 @@ struct ndk_uobj_desc {
 };
 
 #define NDK_UOBJ_TYPES	(NDK_UOBJ_LISTENER + 1)
+/* Sets of types for ndk_uobj_find_of(): every type, the registrations. */
+#define NDK_UOBJ_ANY	(BIT(NDK_UOBJ_TYPES) - 1)
+#define NDK_UOBJ_REGS	(BIT(NDK_UOBJ_MEM) | BIT(NDK_UOBJ_MR))
 extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
 
 /*
@@ -421,7 +424,15 @@ int ndk_file_next_uobj(unsigned long *file, unsigned long *handle,
 int ndk_uobj_cache_init(void);
 void ndk_uobj_cache_exit(void);
 void ndk_uobj_debugfs_init(struct dentry *dir);
-struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type);
+struct ndk_uobj *ndk_uobj_find_of(struct ndk_file *nf, u32 handle, u32 types);
+
+/* ndk_uobj_find_of() of one type. */
+static inline struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle,
+					     u8 type)
+{
+	return ndk_uobj_find_of(nf, handle, BIT(type));
+}
+
 void ndk_uobj_free(struct ndk_uobj *u);
 void ndk_uobj_uncharge(struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
@@ -446,8 +457,17 @@ struct ndk_uevent *ndk_uevent_take(struct ndk_file *nf);
 void ndk_uevent_drop_requests(struct ndk_file *nf, struct ndk_uobj *scope);
 
 /* ndk_file.c */
-struct ndk_uobj *ndk_file_lock_uobj(struct file *file, u32 handle, u8 type,
-				    struct ndk_file **nfp);
+struct ndk_uobj *ndk_file_lock_uobj_of(struct file *file, u32 handle,
+				       u32 types, struct ndk_file **nfp);
+
+/* ndk_file_lock_uobj_of() of one type: every command on a handle. */
+static inline struct ndk_uobj *ndk_file_lock_uobj(struct file *file,
+						  u32 handle, u8 type,
+						  struct ndk_file **nfp)
+{
+	return ndk_file_lock_uobj_of(file, handle, BIT(type), nfp);
+}
+
 __poll_t ndk_file_poll(struct file *file, struct poll_table_struct *wait);
 void ndk_file_adapter_removed(void *context);
 

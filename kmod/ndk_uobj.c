@@ -202,16 +202,18 @@ static void ndk_uobj_unpublish(struct ndk_file *nf, u32 handle)
 }
 
 /**
- * ndk_uobj_find() - look a handle up
+ * ndk_uobj_find_of() - look a handle up, of one of several types
  * @nf:     the file, locked
  * @handle: the handle
- * @type:   the type it must have
+ * @types:  the types it may have, a set of BIT(NDK_UOBJ_*)
+ *          (NDK_UOBJ_ANY: every type)
  *
  * Context: process context, ndk_file.lock held.
  * Return: the entry; ERR_PTR(-ENOENT) if none, ERR_PTR(-EINVAL) if of
- * another type, ERR_PTR(-ENODEV) for an adapter whose device went away.
+ * another type, ERR_PTR(-ENODEV) for an adapter whose device went away
+ * when only an adapter will do (@types BIT(NDK_UOBJ_ADAPTER)).
  */
-struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
+struct ndk_uobj *ndk_uobj_find_of(struct ndk_file *nf, u32 handle, u32 types)
 {
 	struct ndk_uobj *u;
 
@@ -219,9 +221,9 @@ struct ndk_uobj *ndk_uobj_find(struct ndk_file *nf, u32 handle, u8 type)
 	u = handle ? xa_load(&nf->handles, handle) : NULL;
 	if (!u)
 		return ERR_PTR(-ENOENT);
-	if (u->type != type)
+	if (!(types & BIT(u->type)))
 		return ERR_PTR(-EINVAL);
-	if (type == NDK_UOBJ_ADAPTER && !u->adapter)
+	if (types == BIT(NDK_UOBJ_ADAPTER) && !u->adapter)
 		return ERR_PTR(-ENODEV);
 	return u;
 }

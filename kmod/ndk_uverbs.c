@@ -391,10 +391,8 @@ static int ndk_uv_sgl(struct ndk_uobj *qp, const struct ndk_u_qp_post *p,
 /* A registration (MEM or MR, registered) named by @handle. */
 static struct ndk_uobj *ndk_uv_registration(struct ndk_file *nf, u32 handle)
 {
-	struct ndk_uobj *u = ndk_uobj_find(nf, handle, NDK_UOBJ_MEM);
+	struct ndk_uobj *u = ndk_uobj_find_of(nf, handle, NDK_UOBJ_REGS);
 
-	if (PTR_ERR_OR_ZERO(u) == -EINVAL)
-		u = ndk_uobj_find(nf, handle, NDK_UOBJ_MR);
 	if (!IS_ERR(u) && !ndk_uobj_holds_pages(u))
 		return ERR_PTR(-EBADRQC);
 	return u;
@@ -415,11 +413,10 @@ static int ndk_uv_post_mem(struct ndk_file *nf, struct ndk_uobj *qp,
 	if (p->op == NDK_U_OP_INVALIDATE) {
 		if (p->mr_handle || p->address || p->length)
 			return -EINVAL;
-		obj = xa_load(&nf->handles, p->object_handle);
-		if (!obj || !p->object_handle)
-			return -ENOENT;
-		if (obj->type != NDK_UOBJ_MR && obj->type != NDK_UOBJ_MW)
-			return -EINVAL;
+		obj = ndk_uobj_find_of(nf, p->object_handle,
+				       BIT(NDK_UOBJ_MR) | BIT(NDK_UOBJ_MW));
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
 		local_bh_disable();	/* see ndk_uv_post_data() */
 		status = ndk_invalidate(qp->qp.qp, ctx,
 					obj->type == NDK_UOBJ_MR ?
@@ -888,14 +885,9 @@ int ndk_uv_handle_close(struct file *file, void *arg)
 
 	if (c->flags)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = c->handle ? xa_load(&nf->handles, c->handle) : NULL;
-	if (!u) {
-		mutex_unlock(&nf->lock);
-		return -ENOENT;
-	}
+	u = ndk_file_lock_uobj_of(file, c->handle, NDK_UOBJ_ANY, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	if (u->children || (ndk_uobj_is_mem(u) && ndk_umr_deregister(u))) {
 		mutex_unlock(&nf->lock);
 		return -EBUSY;
@@ -1149,35 +1141,27 @@ int ndk_uv_token_query(struct file *file, void *arg)
 	struct ndk_u_token_query *t = arg;
 	struct ndk_file *nf;
 	struct ndk_uobj *u;
-	int ret = 0;
 
 	if (t->flags || t->local_token || t->remote_token)
 		return -EINVAL;
-	nf = ndk_file_lock(file);
-	if (IS_ERR(nf))
-		return PTR_ERR(nf);
-	u = t->handle ? xa_load(&nf->handles, t->handle) : NULL;
-	if (!u) {
-		ret = -ENOENT;
-	} else if (u->type == NDK_UOBJ_MW) {
+	u = ndk_file_lock_uobj_of(file, t->handle,
+				  BIT(NDK_UOBJ_MW) | NDK_UOBJ_REGS, &nf);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	/*
+	 * An MR's registration has tokens once it is published: not while
+	 * MR_REGISTER makes it without the file's lock, where the driver's
+	 * keys are live before the check that may undo them (a range
+	 * remapped meanwhile).  Until then: 0.
+	 */
+	if (u->type == NDK_UOBJ_MW) {
 		t->remote_token = ndk_get_remote_token_from_mw(u->mw);
-	} else if (ndk_uobj_is_mem(u)) {
-		/*
-		 * An MR's registration has tokens once it is published: not
-		 * while MR_REGISTER makes it without the file's lock, where
-		 * the driver's keys are live before the check that may undo
-		 * them (a range remapped meanwhile).  Until then: 0.
-		 */
-		if (u->mem.mr->fast_register || ndk_uobj_holds_pages(u)) {
-			t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
-			t->remote_token =
-				ndk_get_remote_token_from_mr(u->mem.mr);
-		}
-	} else {
-		ret = -EINVAL;
+	} else if (u->mem.mr->fast_register || ndk_uobj_holds_pages(u)) {
+		t->local_token = ndk_get_local_token_from_mr(u->mem.mr);
+		t->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 	}
 	mutex_unlock(&nf->lock);
-	return ret;
+	return 0;
 }
 
 /* ---- Connectors and listeners ------------------------------------------- */
