@@ -439,7 +439,7 @@ static void ndk_qp_queue_flush(struct ndk_qp *qp)
 		return;
 	qp->flush_queued = true;
 	ndk_obj_get(&qp->obj);	/* the close waits for the work */
-	queue_work(ndk_wq, &qp->flush_work);
+	queue_delayed_work(ndk_wq, &qp->flush_work, 0);
 }
 
 /*
@@ -836,18 +836,24 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
  * completing CANCELLED.  A marker behind them retires them, once another
  * QP's marker gives the spare entry back: its completion is moved out of
  * the ib_cq here (within the drain's time; the close posts one
- * otherwise).
+ * otherwise).  While the spare entry is taken the work comes back a tick
+ * later rather than sleeping, so that the flushes of many QPs of one CQ
+ * hold no ndk_wq worker meanwhile.
  */
 static void ndk_qp_flush_work(struct work_struct *work)
 {
-	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
-	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
+	struct ndk_qp *qp = container_of(to_delayed_work(work), struct ndk_qp,
+					 flush_work);
 
-	ndk_qp_to_error(qp);
-	while (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp) &&
-	       time_before(jiffies, deadline)) {
+	if (!qp->flush_deadline) {
+		ndk_qp_to_error(qp);
+		qp->flush_deadline = jiffies + NDK_QP_DRAIN_TIMEOUT ?: 1;
+	}
+	if (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp) &&
+	    time_before(jiffies, qp->flush_deadline)) {
 		ndk_cq_drain(qp->scq);
-		usleep_range(200, 500);
+		queue_delayed_work(ndk_wq, &qp->flush_work, 1);
+		return;
 	}
 	ndk_obj_put(&qp->obj);
 }
@@ -1141,7 +1147,7 @@ s32 ndk_create_qp(struct ndk_pd *pd, struct ndk_cq *receive_cq,
 		      NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED;
 	spin_lock_init(&q->sq_lock);
 	spin_lock_init(&q->rq_lock);
-	INIT_WORK(&q->flush_work, ndk_qp_flush_work);
+	INIT_DELAYED_WORK(&q->flush_work, ndk_qp_flush_work);
 	return ndk_obj_create(&q->obj, ndk_qp_init, create_completion,
 			      request_context, (void **)qp);
 }

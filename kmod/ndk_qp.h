@@ -290,7 +290,11 @@ struct ndk_rwr {
  * @flushed:    ndk_flush() or close ran: later requests complete CANCELLED
  *              in software
  * @flush_queued: the move to IB_QPS_ERR is queued on @flush_work
- * @flush_work: moves the QP to IB_QPS_ERR (ib_modify_qp() may sleep)
+ * @flush_deadline: once the QP is in the error state (0 before): until
+ *              when @flush_work tries to post the drain marker
+ * @flush_work: moves the QP to IB_QPS_ERR (ib_modify_qp() may sleep),
+ *              then posts the drain marker, coming back while the CQ's
+ *              spare entry is taken
  */
 struct ndk_qp {
 	struct ndk_obj obj;
@@ -334,7 +338,8 @@ struct ndk_qp {
 
 	bool flushed;
 	bool flush_queued;
-	struct work_struct flush_work;
+	unsigned long flush_deadline;
+	struct delayed_work flush_work;
 };
 
 static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool connected)
