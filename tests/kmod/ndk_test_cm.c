@@ -1790,23 +1790,23 @@ out:
 }
 
 /*
- * Write through QP 0 (one SGE, or none without @sge), polling CQ 0 while
+ * Write through QP @q (one SGE, or none without @sge), polling CQ 0 while
  * the post is refused for want of room: a poll translates completions,
  * which retires unsignaled requests and drops silent successes.  Results
  * polled meanwhile must be STATUS_CANCELLED (a flushed QP's); *@polled
  * counts them.  Return: the post's status, INSUFFICIENT_RESOURCES still
  * after NDK_T_TIMEOUT.
  */
-static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
-			const struct ndk_sge *sge, u64 raddr, u32 rtok,
-			u32 flags, u32 *polled)
+static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, int q,
+			u32 ctx, const struct ndk_sge *sge, u64 raddr,
+			u32 rtok, u32 flags, u32 *polled)
 {
 	unsigned long end = jiffies + NDK_T_TIMEOUT;
 	struct ndk_result res;
 	s32 st;
 
 	for (;;) {
-		st = ndk_write(f->qp[0], (void *)(uintptr_t)ctx, sge, sge ? 1 : 0,
+		st = ndk_write(f->qp[q], (void *)(uintptr_t)ctx, sge, sge ? 1 : 0,
 			       raddr, rtok, flags);
 		if (st != STATUS_INSUFFICIENT_RESOURCES ||
 		    time_after(jiffies, end))
@@ -1828,7 +1828,7 @@ static void t_barrier(struct ndk_test_env *env, struct t_fix *f, u32 ctx,
 {
 	struct ndk_result res;
 
-	NDK_T_STATUS(env, t_write_room(env, f, ctx, NULL, 0, 0, 0, polled),
+	NDK_T_STATUS(env, t_write_room(env, f, 0, ctx, NULL, 0, 0, 0, polled),
 		     STATUS_SUCCESS);
 	NDK_T_CHECK(env, t_poll(f->cq[0], &res, 1) == 1);
 	t_check_result(env, &res, STATUS_SUCCESS, &f->qp[0],
@@ -1864,7 +1864,7 @@ static int t_cm_dp_unsignaled_small_cq(struct ndk_test_env *env)
 	t_fill(src.data, 256, 5);
 	for (i = 0; i < 32 && !env->failures; i++) {
 		sge = t_sge(&src, i * 8, 8);
-		NDK_T_STATUS(env, t_write_room(env, &f, 100 + i, &sge,
+		NDK_T_STATUS(env, t_write_room(env, &f, 0, 100 + i, &sge,
 					       t_raddr(&remote, i * 8), rtok,
 					       NDK_OP_FLAG_SILENT_SUCCESS,
 					       &polled), STATUS_SUCCESS);
@@ -1940,7 +1940,7 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 
 	ndk_flush(f.qp[0]);
 	for (i = 0; i < T_UF_POSTS && !env->failures; i++)
-		NDK_T_STATUS(env, t_write_room(env, &f, 200 + i, NULL, 0, 0, 0,
+		NDK_T_STATUS(env, t_write_room(env, &f, 0, 200 + i, NULL, 0, 0, 0,
 					       &polled), STATUS_SUCCESS);
 	ndk_test_log("%u writes posted after the flush, %u results polled while posting",
 		     i, polled);
@@ -1950,6 +1950,70 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 	}
 	NDK_T_CHECK(env, polled == T_UF_POSTS);
 	/* Nothing of the silent writes, which succeeded. */
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
+/*
+ * The flush of t_cm_dp_unsignaled_flush() on both QPs of a connection,
+ * which share their CQ, at once.  The CQ has one spare entry for drain
+ * markers, so one flush's marker waits for the other's; its work comes
+ * back a tick later each time instead of sleeping in an ndk_wq worker
+ * (ndk_qp_flush_work()).  Then T_UF_POSTS writes through each QP, past
+ * the wrap of both rings, complete CANCELLED.  For IB and RoCE, as above.
+ */
+static int t_cm_dp_unsignaled_flush_shared(struct ndk_test_env *env)
+{
+	struct t_buf src = {}, remote = {};
+	u32 rtok, i, off, polled = 0;
+	struct ndk_result res;
+	struct ndk_sge sge;
+	struct t_fix f;
+	int q;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	for (q = 0; q < 2; q++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[0], f.cq[0], &f.qp[q],
+						8, 8, 1, 1, 0, NULL, NULL,
+						&f.qp[q]),
+			     STATUS_SUCCESS);
+	if (!f.qp[0] || !f.qp[1] || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
+		goto out;
+	t_fill(src.data, 48, 9);
+	for (q = 0; q < 2; q++) {
+		for (i = 0; i < 3; i++) {
+			off = q * 24 + i * 8;
+			sge = t_sge(&src, off, 8);
+			NDK_T_STATUS(env, ndk_write(f.qp[q],
+						    (void *)(uintptr_t)(10 + off),
+						    &sge, 1,
+						    t_raddr(&remote, off), rtok,
+						    NDK_OP_FLAG_SILENT_SUCCESS),
+				     STATUS_SUCCESS);
+		}
+	}
+	NDK_T_CHECK(env, t_arrived(&remote, &src, 48));
+
+	ndk_flush(f.qp[0]);
+	ndk_flush(f.qp[1]);
+	for (i = 0; i < 2 * T_UF_POSTS && !env->failures; i++)
+		NDK_T_STATUS(env, t_write_room(env, &f, i % 2, 200 + i, NULL, 0,
+					       0, 0, &polled),
+			     STATUS_SUCCESS);
+	ndk_test_log("%u writes posted after the flushes, %u results polled while posting",
+		     i, polled);
+	while (polled < i && t_poll(f.cq[0], &res, 1) == 1) {
+		NDK_T_STATUS(env, res.status, STATUS_CANCELLED);
+		polled++;
+	}
+	NDK_T_CHECK(env, polled == 2 * T_UF_POSTS);
 	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
 out:
 	t_buf_free(env, &src);
@@ -2469,6 +2533,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-unsignaled-close", t_cm_dp_unsignaled_close },
 	{ "cm-dp-unsignaled-small-cq", t_cm_dp_unsignaled_small_cq },
 	{ "cm-dp-unsignaled-flush", t_cm_dp_unsignaled_flush },
+	{ "cm-dp-unsignaled-flush-shared", t_cm_dp_unsignaled_flush_shared },
 	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
 	{ "cm-dp-refused-run", t_cm_dp_refused_run },
 	{ "cm-dp-inline-sges", t_cm_dp_inline_sges },
