@@ -838,7 +838,10 @@ static bool ndk_qp_post_marker(struct ndk_qp *qp)
  * the ib_cq here (within the drain's time; the close posts one
  * otherwise).  While the spare entry is taken the work comes back a tick
  * later rather than sleeping, so that the flushes of many QPs of one CQ
- * hold no ndk_wq worker meanwhile.
+ * hold no ndk_wq worker meanwhile.  They take the spare entry in turn, a
+ * tick or more each, within the drain's time from their first run: of
+ * some thousands of QPs of one CQ flushed at once, the last give up (and
+ * say so), their unsignaled slots held until the close.
  */
 static void ndk_qp_flush_work(struct work_struct *work)
 {
@@ -849,11 +852,15 @@ static void ndk_qp_flush_work(struct work_struct *work)
 		ndk_qp_to_error(qp);
 		qp->flush_deadline = jiffies + NDK_QP_DRAIN_TIMEOUT ?: 1;
 	}
-	if (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp) &&
-	    time_before(jiffies, qp->flush_deadline)) {
-		ndk_cq_drain(qp->scq);
-		queue_delayed_work(ndk_wq, &qp->flush_work, 1);
-		return;
+	if (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp)) {
+		if (time_before(jiffies, qp->flush_deadline)) {
+			ndk_cq_drain(qp->scq);
+			queue_delayed_work(ndk_wq, &qp->flush_work, 1);
+			return;
+		}
+		/* Its slots stay held until the close's marker. */
+		pr_warn_ratelimited("ndk: QP %u: no room for the flush's drain marker within %d s\n",
+				    qp->id, NDK_QP_DRAIN_TIMEOUT / HZ);
 	}
 	ndk_obj_put(&qp->obj);
 }
