@@ -1793,9 +1793,10 @@ out:
  * Write through QP @q (one SGE, or none without @sge), polling CQ 0 while
  * the post is refused for want of room: a poll translates completions,
  * which retires unsignaled requests and drops silent successes.  Results
- * polled meanwhile must be STATUS_CANCELLED (a flushed QP's); *@polled
- * counts them.  Return: the post's status, INSUFFICIENT_RESOURCES still
- * after NDK_T_TIMEOUT.
+ * polled meanwhile must be STATUS_CANCELLED (a flushed QP's; callers
+ * whose QP is not flushed expect none); *@polled counts them.
+ * Return: the post's status, INSUFFICIENT_RESOURCES still after
+ * NDK_T_TIMEOUT.
  */
 static s32 t_write_room(struct ndk_test_env *env, struct t_fix *f, int q,
 			u32 ctx, const struct ndk_sge *sge, u64 raddr,
@@ -1960,10 +1961,12 @@ out:
 /*
  * The flush of t_cm_dp_unsignaled_flush() on both QPs of a connection,
  * which share their CQ, at once.  The CQ has one spare entry for drain
- * markers, so one flush's marker waits for the other's; its work comes
- * back a tick later each time instead of sleeping in an ndk_wq worker
- * (ndk_qp_flush_work()).  Then T_UF_POSTS writes through each QP, past
- * the wrap of both rings, complete CANCELLED.  For IB and RoCE, as above.
+ * markers, so one flush's marker may wait for the other's; its work then
+ * comes back a tick later instead of sleeping in an ndk_wq worker
+ * (ndk_qp_flush_work(); a module that logged the retry showed it once
+ * here).  Either way T_UF_POSTS writes through each QP, past the wrap of
+ * both rings, complete CANCELLED: both markers were posted.  For IB and
+ * RoCE, as above.
  */
 static int t_cm_dp_unsignaled_flush_shared(struct ndk_test_env *env)
 {
