@@ -113,14 +113,14 @@ detail::PdAccess detail::AccessPd(const ProtectionDomain& pd) noexcept {
 
 Result<Registration> ProtectionDomain::RegisterMemory(const void* buffer, std::size_t length,
                                                       std::uint32_t flags) const {
-    if (!s_) return Error::FromErrnoWsa(EBADF);
+    if (!s_) return Error::ForRegisterMemory(EBADF);
     ndk_u_mem_register m{};
     m.pd_handle = s_->handle;
     m.flags = flags;
     m.address = reinterpret_cast<std::uintptr_t>(buffer);
     m.length = length;
     if (auto r = detail::Ioctl(s_->adapter->device.fd(), NDK_IOCTL_MEM_REGISTER, &m); !r)
-        return Error::FromErrnoWsa(r.error().errnum);
+        return Error::ForRegisterMemory(r.error().errnum);
     Registration reg;
     reg.pd_ = s_;
     reg.handle_ = m.handle;
@@ -158,13 +158,17 @@ Registration& Registration::operator=(Registration&& other) noexcept {
 Registration::~Registration() { (void)Deregister(); }
 
 Result<void> Registration::Deregister() noexcept {
-    std::uint32_t h = std::exchange(handle_, 0);
-    auto pd = std::move(pd_);
-    if (!pd || !h) return Error::FromErrnoWsa(EBADF);
+    if (!pd_ || !handle_) return Error::ForDeregisterMemory(EBADF);
     ndk_u_mem_deregister m{};
-    m.handle = h;
-    if (auto r = detail::Ioctl(pd->adapter->device.fd(), NDK_IOCTL_MEM_DEREGISTER, &m); !r)
-        return Error::FromErrnoWsa(r.error().errnum);
+    m.handle = handle_;
+    // The kernel first: when it refuses (EBUSY: a window or a
+    // fast-registered MR still uses the memory), the reference stays here
+    // to be dropped again.  ENOENT: the kernel has nothing left to drop.
+    auto r = detail::Ioctl(pd_->adapter->device.fd(), NDK_IOCTL_MEM_DEREGISTER, &m);
+    if (!r && r.error().errnum != ENOENT) return Error::ForDeregisterMemory(r.error().errnum);
+    handle_ = 0;
+    pd_.reset();
+    if (!r) return Error::ForDeregisterMemory(ENOENT);
     return {};
 }
 

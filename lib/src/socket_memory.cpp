@@ -15,14 +15,6 @@
 namespace ndk {
 namespace {
 
-Error RegisterError(int e) noexcept {
-    return Error{e, StatusFromErrno(e), WsaForRegisterMemory(e)};
-}
-
-Error DeregisterError(int e) noexcept {
-    return Error{e, StatusFromErrno(e), WsaForDeregisterMemory(e)};
-}
-
 // A WsaBuf refused before any post: the errno, its NTSTATUS and the WSA
 // code of the Connector's transfer calls (connector.hpp).
 Error BufferError(int e) noexcept {
@@ -111,12 +103,12 @@ SocketRegistration& SocketRegistration::operator=(SocketRegistration&& other) no
 SocketRegistration::~SocketRegistration() { (void)Release(); }
 
 Result<void> SocketRegistration::Release() noexcept {
-    if (!handle_ || !owner_ || !pd_) return DeregisterError(EINVAL);
+    if (!handle_ || !owner_ || !pd_) return Error::ForDeregisterMemory(EINVAL);
     ndk_u_mem_deregister d{};
     d.handle = handle_;
     // The kernel first: when it refuses (EBUSY), nothing changes here either.
     if (auto r = detail::Ioctl(pd_->fd(), NDK_IOCTL_MEM_DEREGISTER, &d); !r)
-        return DeregisterError(r.error().errnum);
+        return Error::ForDeregisterMemory(r.error().errnum);
     {
         std::lock_guard<std::mutex> g(owner_->mem_lock);
         auto it = owner_->mem.find(handle_);
@@ -134,9 +126,9 @@ bool Connector::connected() const noexcept {
 
 Result<SocketRegistration> Connector::RegisterMemory(const void* buffer, std::size_t length,
                                                      std::uint32_t flags) {
-    if (!s_) return RegisterError(EBADF);
-    if (!s_->qp || !connected()) return RegisterError(ENOTCONN);
-    if (!flags || (flags & ~kMemReadWrite) || !length) return RegisterError(EINVAL);
+    if (!s_) return Error::ForRegisterMemory(EBADF);
+    if (!s_->qp || !connected()) return Error::ForRegisterMemory(ENOTCONN);
+    if (!flags || (flags & ~kMemReadWrite) || !length) return Error::ForRegisterMemory(EINVAL);
     const std::shared_ptr<detail::PdState>& pd = s_->qp->pd;
     ndk_u_mem_register m{};
     m.pd_handle = pd->handle;
@@ -144,7 +136,7 @@ Result<SocketRegistration> Connector::RegisterMemory(const void* buffer, std::si
     m.address = reinterpret_cast<std::uintptr_t>(buffer);
     m.length = length;
     if (auto r = detail::Ioctl(pd->fd(), NDK_IOCTL_MEM_REGISTER, &m); !r)
-        return RegisterError(r.error().errnum);
+        return Error::ForRegisterMemory(r.error().errnum);
     SocketRegistration reg;
     reg.owner_ = s_;
     reg.pd_ = pd;
@@ -162,7 +154,7 @@ Result<SocketRegistration> Connector::RegisterMemory(const void* buffer, std::si
 }
 
 Result<void> Connector::DeregisterMemory(SocketRegistration& reg) {
-    if (!s_ || reg.empty() || reg.owner_ != s_) return DeregisterError(EINVAL);
+    if (!s_ || reg.empty() || reg.owner_ != s_) return Error::ForDeregisterMemory(EINVAL);
     return reg.Release();
 }
 

@@ -112,8 +112,12 @@ class [[nodiscard]] Registration {
     ~Registration();
 
     // WSPDeregisterMemory: drops this reference now.  EINVAL-class errors
-    // (WSAEINVAL) for an empty Registration.  The destructor does the same
-    // silently.
+    // (WSAEINVAL) for an empty Registration.  EBUSY (the last reference,
+    // while a window or a fast-registered MR uses the memory) changes
+    // nothing: the Registration keeps its reference, to be deregistered
+    // again once they are gone.  The destructor and the move assignment do
+    // the same silently; a reference they cannot drop stays with the file
+    // until it is closed.
     Result<void> Deregister() noexcept;
 
     std::uint32_t handle() const noexcept { return handle_; }

@@ -31,6 +31,14 @@ struct Error {
     static Error FromErrnoWsa(int e) noexcept {
         return Error{e, StatusFromErrno(e), WsaFromErrno(e)};
     }
+    // WSPRegisterMemory's and WSPDeregisterMemory's failures: every errno
+    // gets one of the codes their documents list (wsa.hpp).
+    static Error ForRegisterMemory(int e) noexcept {
+        return Error{e, StatusFromErrno(e), WsaForRegisterMemory(e)};
+    }
+    static Error ForDeregisterMemory(int e) noexcept {
+        return Error{e, StatusFromErrno(e), WsaForDeregisterMemory(e)};
+    }
     // An NTSTATUS that arrived as a value (a completion, an event): the
     // status is kept exactly, errnum is ErrnoFromStatus(s).
     static Error FromStatus(NTSTATUS s) noexcept { return Error{ErrnoFromStatus(s), s}; }
