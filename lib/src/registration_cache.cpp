@@ -14,6 +14,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -81,7 +82,7 @@ class KernelCacheBackend final : public CacheBackend {
         m.address = address;
         m.length = length;
         if (auto r = detail::Ioctl(pd_.fd, NDK_IOCTL_MEM_REGISTER, &m); !r)
-            return Error::FromErrnoWsa(r.error().errnum);
+            return Error::ForRegisterMemory(r.error().errnum);
         BackendRegistration reg;
         reg.handle = m.handle;
         reg.local_token = m.local_token;
@@ -96,7 +97,7 @@ class KernelCacheBackend final : public CacheBackend {
         ndk_u_mem_deregister m{};
         m.handle = handle;
         if (auto r = detail::Ioctl(pd_.fd, NDK_IOCTL_MEM_DEREGISTER, &m); !r)
-            return Error::FromErrnoWsa(r.error().errnum);
+            return Error::ForDeregisterMemory(r.error().errnum);
         return {};
     }
 
@@ -218,24 +219,18 @@ struct CacheState {
     // stale ones met on the way are dropped.
     CacheEntry* Find(std::uint64_t start, std::uint64_t end, std::uint32_t flags) noexcept {
         std::uint64_t lowest = end - std::min(end, max_length);
-        std::vector<CacheEntry*> stale;
-        CacheEntry* found = nullptr;
         for (auto it = index.upper_bound(start); it != index.begin();) {
             --it;
             if (it->first < lowest) break;
             CacheEntry* e = it->second;
             if (e->end < end || (e->flags & flags) != flags) continue;
-            if (Valid(*e)) {
-                found = e;
-                break;
-            }
-            stale.push_back(e);
-        }
-        for (CacheEntry* e : stale) {
+            if (Valid(*e)) return e;
+            // Unindex() erases `it`: go on from the entry after it.
+            it = std::next(it);
             ++stats.stale;
             Unindex(e);
         }
-        return found;
+        return nullptr;
     }
 
     void Use(CacheEntry* e) noexcept {
@@ -318,14 +313,14 @@ std::uint64_t RegistrationCache::max_cached_bytes() const noexcept {
 
 Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::size_t length,
                                                      std::uint32_t flags, CacheMode mode) {
-    if (!s_) return Error::FromErrnoWsa(EBADF);
-    if (!flags || (flags & ~kMemReadWrite) || !length) return Error::FromErrnoWsa(EINVAL);
+    if (!s_) return Error::ForRegisterMemory(EBADF);
+    if (!flags || (flags & ~kMemReadWrite) || !length) return Error::ForRegisterMemory(EINVAL);
     const auto start = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(buffer));
     std::uint64_t end = 0;
     if (__builtin_add_overflow(start, std::uint64_t{length}, &end))
-        return Error::FromErrnoWsa(EFAULT);
+        return Error::ForRegisterMemory(EFAULT);
     if (g_fork_epoch.load(std::memory_order_relaxed) != s_->fork_epoch)
-        return Error::FromErrnoWsa(EPERM);
+        return Error::ForRegisterMemory(EPERM);
 
     detail::CacheState& s = *s_;
     std::lock_guard lock(s.mu);
@@ -344,6 +339,10 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
             s.SweepStale();
             if (fits) s.EvictFor(pinned);
         }
+        // The entry before the registration: a failed allocation (thrown)
+        // leaves no kernel reference behind.
+        e = &s.all.emplace_front();
+        e->self = s.all.begin();
         auto reg = s.backend->Register(start, length, flags);
         if (!reg && reg.error().errnum == ENOMEM && !s.lru.empty()) {
             // RLIMIT_MEMLOCK: give back what nobody uses and try again.
@@ -351,17 +350,23 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
             s.DropAll(false);
             reg = s.backend->Register(start, length, flags);
         }
-        if (!reg) return reg.error();
-        e = &s.all.emplace_front();
-        e->self = s.all.begin();
+        if (!reg) {
+            s.all.erase(e->self);
+            return reg.error();
+        }
         e->start = start;
         e->end = end;
         e->flags = flags;
         e->reg = *reg;
         e->pinned = pinned;
         if (fits && reg->cache_slot != kCacheSlotNone) {
+            try {
+                e->index_it = s.index.emplace(start, e);
+            } catch (const std::bad_alloc&) {
+                s.Erase(e);
+                return Error::ForRegisterMemory(ENOMEM);
+            }
             e->indexed = true;
-            e->index_it = s.index.emplace(start, e);
             s.max_length = std::max(s.max_length, end - start);
             s.stats.cached_bytes += pinned;
             ++s.stats.entries;
@@ -384,7 +389,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
 RegistrationLease::RegistrationLease(RegistrationLease&& other) noexcept
     : state_(std::move(other.state_)),
       entry_(std::exchange(other.entry_, nullptr)),
-      reg_(other.reg_),
+      reg_(std::exchange(other.reg_, {})),
       length_(other.length_),
       flags_(other.flags_),
       cached_(other.cached_) {}
@@ -394,7 +399,7 @@ RegistrationLease& RegistrationLease::operator=(RegistrationLease&& other) noexc
         Release();
         state_ = std::move(other.state_);
         entry_ = std::exchange(other.entry_, nullptr);
-        reg_ = other.reg_;
+        reg_ = std::exchange(other.reg_, {});
         length_ = other.length_;
         flags_ = other.flags_;
         cached_ = other.cached_;
@@ -407,6 +412,7 @@ RegistrationLease::~RegistrationLease() { Release(); }
 void RegistrationLease::Release() noexcept {
     auto state = std::move(state_);
     detail::CacheEntry* e = std::exchange(entry_, nullptr);
+    reg_ = {};
     if (!state || !e) return;
     std::lock_guard lock(state->mu);
     state->Unuse(e);
