@@ -360,6 +360,10 @@ TEST_F(RegistrationCacheTest, LeasesMoveAndReleaseOnce) {
     l2.Release();
     l2.Release();
     EXPECT_EQ(k->deregisters, 2);
+    // Empty leases name nothing: no handle or token of a region gone.
+    EXPECT_EQ(l2.handle(), 0u);
+    EXPECT_EQ(l2.local_token(), 0u);
+    EXPECT_EQ(l1.handle(), 0u);
 }
 
 TEST_F(RegistrationCacheTest, LeasesOutliveTheCache) {

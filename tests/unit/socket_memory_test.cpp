@@ -304,6 +304,48 @@ TEST(SocketMemory, BusyDeregistrationChangesNothing) {
     EXPECT_TRUE(s.f.mem_refs.empty());
 }
 
+// The same rules for a PD's Registration (WSPRegisterMemory without a
+// socket): every kernel refusal carries one of the seed's codes, and a
+// refused last deregistration (EBUSY) keeps the reference for a retry.
+TEST(PdRegistration, KernelErrorsGetTheSeedsCodes) {
+    Sockets s;
+    const struct {
+        int errnum;
+        int wsa;
+    } cases[] = {{EOPNOTSUPP, ndk::wsa::kEfault}, {EFAULT, ndk::wsa::kEfault},
+                 {EAGAIN, ndk::wsa::kEnobufs},    {EPERM, ndk::wsa::kEnobufs},
+                 {ENOMEM, ndk::wsa::kEnobufs},    {EOVERFLOW, ndk::wsa::kEnobufs},
+                 {ENOENT, ndk::wsa::kEinval}};
+    for (const auto& c : cases) {
+        s.f.fail[NDK_IOCTL_MEM_REGISTER] = c.errnum;
+        ExpectError(s.pd.RegisterMemory(s.buf, 64, ndk::kMemWrite).error(), c.errnum, c.wsa);
+    }
+}
+
+TEST(PdRegistration, BusyDeregistrationKeepsTheReference) {
+    Sockets s;
+    auto r = s.pd.RegisterMemory(s.buf, 4096, ndk::kMemRead).value();
+    const std::uint32_t h = r.handle();
+    s.f.fail[NDK_IOCTL_MEM_DEREGISTER] = EBUSY;
+    ExpectError(r.Deregister().error(), EBUSY, ndk::wsa::kEinval);
+    EXPECT_EQ(r.handle(), h);
+    EXPECT_EQ(s.f.mem_refs[h], 1u);
+    s.f.fail.clear();
+    EXPECT_TRUE(r.Deregister().ok());
+    EXPECT_EQ(r.handle(), 0u);
+    EXPECT_TRUE(s.f.mem_refs.empty());
+    ExpectError(r.Deregister().error(), EBADF, ndk::wsa::kEinval);
+}
+
+TEST(PdRegistration, GoneInTheKernelLeavesItEmpty) {
+    Sockets s;
+    auto r = s.pd.RegisterMemory(s.buf, 4096, ndk::kMemRead).value();
+    s.f.fail[NDK_IOCTL_MEM_DEREGISTER] = ENOENT;
+    ExpectError(r.Deregister().error(), ENOENT, ndk::wsa::kEinval);
+    EXPECT_EQ(r.handle(), 0u);
+    s.f.fail.clear();
+}
+
 TEST(SocketMemory, MovedRegistrationKeepsItsReference) {
     Sockets s;
     s.Connect();
