@@ -274,19 +274,35 @@ static bool ndk_cq_translate(struct ndk_cq *cq, const struct ib_wc *wc,
 	return ndk_qp_translate(qp, wc, res);
 }
 
-/* Move what the ib_cq holds (up to its size) to the software queue. */
-static u32 ndk_cq_drain_locked(struct ndk_cq *cq)
+/* Does @res satisfy an arm of the CQ (the sink's software arm)? */
+static bool ndk_cq_wakes(const struct ndk_cq *cq,
+			 const struct ndk_result_ex *res)
+{
+	return cq->arm == NDK_CQ_ARM_ANY || res->status ||
+	       res->type == NDK_OPERATION_TYPE_RECEIVE ||
+	       res->type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
+}
+
+/*
+ * Move what the ib_cq holds (up to its size) to the software queue, or to
+ * the sink; *@wake: a result satisfies the sink's arm.
+ */
+static u32 ndk_cq_drain_locked(struct ndk_cq *cq, bool *wake)
 {
 	struct ndk_result_ex res;
 	u32 total = 0;
 	int n, i;
 
 	lockdep_assert_held(&cq->lock);
+	*wake = false;
 	do {
 		n = ib_poll_cq(cq->ibcq, NDK_CQ_POLL_BATCH, cq->wc);
-		for (i = 0; i < n; i++)
-			if (ndk_cq_translate(cq, &cq->wc[i], &res))
-				ndk_cq_push_locked(cq, &res);
+		for (i = 0; i < n; i++) {
+			if (!ndk_cq_translate(cq, &cq->wc[i], &res))
+				continue;
+			ndk_cq_push_locked(cq, &res);
+			*wake |= ndk_cq_wakes(cq, &res);
+		}
 		total += max(n, 0);
 	} while (n == NDK_CQ_POLL_BATCH && total < cq->ibcq->cqe);
 	return total;
@@ -305,10 +321,17 @@ static u32 ndk_cq_drain_locked(struct ndk_cq *cq)
 u32 ndk_cq_drain(struct ndk_cq *cq)
 {
 	unsigned long flags;
+	bool wake;
 	u32 n;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	n = ndk_cq_drain_locked(cq);
+	n = ndk_cq_drain_locked(cq, &wake);
+	/*
+	 * A sink's arm is ndk.ko's own (ndk_cq_sink_fill_locked()): the
+	 * completion handler will not find these results in the ib_cq.
+	 */
+	if (cq->sink && wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
+		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
@@ -446,15 +469,6 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
-/* Does @res satisfy an arm of the CQ (the sink's software arm)? */
-static bool ndk_cq_wakes(const struct ndk_cq *cq,
-			 const struct ndk_result_ex *res)
-{
-	return cq->arm == NDK_CQ_ARM_ANY || res->status ||
-	       res->type == NDK_OPERATION_TYPE_RECEIVE ||
-	       res->type == NDK_OPERATION_TYPE_RECEIVE_AND_INVALIDATE;
-}
-
 /*
  * Move every completion of the ib_cq to the sink and arm the ib_cq again
  * for the next one.  Lock held.
@@ -546,6 +560,7 @@ static void ndk_cq_event_handler(struct ib_event *event, void *context)
 {
 	struct ndk_cq *cq = context;
 	unsigned long flags;
+	bool wake;
 	u32 polled;
 
 	if (event->event != IB_EVENT_CQ_ERR)
@@ -557,7 +572,8 @@ static void ndk_cq_event_handler(struct ib_event *event, void *context)
 		 * an overrun (rxe raises CQ_ERR only then).  What it holds
 		 * is kept for the consumer in the software queue.
 		 */
-		polled = ndk_cq_drain_locked(cq);
+		/* The failure is what an arm is told (ndk_cq_fail_locked()). */
+		polled = ndk_cq_drain_locked(cq, &wake);
 		ndk_cq_fail_locked(cq, polled >= cq->ibcq->cqe ?
 				   STATUS_BUFFER_OVERFLOW :
 				   STATUS_INTERNAL_ERROR);
