@@ -517,7 +517,9 @@ static s32 ndk_conn_begin(struct ndk_connector *c, enum ndk_conn_state expect,
 
 /*
  * siw flushes the QP inside the move to the error state, from this
- * thread: no direct callback meanwhile (ndk_qp_defer_direct()).
+ * thread: no direct callback meanwhile (ndk_qp_defer_direct()).  The
+ * unsignaled requests that succeeded have no later completion to retire
+ * them now: the flush work's drain marker does.
  */
 static void ndk_conn_qp_error(struct ndk_connector *c)
 {
@@ -531,6 +533,7 @@ static void ndk_conn_qp_error(struct ndk_connector *c)
 	ndk_qp_defer_direct(c->qp);
 	ib_modify_qp(c->qp->ibqp, &attr, IB_QP_STATE);
 	ndk_qp_undefer_direct(c->qp);
+	ndk_qp_retire_unsignaled(c->qp);
 }
 
 /*

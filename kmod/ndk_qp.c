@@ -1192,14 +1192,31 @@ EXPORT_SYMBOL_GPL(ndk_close_qp);
  */
 void ndk_flush(struct ndk_qp *qp)
 {
+	ndk_qp_cancel(qp);
+	ndk_qp_retire_unsignaled(qp);
+}
+EXPORT_SYMBOL_GPL(ndk_flush);
+
+/**
+ * ndk_qp_retire_unsignaled() - a QP stops: retire its unsignaled requests
+ * @qp: the QP, in the error state or on its way there
+ *
+ * Queues the flush work (once per QP), which moves the QP to the error
+ * state if it is not there yet and posts the drain marker behind the
+ * unsignaled requests that succeeded, so that their slots and CQ
+ * reservations come back without waiting for the close.  ndk_flush() and
+ * a connection's end (ndk_cm.c) call it.
+ *
+ * Context: any.
+ */
+void ndk_qp_retire_unsignaled(struct ndk_qp *qp)
+{
 	unsigned long flags;
 
-	ndk_qp_cancel(qp);
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	ndk_qp_queue_flush(qp);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
-EXPORT_SYMBOL_GPL(ndk_flush);
 
 /**
  * ndk_send() - NdkSend

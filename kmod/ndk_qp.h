@@ -420,6 +420,7 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 s32 ndk_qp_post(struct ndk_qp *qp, const struct ndk_sreq *req);
 void ndk_qp_defer_direct(struct ndk_qp *qp);
 void ndk_qp_undefer_direct(struct ndk_qp *qp);
+void ndk_qp_retire_unsignaled(struct ndk_qp *qp);
 struct dentry;
 void ndk_qp_debugfs_init(struct dentry *dir);
 /* ndk_cq.c */
