@@ -2024,6 +2024,76 @@ out:
 	return t_verdict(env, &f);
 }
 
+/* The CQ of t_cm_dp_unsignaled_disconnect()'s QP 0. */
+#define T_UD_CQ		8
+
+/*
+ * A disconnect stops a QP as a flush does: the unsignaled requests that
+ * succeeded have no later completion to retire them, so the connection's
+ * end posts the drain marker behind them (ndk_qp_retire_unsignaled()).
+ * QP 0, alone on a CQ of T_UD_CQ entries, makes three silent writes; the
+ * connection is disconnected; once a poll has translated the marker (no
+ * result: the writes were silent), T_UD_CQ receives, flushed by the
+ * device, fit in the CQ.  Before, the three writes held their entries
+ * until the close, and the receive after T_UD_CQ - 3 was refused.
+ */
+static int t_cm_dp_unsignaled_disconnect(struct ndk_test_env *env)
+{
+	struct ndk_result res[T_UD_CQ];
+	struct t_buf src = {}, remote = {};
+	u32 rtok, i, got;
+	struct ndk_sge sge;
+	struct t_fix f;
+	s32 st = STATUS_SUCCESS;
+
+	if (t_open(env, &f, 0) || t_small_cq0(env, &f, T_UD_CQ))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[0], f.cq[0], &f.qp[0],
+					2 * T_UD_CQ, 8, 1, 1, 0, NULL, NULL,
+					&f.qp[0]),
+		     STATUS_SUCCESS);
+	NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[1], f.cq[1], &f.qp[1], 8, 8,
+					1, 1, 0, NULL, NULL, &f.qp[1]),
+		     STATUS_SUCCESS);
+	if (!f.qp[0] || !f.qp[1] || t_listen(env, &f) ||
+	    t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	if (t_src_remote(env, &f, &src, &remote, &rtok))
+		goto out;
+	t_fill(src.data, 24, 5);
+	for (i = 0; i < 3; i++) {
+		sge = t_sge(&src, i * 8, 8);
+		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(20 + i),
+					    &sge, 1, t_raddr(&remote, i * 8),
+					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
+			     STATUS_SUCCESS);
+	}
+	NDK_T_CHECK(env, t_arrived(&remote, &src, 24));
+
+	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
+	NDK_T_CHECK(env, ndk_t_wait(&f.disc_p));
+	/* The marker's completion, translated: no result. */
+	msleep(300);
+	NDK_T_CHECK(env, !ndk_get_cq_results(f.cq[0], res, 1));
+	for (i = 0; i < 2 * T_UD_CQ; i++) {
+		st = ndk_receive(f.qp[0], (void *)(uintptr_t)(100 + i), NULL, 0);
+		if (st)
+			break;
+	}
+	ndk_test_log("%u receives fit in the CQ of %u after the disconnect",
+		     i, T_UD_CQ);
+	NDK_T_STATUS(env, st, STATUS_INSUFFICIENT_RESOURCES);
+	NDK_T_CHECK(env, i == T_UD_CQ);
+	got = t_poll(f.cq[0], res, i);
+	NDK_T_CHECK(env, got == i);
+	while (got--)
+		NDK_T_STATUS(env, res[got].status, STATUS_CANCELLED);
+out:
+	t_buf_free(env, &src);
+	t_buf_free(env, &remote);
+	return t_verdict(env, &f);
+}
+
 #define T_RF_ROUNDS	12
 #define T_RF_READS	8
 /*
@@ -2537,6 +2607,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-unsignaled-small-cq", t_cm_dp_unsignaled_small_cq },
 	{ "cm-dp-unsignaled-flush", t_cm_dp_unsignaled_flush },
 	{ "cm-dp-unsignaled-flush-shared", t_cm_dp_unsignaled_flush_shared },
+	{ "cm-dp-unsignaled-disconnect", t_cm_dp_unsignaled_disconnect },
 	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
 	{ "cm-dp-refused-run", t_cm_dp_refused_run },
 	{ "cm-dp-inline-sges", t_cm_dp_inline_sges },
