@@ -1342,6 +1342,27 @@ static bool t_arrived(const struct t_buf *remote, const struct t_buf *src,
 	return !memcmp(remote->data, src->data, len);
 }
 
+/*
+ * @n silent 8-byte writes through QP @q, from @src to @remote at @off on,
+ * request contexts @ctx on; each must be accepted.
+ */
+static void t_silent_writes(struct ndk_test_env *env, struct t_fix *f, int q,
+			    struct t_buf *src, struct t_buf *remote, u32 rtok,
+			    u32 off, u32 n, u32 ctx)
+{
+	struct ndk_sge sge;
+	u32 i, at;
+
+	for (i = 0; i < n; i++) {
+		at = off + i * 8;
+		sge = t_sge(src, at, 8);
+		NDK_T_STATUS(env, ndk_write(f->qp[q], (void *)(uintptr_t)(ctx + i),
+					    &sge, 1, t_raddr(remote, at), rtok,
+					    NDK_OP_FLAG_SILENT_SUCCESS),
+			     STATUS_SUCCESS);
+	}
+}
+
 /* SILENT_SUCCESS: no result on success, one on failure. */
 static int t_cm_dp_silent(struct ndk_test_env *env)
 {
@@ -1921,7 +1942,6 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
 	struct ndk_result res;
-	struct ndk_sge sge;
 	u32 rtok, i, polled = 0;
 	struct t_fix f;
 
@@ -1930,13 +1950,7 @@ static int t_cm_dp_unsignaled_flush(struct ndk_test_env *env)
 	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	t_fill(src.data, 24, 9);
-	for (i = 0; i < 3; i++) {
-		sge = t_sge(&src, i * 8, 8);
-		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(10 + i),
-					    &sge, 1, t_raddr(&remote, i * 8),
-					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
-			     STATUS_SUCCESS);
-	}
+	t_silent_writes(env, &f, 0, &src, &remote, rtok, 0, 3, 10);
 	NDK_T_CHECK(env, t_arrived(&remote, &src, 24));
 
 	ndk_flush(f.qp[0]);
@@ -1971,9 +1985,8 @@ out:
 static int t_cm_dp_unsignaled_flush_shared(struct ndk_test_env *env)
 {
 	struct t_buf src = {}, remote = {};
-	u32 rtok, i, off, polled = 0;
+	u32 rtok, i, polled = 0;
 	struct ndk_result res;
-	struct ndk_sge sge;
 	struct t_fix f;
 	int q;
 
@@ -1990,18 +2003,9 @@ static int t_cm_dp_unsignaled_flush_shared(struct ndk_test_env *env)
 	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	t_fill(src.data, 48, 9);
-	for (q = 0; q < 2; q++) {
-		for (i = 0; i < 3; i++) {
-			off = q * 24 + i * 8;
-			sge = t_sge(&src, off, 8);
-			NDK_T_STATUS(env, ndk_write(f.qp[q],
-						    (void *)(uintptr_t)(10 + off),
-						    &sge, 1,
-						    t_raddr(&remote, off), rtok,
-						    NDK_OP_FLAG_SILENT_SUCCESS),
-				     STATUS_SUCCESS);
-		}
-	}
+	for (q = 0; q < 2; q++)
+		t_silent_writes(env, &f, q, &src, &remote, rtok, q * 24, 3,
+				10 + q * 3);
 	NDK_T_CHECK(env, t_arrived(&remote, &src, 48));
 
 	ndk_flush(f.qp[0]);
@@ -2042,7 +2046,6 @@ static int t_cm_dp_unsignaled_disconnect(struct ndk_test_env *env)
 	struct ndk_result res[T_UD_CQ];
 	struct t_buf src = {}, remote = {};
 	u32 rtok, i, got;
-	struct ndk_sge sge;
 	struct t_fix f;
 	s32 st = STATUS_SUCCESS;
 
@@ -2061,13 +2064,7 @@ static int t_cm_dp_unsignaled_disconnect(struct ndk_test_env *env)
 	if (t_src_remote(env, &f, &src, &remote, &rtok))
 		goto out;
 	t_fill(src.data, 24, 5);
-	for (i = 0; i < 3; i++) {
-		sge = t_sge(&src, i * 8, 8);
-		NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)(uintptr_t)(20 + i),
-					    &sge, 1, t_raddr(&remote, i * 8),
-					    rtok, NDK_OP_FLAG_SILENT_SUCCESS),
-			     STATUS_SUCCESS);
-	}
+	t_silent_writes(env, &f, 0, &src, &remote, rtok, 0, 3, 20);
 	NDK_T_CHECK(env, t_arrived(&remote, &src, 24));
 
 	NDK_T_STATUS(env, ndk_disconnect(f.a, NULL, NULL), STATUS_SUCCESS);
