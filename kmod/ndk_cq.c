@@ -475,21 +475,12 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
  */
 static void ndk_cq_sink_fill_locked(struct ndk_cq *cq)
 {
-	struct ndk_result_ex res;
-	bool wake = false;
-	int n, i;
+	bool wake = false, woke;
 
 	lockdep_assert_held(&cq->lock);
 	do {
-		while ((n = ib_poll_cq(cq->ibcq, NDK_CQ_POLL_BATCH,
-				       cq->wc)) > 0) {
-			for (i = 0; i < n; i++) {
-				if (!ndk_cq_translate(cq, &cq->wc[i], &res))
-					continue;
-				ndk_cq_push_locked(cq, &res);
-				wake |= ndk_cq_wakes(cq, &res);
-			}
-		}
+		ndk_cq_drain_locked(cq, &woke);
+		wake |= woke;
 	} while (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
 				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
 	if (wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
