@@ -35,6 +35,14 @@ inline long Scaled(long n, long floor) {
     return std::max(v, std::min(floor, n));
 }
 
+// NDK_VM_TIMEOUT_SCALE (default 1): the factor of a test's time bounds,
+// 6 on the debug kernel, as the kernel scenarios' time_scale.
+inline double TimeScale() {
+    const char* s = std::getenv("NDK_VM_TIMEOUT_SCALE");
+    double v = s ? std::strtod(s, nullptr) : 1.0;
+    return v >= 1 ? v : 1.0;
+}
+
 inline double Now() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -29,7 +29,8 @@
 //                               (debugfs ndk/cq_fences), not 200 times
 //   sec-lifetimes removal-fanout  3000 adapters with a PD each and 30000
 //                               more PDs in one file: `rdma link delete
-//                               rxe0` under it returns within 10 s
+//                               rxe0` under it returns within 10 s (times
+//                               NDK_VM_TIMEOUT_SCALE)
 //   sec-lifetimes foreign-release the last close of a file, in a process
 //                               that inherited it, while the opener holds
 //                               an invalidation of its memory open
@@ -550,7 +551,10 @@ int CqFences() {
 // entries under the file's lock: quadratic in what nobody may open, with
 // `rdma link delete` (or a driver's unload) waiting for all of it.  Now
 // the first callback of the file releases what every adapter of the
-// device holds, and the others find nothing below them.
+// device holds, and the others find nothing below them.  The bound is
+// the stock kernel's (the module before took 29.6 s there, this one about
+// 0.3 s) times NDK_VM_TIMEOUT_SCALE: on the debug kernel, a fifth of the
+// objects under KASAN and lockdep took 16 s on a slow CI machine.
 constexpr double kFanoutBound = 10.0;  // seconds the removal may take
 
 int FanoutChild(int ready_fd, long adapters, long pds) {
@@ -601,10 +605,10 @@ int RemovalFanout() {
         adapters, pds, rel::Now() - t0);
     t0 = rel::Now();
     int rc = std::system("timeout 600 rdma link delete rxe0");
-    double took = rel::Now() - t0;
+    double took = rel::Now() - t0, bound = kFanoutBound * rel::TimeScale();
     std::printf("removal-fanout: rdma link delete rxe0 under it: rc %d in %.2f s (bound %.0f s)\n",
-                rc, took, kFanoutBound);
-    if (rc != 0 || took > kFanoutBound) fails++;
+                rc, took, bound);
+    if (rc != 0 || took > bound) fails++;
     if (pid > 0) fails += write(sv[0], &c, 1) != 1;
     fails += !Reap(pid, 300, "removal-fanout");
     close(sv[0]);
