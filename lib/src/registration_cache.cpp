@@ -142,6 +142,13 @@ Result<std::unique_ptr<CacheBackend>> MakeKernelCacheBackend(const ProtectionDom
 
 namespace detail {
 
+// Which of CacheState's lists holds an entry's node.
+enum class Where : std::uint8_t {
+    kInUse,  // leased, or just made
+    kLru,    // indexed and unused
+    kBusy,   // unindexed and unused, its deregistration refused (EBUSY)
+};
+
 struct CacheEntry {
     std::uint64_t start = 0;  // [start, end): the registered bytes
     std::uint64_t end = 0;
@@ -150,16 +157,21 @@ struct CacheEntry {
     std::uint64_t pinned = 0;  // PinnedBytes(start, end)
     std::uint32_t uses = 0;    // live leases
     bool indexed = false;      // findable: counted in cached_bytes
+    Where where = Where::kInUse;
     std::list<CacheEntry>::iterator self;
     std::multimap<std::uint64_t, CacheEntry*>::iterator index_it;
-    bool in_lru = false;  // indexed and unused
-    std::list<CacheEntry*>::iterator lru_it;
+    std::list<CacheEntry*>::iterator node;  // in the list `where` names
 };
 
 // Everything under `mu`.  Entries: owned by `all`; cached ones are in
-// `index` by start address; unused cached ones in `lru`, most recently
-// used first.  An entry that is not indexed (uncached, stale or evicted
-// while in use) is deregistered when its last lease goes.
+// `index` by start address.  Each entry has one node, made with it and
+// moved by splice() (never allocating: Unuse() and Release() are
+// noexcept) between `in_use`, `lru` (unused cached ones, most recently
+// used first) and `busy`.  An entry that is not indexed (uncached, stale
+// or evicted while in use) is deregistered when its last lease goes; one
+// whose deregistration the kernel refuses with EBUSY (a window still
+// bound, a fast-register over it) waits in `busy` and is tried again on
+// every miss, Flush() and the cache's end.
 struct CacheState {
     std::mutex mu;
     std::unique_ptr<CacheBackend> backend;
@@ -167,32 +179,72 @@ struct CacheState {
     std::uint64_t fork_epoch = 0;
     std::list<CacheEntry> all;
     std::multimap<std::uint64_t, CacheEntry*> index;
-    std::list<CacheEntry*> lru;
+    std::list<CacheEntry*> in_use, lru, busy;
     std::uint64_t max_length = 0;  // longest indexed entry ever
     RegistrationCacheStats stats;
+
+    std::list<CacheEntry*>& ListOf(Where w) noexcept {
+        return w == Where::kLru ? lru : w == Where::kBusy ? busy : in_use;
+    }
+
+    void MoveTo(CacheEntry* e, Where w) noexcept {
+        if (e->where == w) return;
+        ListOf(w).splice(ListOf(w).begin(), ListOf(e->where), e->node);
+        e->where = w;
+    }
+
+    // A new entry, in use; both allocations before anything else changes.
+    CacheEntry* Make() {
+        in_use.push_front(nullptr);
+        try {
+            all.emplace_front();
+        } catch (...) {
+            in_use.pop_front();
+            throw;
+        }
+        CacheEntry* e = &all.front();
+        e->self = all.begin();
+        e->node = in_use.begin();
+        *e->node = e;
+        return e;
+    }
+
+    void Discard(CacheEntry* e) noexcept {
+        if (e->where == Where::kBusy) --stats.busy;
+        ListOf(e->where).erase(e->node);
+        all.erase(e->self);
+    }
 
     bool Valid(const CacheEntry& e) const noexcept {
         return backend->Generation(e.reg.cache_slot) == e.reg.generation;
     }
 
-    void Erase(CacheEntry* e) noexcept {
-        (void)backend->Deregister(e->reg.handle);
-        all.erase(e->self);
+    // The kernel's reference goes, and the entry with it; kept in `busy`
+    // while the kernel refuses (EBUSY).  Any other error means the
+    // registration is gone already (ENOENT) or its file is (EBADF).
+    void Deregister(CacheEntry* e) noexcept {
+        auto r = backend->Deregister(e->reg.handle);
+        if (r || r.error().errnum != EBUSY) {
+            Discard(e);
+        } else if (e->where != Where::kBusy) {
+            MoveTo(e, Where::kBusy);
+            ++stats.busy;
+        }
+    }
+
+    void RetryBusy() noexcept {
+        for (auto it = busy.begin(); it != busy.end();) Deregister(*it++);
     }
 
     // Not findable any more; deregistered now if unused.
     void Unindex(CacheEntry* e) noexcept {
-        if (e->in_lru) {
-            lru.erase(e->lru_it);
-            e->in_lru = false;
-        }
         if (e->indexed) {
             index.erase(e->index_it);
             e->indexed = false;
             stats.cached_bytes -= e->pinned;
             --stats.entries;
         }
-        if (!e->uses) Erase(e);
+        if (!e->uses) Deregister(e);
     }
 
     // Unused entries, least recently used first, until `incoming` more
@@ -234,28 +286,24 @@ struct CacheState {
     }
 
     void Use(CacheEntry* e) noexcept {
-        if (e->in_lru) {
-            lru.erase(e->lru_it);
-            e->in_lru = false;
-        }
+        MoveTo(e, Where::kInUse);
         ++e->uses;
     }
 
     void Unuse(CacheEntry* e) noexcept {
         if (--e->uses) return;
         if (!e->indexed) {
-            Erase(e);
+            Deregister(e);
             return;
         }
-        lru.push_front(e);
-        e->lru_it = lru.begin();
-        e->in_lru = true;
+        MoveTo(e, Where::kLru);
         EvictFor(0);
     }
 
-    // Deregisters every unused cached entry; with `all_of_them`, makes
-    // the ones in use uncached as well.
+    // Deregisters every unused cached entry, and tries the busy ones
+    // again; with `all_of_them`, makes the ones in use uncached as well.
     void DropAll(bool all_of_them) noexcept {
+        RetryBusy();
         while (!lru.empty()) Unindex(lru.back());
         if (!all_of_them) return;
         while (!index.empty()) Unindex(index.begin()->second);
@@ -334,6 +382,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
     if (!e) {
         const std::uint64_t pinned = PinnedBytes(start, end);
         const bool fits = cached && pinned <= s.max_cached_bytes;
+        s.RetryBusy();
         if (cached) {
             ++s.stats.misses;
             s.SweepStale();
@@ -341,8 +390,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
         }
         // The entry before the registration: a failed allocation (thrown)
         // leaves no kernel reference behind.
-        e = &s.all.emplace_front();
-        e->self = s.all.begin();
+        e = s.Make();
         auto reg = s.backend->Register(start, length, flags);
         if (!reg && reg.error().errnum == ENOMEM && !s.lru.empty()) {
             // RLIMIT_MEMLOCK: give back what nobody uses and try again.
@@ -351,7 +399,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
             reg = s.backend->Register(start, length, flags);
         }
         if (!reg) {
-            s.all.erase(e->self);
+            s.Discard(e);
             return reg.error();
         }
         e->start = start;
@@ -363,7 +411,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
             try {
                 e->index_it = s.index.emplace(start, e);
             } catch (const std::bad_alloc&) {
-                s.Erase(e);
+                s.Deregister(e);
                 return Error::ForRegisterMemory(ENOMEM);
             }
             e->indexed = true;

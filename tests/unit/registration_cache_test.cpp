@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -33,7 +34,8 @@ struct FakeKernel {
     int deregisters = 0;
     mutable int generation_reads = 0;
     bool no_slots = false;
-    std::vector<int> fail;  // errnos the next Register calls return
+    std::vector<int> fail;          // errnos the next Register calls return
+    std::set<std::uint32_t> bound;  // handles whose Deregister is EBUSY (a window)
 
     std::uint32_t FreeSlot() const {
         if (no_slots) return ndk::kCacheSlotNone;
@@ -79,6 +81,7 @@ class FakeBackend final : public ndk::CacheBackend {
         k_->deregisters++;
         auto it = k_->live.find(handle);
         if (it == k_->live.end()) return ndk::Error::FromErrnoWsa(ENOENT);
+        if (k_->bound.count(handle)) return ndk::Error::ForDeregisterMemory(EBUSY);
         if (it->second.slot != ndk::kCacheSlotNone) k_->gens[it->second.slot]++;
         k_->live.erase(it);
         k_->deregistered.push_back(handle);
@@ -392,6 +395,62 @@ TEST_F(RegistrationCacheTest, FlushDeregistersUnusedEntries) {
     auto hit = c.Acquire(At(base), kPage, ndk::kMemRead);
     ASSERT_TRUE(hit.ok());
     EXPECT_EQ(c.stats().hits, 1u);
+}
+
+TEST_F(RegistrationCacheTest, BusyDeregistrationIsKeptAndTriedAgain) {
+    auto c = Make(2 * kPage);
+    std::uint32_t h = 0;
+    {
+        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
+        ASSERT_TRUE(l.ok());
+        h = l->handle();
+    }
+    k->bound.insert(h);  // a window bound over it after its lease went
+    c.Flush();
+    EXPECT_EQ(k->deregisters, 1);
+    EXPECT_EQ(k->live.count(h), 1u);
+    EXPECT_EQ(c.stats().busy, 1u);
+    EXPECT_EQ(c.stats().entries, 0u);
+    // Not findable: the same range is a miss, which tries the busy one again.
+    auto again = c.Acquire(At(base), kPage, ndk::kMemRead);
+    ASSERT_TRUE(again.ok());
+    EXPECT_NE(again->handle(), h);
+    EXPECT_EQ(k->deregisters, 2);
+    EXPECT_EQ(c.stats().busy, 1u);
+    k->bound.clear();  // the window went
+    c.Flush();
+    EXPECT_EQ(k->live.count(h), 0u);
+    EXPECT_EQ(c.stats().busy, 0u);
+    EXPECT_EQ(k->live.count(again->handle()), 1u);  // in use: kept
+}
+
+TEST_F(RegistrationCacheTest, BusyEntriesFromEvictionAndUncachedLeases) {
+    auto c = Make(kPage);
+    std::uint32_t evicted = 0;
+    {
+        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
+        evicted = l->handle();
+    }
+    k->bound.insert(evicted);
+    // The bound holds one page: this miss evicts the first, refused.
+    auto l = c.Acquire(At(base + 4 * kPage), kPage, ndk::kMemRead);
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(c.stats().evictions, 1u);
+    EXPECT_EQ(c.stats().busy, 1u);
+    auto by = c.Acquire(At(base + 8 * kPage), kPage, ndk::kMemRead, ndk::CacheMode::kBypass);
+    ASSERT_TRUE(by.ok());
+    std::uint32_t bypassed = by->handle();
+    k->bound.insert(bypassed);
+    by->Release();
+    EXPECT_EQ(c.stats().busy, 2u);
+    EXPECT_EQ(k->live.size(), 3u);
+    // The cache's end tries them once more: what is free then goes.
+    k->bound.erase(evicted);
+    l->Release();
+    { ndk::RegistrationCache gone = std::move(c); }
+    EXPECT_EQ(k->live.count(evicted), 0u);
+    EXPECT_EQ(k->live.count(bypassed), 1u);  // the kernel keeps it until the file closes
+    EXPECT_EQ(k->live.size(), 1u);
 }
 
 TEST_F(RegistrationCacheTest, ErrorsAreValuesWithWsaCodes) {

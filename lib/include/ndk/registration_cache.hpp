@@ -92,6 +92,8 @@ struct RegistrationCacheStats {
     std::uint64_t uncached = 0;      // bypass, no slot, or larger than the bound
     std::uint64_t cached_bytes = 0;  // pinned bytes of cached registrations
     std::uint64_t entries = 0;       // cached registrations, in use or not
+    std::uint64_t busy = 0;          // unused, deregistration refused (EBUSY: a window
+                                     // still bound); tried again on every miss and Flush()
 };
 
 class RegistrationCache;
@@ -150,7 +152,10 @@ class [[nodiscard]] RegistrationCache {
     RegistrationCache(const RegistrationCache&) = delete;
     RegistrationCache& operator=(const RegistrationCache&) = delete;
     // Deregisters the unused registrations; those in use go with their
-    // last lease.
+    // last lease.  A deregistration the kernel refuses (EBUSY: a window
+    // still bound over it, a fast-register) is tried again on every miss,
+    // Flush() and here; one still refused when the cache and its last
+    // lease are gone stays with the kernel until the PD's file closes.
     ~RegistrationCache();
 
     // A lease on a registration of [buffer, buffer + length) with at least
@@ -163,7 +168,8 @@ class [[nodiscard]] RegistrationCache {
     Result<RegistrationLease> Acquire(const void* buffer, std::size_t length, std::uint32_t flags,
                                       CacheMode mode = CacheMode::kCached);
 
-    // Deregisters every unused registration now.
+    // Deregisters every unused registration now (and tries the refused
+    // ones again).
     void Flush() noexcept;
 
     RegistrationCacheStats stats() const;
