@@ -163,12 +163,14 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	info->max_inbound_read_limit = a->max_qp_rd_atom;
 	info->max_outbound_read_limit = a->max_qp_init_rd_atom;
 	/* A slot number must fit the wr_id (ndk_qp.h, NDK_QP_DEPTH_MAX). */
-	info->max_receive_queue_depth = min_t(u32, a->max_qp_wr,
-					      NDK_QP_DEPTH_MAX);
+	info->max_receive_queue_depth = clamp_t(int, a->max_qp_wr, 0,
+						NDK_QP_DEPTH_MAX);
 	info->max_initiator_queue_depth = info->max_receive_queue_depth;
 	info->max_srq_depth = 0;	/* no SRQ object yet */
-	info->max_cq_depth = (a->max_cqe - NDK_CQ_SPARE) /
-			     ndk_cq_entries_per_result(ibdev);
+	/* A device with no CQ entry beyond the spare one has no CQ depth. */
+	if (a->max_cqe > NDK_CQ_SPARE)
+		info->max_cq_depth = (a->max_cqe - NDK_CQ_SPARE) /
+				     ndk_cq_entries_per_result(ibdev);
 	info->large_request_threshold = NDK_LARGE_REQUEST_THRESHOLD;
 	info->max_caller_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLER_DATA;
 	info->max_callee_data = iwarp ? NDK_IWARP_PRIVATE_DATA : NDK_IB_CALLEE_DATA;
