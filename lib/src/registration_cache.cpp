@@ -170,8 +170,9 @@ struct CacheEntry {
 // used first) and `busy`.  An entry that is not indexed (uncached, stale
 // or evicted while in use) is deregistered when its last lease goes; one
 // whose deregistration the kernel refuses with EBUSY (a window still
-// bound, a fast-register over it) waits in `busy` and is tried again on
-// every miss, Flush() and the cache's end.
+// bound, a fast-register over it) waits in `busy`: the oldest is tried
+// again on each miss (one system call at most), all of them on Flush(),
+// at the cache's end and, once it has ended, at each lease's release.
 struct CacheState {
     std::mutex mu;
     std::unique_ptr<CacheBackend> backend;
@@ -181,6 +182,7 @@ struct CacheState {
     std::multimap<std::uint64_t, CacheEntry*> index;
     std::list<CacheEntry*> in_use, lru, busy;
     std::uint64_t max_length = 0;  // longest indexed entry ever
+    bool ended = false;            // ~RegistrationCache() ran; leases may live on
     RegistrationCacheStats stats;
 
     std::list<CacheEntry*>& ListOf(Where w) noexcept {
@@ -220,20 +222,32 @@ struct CacheState {
     }
 
     // The kernel's reference goes, and the entry with it; kept in `busy`
-    // while the kernel refuses (EBUSY).  Any other error means the
-    // registration is gone already (ENOENT) or its file is (EBADF).
-    void Deregister(CacheEntry* e) noexcept {
+    // while the kernel refuses (EBUSY).  Any other error drops it too:
+    // the registration is gone already (ENOENT), its file is (EBADF), or
+    // this is a forked child that may not touch it (EPERM).
+    // Returns whether it went.
+    bool Deregister(CacheEntry* e) noexcept {
         auto r = backend->Deregister(e->reg.handle);
         if (r || r.error().errnum != EBUSY) {
             Discard(e);
-        } else if (e->where != Where::kBusy) {
+            return true;
+        }
+        if (e->where != Where::kBusy) {
             MoveTo(e, Where::kBusy);
             ++stats.busy;
         }
+        return false;
     }
 
     void RetryBusy() noexcept {
         for (auto it = busy.begin(); it != busy.end();) Deregister(*it++);
+    }
+
+    // The oldest refused entry tried again; still refused, it goes last.
+    void RetryOldestBusy() noexcept {
+        if (busy.empty()) return;
+        CacheEntry* e = busy.back();
+        if (!Deregister(e)) busy.splice(busy.begin(), busy, e->node);
     }
 
     // Not findable any more; deregistered now if unused.
@@ -294,6 +308,7 @@ struct CacheState {
         if (--e->uses) return;
         if (!e->indexed) {
             Deregister(e);
+            if (ended) RetryBusy();
             return;
         }
         MoveTo(e, Where::kLru);
@@ -341,6 +356,7 @@ RegistrationCache::~RegistrationCache() {
     if (!s_) return;
     std::lock_guard lock(s_->mu);
     s_->DropAll(true);
+    s_->ended = true;
 }
 
 void RegistrationCache::Flush() noexcept {
@@ -382,7 +398,7 @@ Result<RegistrationLease> RegistrationCache::Acquire(const void* buffer, std::si
     if (!e) {
         const std::uint64_t pinned = PinnedBytes(start, end);
         const bool fits = cached && pinned <= s.max_cached_bytes;
-        s.RetryBusy();
+        s.RetryOldestBusy();
         if (cached) {
             ++s.stats.misses;
             s.SweepStale();

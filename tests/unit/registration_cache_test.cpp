@@ -411,10 +411,10 @@ TEST_F(RegistrationCacheTest, BusyDeregistrationIsKeptAndTriedAgain) {
     EXPECT_EQ(k->live.count(h), 1u);
     EXPECT_EQ(c.stats().busy, 1u);
     EXPECT_EQ(c.stats().entries, 0u);
-    // Not findable: the same range is a miss, which tries the busy one again.
-    auto again = c.Acquire(At(base), kPage, ndk::kMemRead);
+    // Not findable: a hit is impossible, and a miss tries it again.
+    auto again = c.Acquire(At(base + 4 * kPage), kPage, ndk::kMemRead);
     ASSERT_TRUE(again.ok());
-    EXPECT_NE(again->handle(), h);
+    EXPECT_EQ(c.stats().hits, 0u);
     EXPECT_EQ(k->deregisters, 2);
     EXPECT_EQ(c.stats().busy, 1u);
     k->bound.clear();  // the window went
@@ -422,6 +422,49 @@ TEST_F(RegistrationCacheTest, BusyDeregistrationIsKeptAndTriedAgain) {
     EXPECT_EQ(k->live.count(h), 0u);
     EXPECT_EQ(c.stats().busy, 0u);
     EXPECT_EQ(k->live.count(again->handle()), 1u);  // in use: kept
+}
+
+TEST_F(RegistrationCacheTest, AMissTriesOneRefusedDeregistrationOldestFirst) {
+    auto c = Make(kPage);
+    std::vector<std::uint32_t> refused;
+    for (int i = 0; i < 3; i++) {
+        auto l = c.Acquire(At(base + 4 * i * kPage), kPage, ndk::kMemRead);
+        ASSERT_TRUE(l.ok());
+        refused.push_back(l->handle());
+        k->bound.insert(l->handle());
+    }
+    c.Flush();
+    ASSERT_EQ(c.stats().busy, 3u);
+    const int before = k->deregisters;
+    k->bound.erase(refused[1]);
+    auto miss = [&](int i) {
+        return c.Acquire(At(base + (64 + 4 * i) * kPage), kPage, ndk::kMemRead,
+                         ndk::CacheMode::kBypass);
+    };
+    // Each miss one system call for them: the oldest, then the next.
+    { auto l = miss(0); }
+    EXPECT_EQ(k->deregisters - before, 1 + 1);  // its retry and the bypass lease
+    EXPECT_EQ(c.stats().busy, 3u);
+    { auto l = miss(1); }
+    EXPECT_EQ(c.stats().busy, 2u);
+    EXPECT_EQ(k->live.count(refused[1]), 0u);
+}
+
+TEST_F(RegistrationCacheTest, AfterTheCacheEndsALeaseReleaseTriesTheRefusedOnes) {
+    auto c = Make();
+    std::uint32_t h = 0;
+    {
+        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
+        h = l->handle();
+    }
+    k->bound.insert(h);
+    auto live = c.Acquire(At(base + 8 * kPage), kPage, ndk::kMemRead);
+    ASSERT_TRUE(live.ok());
+    { ndk::RegistrationCache gone = std::move(c); }
+    EXPECT_EQ(k->live.count(h), 1u);  // refused at the end
+    k->bound.clear();
+    live->Release();
+    EXPECT_TRUE(k->live.empty());
 }
 
 TEST_F(RegistrationCacheTest, BusyEntriesFromEvictionAndUncachedLeases) {

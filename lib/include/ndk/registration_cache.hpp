@@ -93,7 +93,7 @@ struct RegistrationCacheStats {
     std::uint64_t cached_bytes = 0;  // pinned bytes of cached registrations
     std::uint64_t entries = 0;       // cached registrations, in use or not
     std::uint64_t busy = 0;          // unused, deregistration refused (EBUSY: a window
-                                     // still bound); tried again on every miss and Flush()
+                                     // still bound); tried again on misses and Flush()
 };
 
 class RegistrationCache;
@@ -153,8 +153,9 @@ class [[nodiscard]] RegistrationCache {
     RegistrationCache& operator=(const RegistrationCache&) = delete;
     // Deregisters the unused registrations; those in use go with their
     // last lease.  A deregistration the kernel refuses (EBUSY: a window
-    // still bound over it, a fast-register) is tried again on every miss,
-    // Flush() and here; one still refused when the cache and its last
+    // still bound over it, a fast-register) is tried again: the oldest
+    // on each miss, all of them on Flush(), here and, after this, at each
+    // lease's release; one still refused when the cache and its last
     // lease are gone stays with the kernel until the PD's file closes.
     ~RegistrationCache();
 
