@@ -13,8 +13,9 @@
 // rounds with zero stale hits (each lease's generation is the page's,
 // and the kernel's repeat-registration answer names the lease's handle),
 // eviction keeps VmPin within the bound, bypass, fork (the parent's
-// cache stays valid, the child gets EPERM), everything released on
-// close.
+// cache stays valid, the child gets EPERM), a deregistration the kernel
+// refuses (a window bound over the cache's last reference) kept and
+// given back by a later Flush(), everything released on close.
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -28,6 +29,7 @@
 
 #include <ndk/ndk.hpp>
 
+#include "loopback.hpp"
 #include "uobj_common.hpp"
 
 // Every ioctl(2) of this process, libndk's included: a hit must make none.
@@ -466,6 +468,48 @@ void Fork(Lib& l) {
 
 }  // namespace
 
+// The application registered the cache's range itself (the kernel shares
+// one entry), bound a window through its own Registration and dropped
+// that reference: the cache's is the last, and the kernel refuses it
+// while the window is bound.  The cache keeps it (stats().busy) instead
+// of forgetting a pinned registration, and gives it back once the
+// window is invalidated.
+void RefusedDeregistration() {
+    try {
+        ndk_t::Loopback lb;
+        lb.Open();
+        lb.Connect();
+        auto cache = ndk_t::Must(ndk::RegistrationCache::Create(*lb.pd), "cache");
+        ndk_t::Pages buf(4);
+        const long pin0 = t_vmpin_kb();
+        auto lease =
+            ndk_t::Must(cache.Acquire(buf.base, buf.len, ndk::kMemReadWrite), "cache acquire");
+        auto reg =
+            ndk_t::Must(lb.pd->RegisterMemory(buf.base, buf.len, ndk::kMemReadWrite), "register");
+        T_CHECK(reg.handle() == lease.handle() && reg.references() == 2);
+        auto mw = ndk_t::Must(ndk::MemoryWindow::Create(*lb.pd), "create MW");
+        ndk_t::Must(lb.server->Bind(1, reg, mw, buf.base, buf.len, ndk::op_flag::kAllowRemoteWrite),
+                    "bind");
+        ndk_t::WaitOk(*lb.cq, "bind");
+        ndk_t::Must(reg.Deregister(), "deregister the application's reference");
+        lease.Release();
+        cache.Flush();
+        const long pinned = t_vmpin_kb() - pin0;
+        std::printf("refused: Flush() with a window bound: busy %llu, %ld kB still pinned\n",
+                    static_cast<unsigned long long>(cache.stats().busy), pinned);
+        T_CHECK(cache.stats().busy == 1 && pinned >= 16);
+        ndk_t::Must(lb.server->Invalidate(2, mw), "invalidate");
+        ndk_t::WaitOk(*lb.cq, "invalidate");
+        cache.Flush();
+        std::printf("refused: Flush() after the invalidation: busy %llu, %ld kB pinned\n",
+                    static_cast<unsigned long long>(cache.stats().busy), t_vmpin_kb() - pin0);
+        T_CHECK(cache.stats().busy == 0 && t_vmpin_kb() == pin0);
+    } catch (const ndk_t::Failure& f) {
+        std::fprintf(stderr, "refused: %s\n", f.what.c_str());
+        T_CHECK(false);
+    }
+}
+
 int main() {
     Objects o;
     if (!Setup(o)) {
@@ -511,6 +555,7 @@ int main() {
             Bypass(l);
             Timing(l);
             Fork(l);
+            RefusedDeregistration();
             auto st = l.cache.stats();
             std::printf(
                 "cache: hits %llu misses %llu stale %llu evictions %llu uncached %llu"
