@@ -851,8 +851,10 @@ static void ndk_qp_flush_work(struct work_struct *work)
 	if (!qp->flush_deadline) {
 		ndk_qp_to_error(qp);
 		qp->flush_deadline = jiffies + NDK_QP_DRAIN_TIMEOUT ?: 1;
+		/* Scanned once: no later post can add one (it completes in software). */
+		qp->flush_marker = ndk_sq_unsignaled(qp);
 	}
-	if (ndk_sq_unsignaled(qp) && !ndk_qp_post_marker(qp)) {
+	if (qp->flush_marker && !ndk_qp_post_marker(qp)) {
 		if (time_before(jiffies, qp->flush_deadline)) {
 			ndk_cq_drain(qp->scq);
 			queue_delayed_work(ndk_wq, &qp->flush_work, 1);
