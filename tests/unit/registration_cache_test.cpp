@@ -104,6 +104,13 @@ class RegistrationCacheTest : public ::testing::Test {
         return ndk::RegistrationCache::Create(std::make_unique<FakeBackend>(k),
                                               ndk::RegistrationCacheOptions{bound});
     }
+    // A one-page registration at base + page * kPage, made and left
+    // unused; its handle.
+    std::uint32_t Unused(ndk::RegistrationCache& c, std::uint64_t page) {
+        auto l = c.Acquire(At(base + page * kPage), kPage, ndk::kMemRead);
+        EXPECT_TRUE(l.ok());
+        return l.ok() ? l->handle() : 0;
+    }
     std::shared_ptr<FakeKernel> k = std::make_shared<FakeKernel>();
     const std::uint64_t base = 0x10000000;
 };
@@ -399,12 +406,7 @@ TEST_F(RegistrationCacheTest, FlushDeregistersUnusedEntries) {
 
 TEST_F(RegistrationCacheTest, BusyDeregistrationIsKeptAndTriedAgain) {
     auto c = Make(2 * kPage);
-    std::uint32_t h = 0;
-    {
-        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
-        ASSERT_TRUE(l.ok());
-        h = l->handle();
-    }
+    std::uint32_t h = Unused(c, 0);
     k->bound.insert(h);  // a window bound over it after its lease went
     c.Flush();
     EXPECT_EQ(k->deregisters, 1);
@@ -452,11 +454,7 @@ TEST_F(RegistrationCacheTest, AMissTriesOneRefusedDeregistrationOldestFirst) {
 
 TEST_F(RegistrationCacheTest, AfterTheCacheEndsALeaseReleaseTriesTheRefusedOnes) {
     auto c = Make();
-    std::uint32_t h = 0;
-    {
-        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
-        h = l->handle();
-    }
+    std::uint32_t h = Unused(c, 0);
     k->bound.insert(h);
     auto live = c.Acquire(At(base + 8 * kPage), kPage, ndk::kMemRead);
     ASSERT_TRUE(live.ok());
@@ -469,11 +467,7 @@ TEST_F(RegistrationCacheTest, AfterTheCacheEndsALeaseReleaseTriesTheRefusedOnes)
 
 TEST_F(RegistrationCacheTest, BusyEntriesFromEvictionAndUncachedLeases) {
     auto c = Make(kPage);
-    std::uint32_t evicted = 0;
-    {
-        auto l = c.Acquire(At(base), kPage, ndk::kMemRead);
-        evicted = l->handle();
-    }
+    std::uint32_t evicted = Unused(c, 0);
     k->bound.insert(evicted);
     // The bound holds one page: this miss evicts the first, refused.
     auto l = c.Acquire(At(base + 4 * kPage), kPage, ndk::kMemRead);
