@@ -20,6 +20,12 @@
  *      with a QP of its own in the same PD, which never carries anything;
  *   4. once both ends are ESTABLISHED the listener is destroyed.
  *
+ * The listener takes iw_cm's default backlog (0: the iw_cm default_backlog
+ * sysctl, 256), not 1: iw_cm and siw keep one work entry per backlog slot
+ * and drop a request that finds them all taken, so with one slot a local
+ * user connecting to the port at the same moment could make ndk.ko's own
+ * request be dropped and the registration wait out its 30 s.
+ *
  * Both ends are kept until the PD's teardown, or until the registration
  * path is found broken (a failed local operation, or a disconnect or
  * device-removal event on either end): ndk_reg_get() then builds a new
@@ -244,7 +250,7 @@ static int ndk_reg_iw_listen(struct ndk_reg_iw *iw, struct net *net,
 		sin->sin_port = 0;
 		ret = rdma_bind_addr(id, (struct sockaddr *)sin);
 		if (!ret)
-			ret = rdma_listen(id, 1);
+			ret = rdma_listen(id, 0);
 		if (!ret)
 			break;
 		iw->listen = NULL;
@@ -449,7 +455,10 @@ int ndk_reg_iw_reconnect(struct ndk_reg *reg, struct ndk_pd *pd)
 		/* No poster: every credit is taken (struct ndk_reg). */
 		reg->iw = iw;
 		WRITE_ONCE(reg->qp, iw->active->qp);
-		WRITE_ONCE(reg->broken, false);
+		/* A loss the new connection saw already keeps it broken. */
+		spin_lock_irqsave(&iw->lock, flags);
+		WRITE_ONCE(reg->broken, iw->lost);
+		spin_unlock_irqrestore(&iw->lock, flags);
 		ndk_reg_iw_free(old);
 		atomic_inc(&ndk_reg_iw_rebuilds);
 	}
