@@ -16,7 +16,10 @@
 //                         a read-only registration of a shared mapping is
 //                         pinned by ndk.ko and limited to
 //                         MaxRegistrationSize (EMSGSIZE above it); the
-//                         adapter info's user limit
+//                         adapter info's user limit; 40 such
+//                         registrations (one page each) closed leave no device MR
+//                         behind (`rdma resource show`: no pool for a
+//                         /dev/ndk PD)
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -24,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "loopback.hpp"
 #include "t_helpers.hpp"
@@ -44,6 +48,22 @@ char* MapTouched(std::size_t len) {
     return c;
 }
 
+// The device MRs of rxe0 (`rdma resource show`), kernel ones included;
+// -1 when the tool's line cannot be read.
+long DeviceMrs() {
+    FILE* f = popen("rdma resource show 2>/dev/null", "r");
+    if (!f) return -1;
+    char line[512];
+    long n = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::strstr(line, " rxe0: ")) {
+            const char* m = std::strstr(line, " mr ");
+            if (m) n = std::strtol(m + 4, nullptr, 10);
+        }
+    pclose(f);
+    return n;
+}
+
 void Unlimited() {
     rlimit r{RLIM_INFINITY, RLIM_INFINITY};
     if (setrlimit(RLIMIT_MEMLOCK, &r)) throw Failure{"setrlimit(RLIMIT_MEMLOCK)"};
@@ -55,8 +75,7 @@ void WriteRead(Loopback& lb, char* target, std::uint64_t remote, std::uint32_t r
                unsigned char fill, const char* what) {
     Pages src(1), back(1);
     auto reg = Must(lb.pd->RegisterMemory(src.base, kPage, ndk::kMemReadWrite), "register src");
-    auto reg2 =
-        Must(lb.pd->RegisterMemory(back.base, kPage, ndk::kMemReadWrite), "register back");
+    auto reg2 = Must(lb.pd->RegisterMemory(back.base, kPage, ndk::kMemReadWrite), "register back");
     std::memset(src.base, fill, 64);
     ndk::Sge s{src.base, 64, reg.local_token()};
     Must(lb.client->Write(1, {&s, 1}, remote, rtoken), "post write");
@@ -86,15 +105,14 @@ int Large(std::size_t mib) {
     long pin0 = t_vmpin_kb();
     {
         auto mr = Must(ndk::MemoryRegion::Create(*lb.pd), "create MR");
-        Must(mr.Register(buf, len,
-                         ndk::mr_flag::kAllowRemoteWrite | ndk::mr_flag::kAllowRemoteRead),
-             "register 1 GiB MR");
+        Must(
+            mr.Register(buf, len, ndk::mr_flag::kAllowRemoteWrite | ndk::mr_flag::kAllowRemoteRead),
+            "register 1 GiB MR");
         long pinned = t_vmpin_kb() - pin0;
         std::printf("MR_REGISTER of %zu MiB: VmPin +%ld kB\n", mib, pinned);
         T_CHECK(pinned == static_cast<long>(len >> 10));
         auto base = reinterpret_cast<std::uintptr_t>(buf);
-        WriteRead(lb, buf + len - kPage, base + len - kPage, mr.remote_token(), 0xA5,
-                  "last page");
+        WriteRead(lb, buf + len - kPage, base + len - kPage, mr.remote_token(), 0xA5, "last page");
         WriteRead(lb, buf, base, mr.remote_token(), 0x5A, "first page");
         Must(mr.Deregister(), "deregister");
         T_CHECK(t_vmpin_kb() == pin0);
@@ -136,10 +154,10 @@ int Lazy() {
 
     // A window over pages 3..5: the page list is built now.
     auto mw = Must(ndk::MemoryWindow::Create(*lb.pd), "create MW");
-    auto tok = Must(lb.server->Bind(1, mr, mw, buf + 3 * kPage + 100, 2 * kPage,
-                                    ndk::op_flag::kAllowRemoteWrite |
-                                        ndk::op_flag::kAllowRemoteRead),
-                    "bind");
+    auto tok =
+        Must(lb.server->Bind(1, mr, mw, buf + 3 * kPage + 100, 2 * kPage,
+                             ndk::op_flag::kAllowRemoteWrite | ndk::op_flag::kAllowRemoteRead),
+             "bind");
     WaitOk(*lb.cq, "bind");
     WriteRead(lb, buf + 3 * kPage + 100, base + 3 * kPage + 100, tok, 0x77, "window");
     Must(lb.server->Invalidate(2, mw), "invalidate");
@@ -148,10 +166,10 @@ int Lazy() {
     // A fast-register over pages 10..11 of the same MR.
     auto fr = Must(ndk::MemoryRegion::Create(*lb.pd, true), "create FR MR");
     Must(fr.InitializeFastRegister(4, true), "init FR");
-    auto ftok = Must(lb.server->FastRegister(3, fr, mr, buf + 10 * kPage, 2 * kPage,
-                                             ndk::op_flag::kAllowRemoteWrite |
-                                                 ndk::op_flag::kAllowRemoteRead),
-                     "fast-register");
+    auto ftok = Must(
+        lb.server->FastRegister(3, fr, mr, buf + 10 * kPage, 2 * kPage,
+                                ndk::op_flag::kAllowRemoteWrite | ndk::op_flag::kAllowRemoteRead),
+        "fast-register");
     WaitOk(*lb.cq, "fast-register");
     WriteRead(lb, buf + 10 * kPage, base + 10 * kPage, ftok, 0x66, "fast-register");
     Must(lb.server->Invalidate(4, fr), "invalidate FR");
@@ -208,11 +226,29 @@ int Modes() {
         auto mr2 = Must(ndk::MemoryRegion::Create(*lb.pd), "create MR");
         T_CHECK(mr2.Register(shared, len, ndk::mr_flag::kAllowLocalWrite));
     }
+    // Each registration ndk.ko pins is a handle the rdma cgroup counts;
+    // once deregistered, no idle device MR of the PD's may stay behind
+    // (a pooled one would be counted by nothing).
+    const long mrs0 = DeviceMrs();
+    {
+        std::vector<ndk::MemoryRegion> mrs;
+        for (int i = 0; i < 40; i++) {
+            mrs.push_back(Must(ndk::MemoryRegion::Create(*lb.pd), "create MR"));
+            Must(mrs.back().Register(shared + i * kPage, kPage, ndk::mr_flag::kAllowRemoteRead),
+                 "register a shared page read-only");
+        }
+        std::printf("40 read-only registrations of shared pages: device MRs %ld -> %ld\n", mrs0,
+                    DeviceMrs());
+        for (auto& mr : mrs) Must(mr.Deregister(), "deregister");
+    }
+    const long mrs1 = DeviceMrs();
+    std::printf("after their deregistration: device MRs %ld (PD open)\n", mrs1);
+    T_CHECK(mrs0 >= 0 && mrs1 == mrs0);
     // Beyond the user limit (when it is below the address space).
     if (info.max_user_registration_size < (1ULL << 46)) {
         auto mr = Must(ndk::MemoryRegion::Create(*lb.pd), "create MR");
-        auto r = mr.Register(priv, info.max_user_registration_size + 1,
-                             ndk::mr_flag::kAllowLocalWrite);
+        auto r =
+            mr.Register(priv, info.max_user_registration_size + 1, ndk::mr_flag::kAllowLocalWrite);
         T_CHECK(!r && r.error().errnum == EMSGSIZE);
     }
     munmap(shared, len);
