@@ -17,9 +17,9 @@
 //                         pinned by ndk.ko and limited to
 //                         MaxRegistrationSize (EMSGSIZE above it); the
 //                         adapter info's user limit; 40 such
-//                         registrations (one page each) closed leave no device MR
-//                         behind (`rdma resource show`: no pool for a
-//                         /dev/ndk PD)
+//                         one-page registrations, deregistered, leave
+//                         no device MR behind (`rdma resource show`: an
+//                         MR that held user pages is freed, not pooled)
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -228,7 +228,7 @@ int Modes() {
     }
     // Each registration ndk.ko pins is a handle the rdma cgroup counts;
     // once deregistered, no idle device MR of the PD's may stay behind
-    // (a pooled one would be counted by nothing).
+    // (the PD's pool, which nothing counts, takes only kernel MDLs').
     const long mrs0 = DeviceMrs();
     {
         std::vector<ndk::MemoryRegion> mrs;
