@@ -7,10 +7,9 @@
 // Two processes as nobody open and close adapters of rxe0 in a loop
 // (HANDLE_CLOSE, and every 8th round close(fd) with the adapter open),
 // while root deletes and re-adds rxe0 for 60 s (x NDK_STRESS_SCALE, at
-// least 10 s) and for at least two cycles.  Every delete and add must return within 60 s, the openers
-// see only ENOENT/ENODEV besides success, ndk.ko's user object counter
-// comes back, and the kernel log stays clean (vm.dmesg-clean: no refcount
-// warning).
+// least 10 s) and for at least two cycles.  Every delete and add must return within 60 s, the
+// openers see only ENOENT/ENODEV besides success, ndk.ko's user object counter comes back, and the
+// kernel log stays clean (vm.dmesg-clean: no refcount warning).
 #include <sys/mman.h>
 
 #include <atomic>

@@ -16,8 +16,7 @@ using u32 = std::uint32_t;
 
 namespace {
 
-void CheckDevice(u32 limit)
-{
+void CheckDevice(u32 limit) {
     std::set<u32> sizes;
     for (u32 n = 1; n <= limit; n++) {
         int c = ndk_reg_class(n, limit);
@@ -44,14 +43,12 @@ void CheckDevice(u32 limit)
 
 TEST(RegClass, Mlx5Limit65536) { CheckDevice(65536); }
 TEST(RegClass, RxeLimit512) { CheckDevice(512); }
-TEST(RegClass, OddLimits)
-{
+TEST(RegClass, OddLimits) {
     for (u32 limit : {1u, 15u, 16u, 17u, 1000u, 2048u, 2049u, 262144u, 1u << 20})
         CheckDevice(limit);
 }
 
-TEST(RegClass, KnownClasses)
-{
+TEST(RegClass, KnownClasses) {
     // rxe: 16, 32, ..., 256, then 512 for everything above.
     EXPECT_EQ(ndk_reg_class(16, 512), 0);
     EXPECT_EQ(ndk_reg_class(17, 512), 1);
@@ -64,4 +61,4 @@ TEST(RegClass, KnownClasses)
     EXPECT_EQ(ndk_reg_class_entries(NDK_REG_CLASSES - 1, big), big);
 }
 
-} // namespace
+}  // namespace
