@@ -771,19 +771,22 @@ static void ndk_qp_to_error(struct ndk_qp *qp)
 }
 
 /*
- * Whether an unsignaled request may still wait to be retired.  A
- * retirement, or a post after the flush (completed in software within its
- * call), only makes the answer stale.
+ * The first slot from @from on whose request was posted unsignaled and is
+ * not yet retired, or sq_ring when there is none.  Once the QP is flushed
+ * or in the error state no post makes such a slot (after a flush it
+ * completes in software; after a connection loss it is refused, or the
+ * device flushes it with a completion of its own, which retires the slots
+ * before it), and retirements only clear them: a caller that looks again
+ * resumes from the slot it found last, so all its looks together read
+ * each slot about once.
  */
-static bool ndk_sq_unsignaled(struct ndk_qp *qp)
+static u32 ndk_sq_next_unsignaled(struct ndk_qp *qp, u32 from)
 {
-	u32 i;
-
-	for (i = 0; i < qp->sq_ring; i++)
-		if (READ_ONCE(qp->sq[i].busy) &&
-		    READ_ONCE(qp->sq[i].unsignaled))
-			return true;
-	return false;
+	for (; from < qp->sq_ring; from++)
+		if (READ_ONCE(qp->sq[from].busy) &&
+		    READ_ONCE(qp->sq[from].unsignaled))
+			break;
+	return from;
 }
 
 /*
@@ -851,10 +854,10 @@ static void ndk_qp_flush_work(struct work_struct *work)
 	if (!qp->flush_deadline) {
 		ndk_qp_to_error(qp);
 		qp->flush_deadline = jiffies + NDK_QP_DRAIN_TIMEOUT ?: 1;
-		/* Scanned once: no later post can add one (it completes in software). */
-		qp->flush_marker = ndk_sq_unsignaled(qp);
+		qp->flush_scan = 0;
 	}
-	if (qp->flush_marker && !ndk_qp_post_marker(qp)) {
+	qp->flush_scan = ndk_sq_next_unsignaled(qp, qp->flush_scan);
+	if (qp->flush_scan < qp->sq_ring && !ndk_qp_post_marker(qp)) {
 		if (time_before(jiffies, qp->flush_deadline)) {
 			ndk_cq_drain(qp->scq);
 			queue_delayed_work(ndk_wq, &qp->flush_work, 1);
@@ -877,11 +880,14 @@ static void ndk_qp_drain(struct ndk_qp *qp)
 {
 	unsigned long deadline = jiffies + NDK_QP_DRAIN_TIMEOUT;
 	bool marked = false;
+	u32 scan = 0;
 
 	for (;;) {
-		if (!marked)
-			marked = !ndk_sq_unsignaled(qp) ||
+		if (!marked) {
+			scan = ndk_sq_next_unsignaled(qp, scan);
+			marked = scan == qp->sq_ring ||
 				 ndk_qp_post_marker(qp);
+		}
 		ndk_cq_drain(qp->scq);
 		if (qp->rcq != qp->scq)
 			ndk_cq_drain(qp->rcq);

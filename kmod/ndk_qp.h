@@ -292,10 +292,10 @@ struct ndk_rwr {
  * @flush_queued: the move to IB_QPS_ERR is queued on @flush_work
  * @flush_deadline: once the QP is in the error state (0 before): until
  *              when @flush_work tries to post the drain marker
- * @flush_marker: unsignaled requests waited to be retired when the QP
- *              reached the error state: @flush_work posts the marker (the
- *              answer, taken once, can only go stale towards a needless
- *              marker, which is harmless)
+ * @flush_scan: the first send slot that may still hold an unsignaled
+ *              request to retire (ndk_sq_next_unsignaled()): each retry of
+ *              @flush_work looks on from there, so that its retries read
+ *              each slot about once in all
  * @flush_work: moves the QP to IB_QPS_ERR (ib_modify_qp() may sleep),
  *              then posts the drain marker, coming back while the CQ's
  *              spare entry is taken
@@ -342,7 +342,7 @@ struct ndk_qp {
 
 	bool flushed;
 	bool flush_queued;
-	bool flush_marker;
+	u32 flush_scan;
 	unsigned long flush_deadline;
 	struct delayed_work flush_work;
 };
