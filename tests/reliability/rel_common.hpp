@@ -22,12 +22,15 @@
 
 namespace rel {
 
-// NDK_STRESS_SCALE (default 1): the debug-kernel tier sets e.g. 0.2.
-inline double Scale() {
-    const char* s = std::getenv("NDK_STRESS_SCALE");
+// The positive number environment variable @name holds, else 1.
+inline double EnvFactor(const char* name) {
+    const char* s = std::getenv(name);
     double v = s ? std::strtod(s, nullptr) : 1.0;
     return v > 0 ? v : 1.0;
 }
+
+// NDK_STRESS_SCALE (default 1): the debug-kernel tier sets e.g. 0.2.
+inline double Scale() { return EnvFactor("NDK_STRESS_SCALE"); }
 
 // @n scaled, but never below @floor (the debug-kernel number).
 inline long Scaled(long n, long floor) {
@@ -37,11 +40,7 @@ inline long Scaled(long n, long floor) {
 
 // NDK_VM_TIMEOUT_SCALE (default 1): the factor of a test's time bounds,
 // 6 on the debug kernel, as the kernel scenarios' time_scale.
-inline double TimeScale() {
-    const char* s = std::getenv("NDK_VM_TIMEOUT_SCALE");
-    double v = s ? std::strtod(s, nullptr) : 1.0;
-    return v >= 1 ? v : 1.0;
-}
+inline double TimeScale() { return std::max(1.0, EnvFactor("NDK_VM_TIMEOUT_SCALE")); }
 
 inline double Now() {
     timespec ts;
