@@ -470,21 +470,54 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
 }
 
 /*
- * Move every completion of the ib_cq to the sink and arm the ib_cq again
- * for the next one.  Lock held.
+ * Rounds of draining a sink fill runs before it leaves the rest to
+ * fill_work: completions arriving from other CPUs as fast as the handler
+ * moves them must not keep it (a tasklet, a softirq or a hard interrupt
+ * handler, with the CQ's lock held and interrupts off) running for ever.
+ * ib_core's own pollers stop after a budget the same way.
  */
-static void ndk_cq_sink_fill_locked(struct ndk_cq *cq)
+#define NDK_CQ_FILL_ROUNDS 4
+
+/*
+ * Test hook, debugfs ndk/cq_fill_defer: the completion handler leaves
+ * every fill to fill_work.
+ */
+static bool ndk_cq_fill_defer;
+
+/*
+ * Move the completions of the ib_cq to the sink and arm the ib_cq again
+ * for the next one, in at most @rounds rounds (each drains what the ib_cq
+ * holds); then leave the rest to fill_work.  Lock held.
+ */
+static void ndk_cq_sink_fill_locked(struct ndk_cq *cq, unsigned int rounds)
 {
 	bool wake = false, woke;
 
 	lockdep_assert_held(&cq->lock);
-	do {
+	for (;; rounds--) {
+		if (!rounds) {
+			queue_work(ndk_wq, &cq->fill_work);
+			break;
+		}
 		ndk_cq_drain_locked(cq, &woke);
 		wake |= woke;
-	} while (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
-				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+		if (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) <= 0)
+			break;
+	}
 	if (wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
 		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
+}
+
+static void ndk_cq_fill_work(struct work_struct *work)
+{
+	struct ndk_cq *cq = container_of(work, struct ndk_cq, fill_work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->sink && !cq->dying)
+		ndk_cq_sink_fill_locked(cq, NDK_CQ_FILL_ROUNDS);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /**
@@ -509,7 +542,7 @@ void ndk_cq_set_sink(struct ndk_cq *cq, struct ndk_cq_sink *sink)
 		WRITE_ONCE(cq->sink, sink);
 		cq->sink_held = 0;
 		WRITE_ONCE(cq->dev_armed, true);
-		ndk_cq_sink_fill_locked(cq);
+		ndk_cq_sink_fill_locked(cq, NDK_CQ_FILL_ROUNDS);
 	} else if (cq->sink) {
 		ndk_cq_unreserve(cq, cq->sink_held);
 		cq->sink_held = 0;
@@ -540,7 +573,8 @@ static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *context)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->sink && !cq->dying)
-		ndk_cq_sink_fill_locked(cq);
+		ndk_cq_sink_fill_locked(cq, READ_ONCE(ndk_cq_fill_defer) ?
+					    0 : NDK_CQ_FILL_ROUNDS);
 	else if (cq->arm >= NDK_CQ_ARM_SOLICITED &&
 		 ndk_cq_fire_locked(cq, STATUS_SUCCESS, ndk_cq_direct_now(cq)))
 		ndk_cq_deliver_locked(cq, &flags);
@@ -682,6 +716,7 @@ static void ndk_cq_quiesce(struct ndk_cq *cq)
 void ndk_cq_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_u64("cq_fences", 0444, dir, &ndk_fences_done);
+	debugfs_create_bool("cq_fill_defer", 0600, dir, &ndk_cq_fill_defer);
 }
 
 static void ndk_cq_destroy(struct ndk_obj *obj)
@@ -696,6 +731,7 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	/* Every QP is gone (they hold the CQ): nothing completes into it. */
 	ndk_cq_quiesce(cq);
 	ib_destroy_cq(cq->ibcq);
+	cancel_work_sync(&cq->fill_work);	/* it finds the CQ dying */
 	/*
 	 * Waits for a notification callback in progress: the work item's,
 	 * then a direct one (a completion handler that ran before the
@@ -754,6 +790,7 @@ s32 ndk_create_cq(struct ndk_adapter *adapter, u32 cq_depth,
 	c->notify = notification;
 	c->notify_context = notification_context;
 	INIT_WORK(&c->notify_work, ndk_cq_notify_work);
+	INIT_WORK(&c->fill_work, ndk_cq_fill_work);
 	init_waitqueue_head(&c->notify_wait);
 	atomic_set(&c->reserved, 0);
 	atomic_set(&c->unsig, 0);

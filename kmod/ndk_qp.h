@@ -109,6 +109,9 @@ enum ndk_cq_arm {
  * @sink:         where results go as they arrive, or NULL
  *                (ndk_cq_set_sink())
  * @sink_held:    results pushed to @sink that its reader has not taken
+ * @fill_work:    moves the rest of the ib_cq to @sink when a fill from
+ *                the completion handler used up its rounds
+ *                (ndk_cq_sink_fill_locked())
  */
 struct ndk_cq {
 	struct ndk_obj obj;
@@ -146,6 +149,7 @@ struct ndk_cq {
 	atomic_t defer_direct;
 	struct ndk_cq_sink *sink;
 	u32 sink_held;
+	struct work_struct fill_work;
 };
 
 /* The work request of an initiator slot, by opcode. */
