@@ -238,13 +238,12 @@ void Flood() {
     while ((reaped[0] < posted[0] || reaped[1] < posted[1]) &&
            std::chrono::steady_clock::now() < end)
         if (!reap()) std::this_thread::sleep_for(1ms);
-    std::printf("flood: %llu and %llu signalled writes (and 7 silent per one), %llu and %llu "
-                "results, %llu system calls\n",
-                static_cast<unsigned long long>(posted[0]),
-                static_cast<unsigned long long>(posted[1]),
-                static_cast<unsigned long long>(reaped[0]),
-                static_cast<unsigned long long>(reaped[1]),
-                static_cast<unsigned long long>(calls));
+    std::printf(
+        "flood: %llu and %llu signalled writes (and 7 silent per one), %llu and %llu "
+        "results, %llu system calls\n",
+        static_cast<unsigned long long>(posted[0]), static_cast<unsigned long long>(posted[1]),
+        static_cast<unsigned long long>(reaped[0]), static_cast<unsigned long long>(reaped[1]),
+        static_cast<unsigned long long>(calls));
     T_CHECK(refused.load() == 0);
     T_CHECK(posted[0] > 0 && posted[1] > 0);
     T_CHECK(reaped[0] == posted[0] && reaped[1] == posted[1]);
