@@ -431,10 +431,11 @@ int ndk_file_release(struct inode *inode, struct file *file)
  * ndk_file_put() - drop a reference to a file's state
  * @nf: the file
  *
- * The release holds one reference; a registry reader summarising the
- * file after dropping the registry's lock holds another.  The last one
- * frees what such a reader looks at: the (empty) handle table, the
- * owner's pid and address space, the cache counters page, the lock.
+ * The release holds one reference; a registry reader looking into the
+ * file holds another.  The last one frees what such a reader looks at:
+ * the (empty) handle table, the owner's pid and address space, the cache
+ * counters page, the lock; the file itself a grace period later, for
+ * readers that passed it under RCU (ndk_file_registry.c).
  *
  * Context: process context.
  */
@@ -448,7 +449,7 @@ void ndk_file_put(struct ndk_file *nf)
 	if (nf->mm)
 		mmdrop(nf->mm);
 	mutex_destroy(&nf->lock);
-	kfree(nf);
+	kfree_rcu(nf, rcu);
 }
 
 /**

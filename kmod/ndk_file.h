@@ -162,6 +162,8 @@ extern const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES];
  *            what readers look at (ndk_file_put())
  * @release_work: the teardown of a file another process closed last
  *            (ndk_file_release())
+ * @rcu:      frees the file a grace period after @ref's last, for
+ *            registry readers that passed it
  */
 struct ndk_file {
 	struct mutex lock; /* serialises commands on this file */
@@ -182,6 +184,7 @@ struct ndk_file {
 	struct ndk_upages *counters_page;
 	refcount_t ref;
 	struct work_struct release_work;
+	struct rcu_head rcu;
 };
 
 struct ndk_uobj;

@@ -6,15 +6,17 @@
  * above the user path (the netlink family) see files and their objects
  * only through summaries copied under the locks (ndk_files_next(),
  * ndk_file_next_uobj(), ndk_files_cache_totals()): they never hold a
- * file, its lock or its handle table.  ndk_files_lock protects the table
- * and keeps each file alive while held.  A reader finds a file under it
- * and takes a reference (ndk_file.ref), then drops it before it looks at
- * the file's handles, so a walk of a file with millions of handles
- * holds no lock every open() and release() needs, only the file's own.
- * Nor does it wait for that: a command may hold it for long (a
- * notifier's removal waits for the process's own invalidations).  It
- * tries the lock, and when the file is busy sleeps and starts again
- * (ndk_files_backoff()).  Lock order: ndk_files_lock > ndk_file.lock >
+ * file, its lock or its handle table.  ndk_files_lock serialises the
+ * table's writers (open() and release()) and the closed files' sums.
+ * Readers walk the table under RCU (a file is freed a grace period after
+ * its last reference, ndk_file_put()) and take a reference
+ * (ndk_file.ref) on a file before they look into it, so neither passing
+ * other users' files nor a walk of a file with millions of handles holds
+ * a lock every open() and release() needs; the handles are walked under
+ * the file's own lock.  Nor does a reader wait for that: a command may
+ * hold it for long (a notifier's removal waits for the process's own
+ * invalidations).  It tries the lock, and when the file is busy sleeps
+ * and starts again (ndk_files_backoff()).  Lock order: ndk_file.lock >
  * ndk_devices_lock.
  *
  * Copyright (c) 2026 The ndk-linux authors
@@ -27,12 +29,47 @@
 
 #include "ndk_file.h"
 
-static DEFINE_MUTEX(ndk_files_lock);	/* the table; files alive while held */
+static DEFINE_MUTEX(ndk_files_lock);	/* the table's writers, the sums */
 static DEFINE_XARRAY_ALLOC1(ndk_files);
 static u32 ndk_files_next_id;
 /* Self-reported cache counters of files already closed. */
 static u64 ndk_cache_hits_closed;
 static u64 ndk_cache_misses_closed;
+
+/* Files a walk passes in one RCU read section. */
+#define NDK_FILES_BATCH 64
+
+/*
+ * The first file at or after *@pos that @want() accepts (for @pid and
+ * @viewer), with a reference (ndk_file_put() it), its id in *@pos; NULL
+ * when none is left.  A file whose last reference is gone is passed.
+ */
+static struct ndk_file *
+ndk_files_find(unsigned long *pos, struct pid *pid,
+	       const struct mm_struct *viewer,
+	       bool (*want)(struct ndk_file *nf, struct pid *pid,
+			    const struct mm_struct *viewer))
+{
+	unsigned int passed = 0;
+	struct ndk_file *nf;
+	unsigned long index;
+
+	rcu_read_lock();
+	xa_for_each_start(&ndk_files, index, nf, *pos) {
+		if (want(nf, pid, viewer) && refcount_inc_not_zero(&nf->ref)) {
+			rcu_read_unlock();
+			*pos = index;
+			return nf;
+		}
+		if (!(++passed % NDK_FILES_BATCH)) {
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+		}
+	}
+	rcu_read_unlock();
+	return NULL;
+}
 
 /**
  * ndk_files_add() - a new open file gets its id and becomes visible
@@ -83,29 +120,44 @@ bool ndk_files_empty(void)
 	return xa_empty(&ndk_files);
 }
 
+/* Files with cache counters, for ndk_files_find(). */
+static bool ndk_files_counting(struct ndk_file *nf, struct pid *pid,
+			       const struct mm_struct *viewer)
+{
+	return READ_ONCE(nf->counters);
+}
+
 /**
  * ndk_files_cache_totals() - self-reported cache hits and misses of all
  * files, open and closed
  * @hits:   out
  * @misses: out
  *
+ * The closed files' sums are read first, so a file is counted once at
+ * most: one closed during the walk before the walk reached it is left
+ * out.
+ *
  * Context: process context.
  */
 void ndk_files_cache_totals(u64 *hits, u64 *misses)
 {
+	struct ndk_u_cache_counters *c;
+	unsigned long pos = 0;
 	struct ndk_file *nf;
-	unsigned long index;
 
 	mutex_lock(&ndk_files_lock);
 	*hits = ndk_cache_hits_closed;
 	*misses = ndk_cache_misses_closed;
-	xa_for_each(&ndk_files, index, nf) {
-		if (nf->counters) {
-			*hits += READ_ONCE(nf->counters->hits);
-			*misses += READ_ONCE(nf->counters->misses);
-		}
-	}
 	mutex_unlock(&ndk_files_lock);
+	while ((nf = ndk_files_find(&pos, NULL, NULL, ndk_files_counting))) {
+		c = READ_ONCE(nf->counters);
+		if (c) {
+			*hits += READ_ONCE(c->hits);
+			*misses += READ_ONCE(c->misses);
+		}
+		ndk_file_put(nf);
+		pos++;
+	}
 }
 
 /* The netlink object type of a handle table entry. */
@@ -115,7 +167,7 @@ static u32 ndk_uobj_nl_type(const struct ndk_uobj *u)
 }
 
 /*
- * Under ndk_files_lock: may @viewer see @nf (of @pid, if set)?  A viewer is
+ * Under RCU: may @viewer see @nf (of @pid, if set)?  A viewer is
  * an address space, not a thread group: a thread group keeps its pid
  * across execve(), and a dump requested before the exec of a setuid
  * program must not show that program's files (netlink.md).
@@ -165,20 +217,7 @@ static int ndk_files_backoff(int ret, unsigned long *until)
 static struct ndk_file *ndk_files_get(unsigned long *pos, struct pid *pid,
 				      const struct mm_struct *viewer)
 {
-	struct ndk_file *nf;
-	unsigned long index;
-
-	mutex_lock(&ndk_files_lock);
-	xa_for_each_start(&ndk_files, index, nf, *pos) {
-		if (ndk_files_visible(nf, pid, viewer)) {
-			refcount_inc(&nf->ref);
-			*pos = index;
-			mutex_unlock(&ndk_files_lock);
-			return nf;
-		}
-	}
-	mutex_unlock(&ndk_files_lock);
-	return NULL;
+	return ndk_files_find(pos, pid, viewer, ndk_files_visible);
 }
 
 /* @nf (a reference held) summarised: 1, or -EBUSY when its lock is. */
