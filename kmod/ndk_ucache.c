@@ -25,12 +25,22 @@
  * Events that do not bump: MMU_NOTIFY_PROTECTION_PAGE (fork write-protects
  * the parent's copy-on-write PTEs; 6.1 copies pages that may be DMA-pinned
  * into the child at fork instead, page_needs_cow_for_dma(), so the
- * parent's PTEs keep mapping the pinned pages, writable) and
+ * parent's PTEs keep mapping the pinned pages, writable),
  * MMU_NOTIFY_SOFT_DIRTY (clear_refs write-protects PTEs for soft-dirty
- * tracking; the next write fault reuses the same exclusive page).  In both
- * cases the addresses keep mapping the pinned pages.  Everything else
- * (UNMAP, CLEAR, PROTECTION_VMA, RELEASE, MIGRATE, EXCLUSIVE) bumps:
- * a spurious bump only costs user space a new registration.
+ * tracking; the next write fault reuses the same exclusive page) and
+ * MMU_NOTIFY_PROTECTION_VMA (change_protection(): mprotect(), userfaultfd's
+ * write protection, and automatic NUMA balancing, which sends it for every
+ * populated range it scans, once per scan period).  In all three the
+ * addresses keep mapping the pinned pages: a change of protection rewrites
+ * PTEs, it does not replace their pages, and what replaces one later (a
+ * copy-on-write fault, a NUMA migration) sends an event of its own
+ * (CLEAR, MIGRATE).  A registration keeps the rights it was given, as a
+ * verbs MR does after mprotect(), and a repeat of it returns it.
+ * Everything else (UNMAP, CLEAR, RELEASE, MIGRATE, EXCLUSIVE) bumps.  A
+ * spurious bump costs user space a new registration, and the first window
+ * over an MR the driver registered its page list (EFAULT, below): bumping
+ * for NUMA balancing's scans made both happen on NUMA hosts for no
+ * change of pages.
  *
  * Registration against concurrent invalidation (the interval notifier's
  * collision-retry scheme, as ODP uses it): the notifier is inserted before
@@ -189,7 +199,8 @@ static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	/* See the top of this file for why these two leave it valid. */
 	bump = range->event != MMU_NOTIFY_PROTECTION_PAGE &&
-	       range->event != MMU_NOTIFY_SOFT_DIRTY;
+	       range->event != MMU_NOTIFY_SOFT_DIRTY &&
+	       range->event != MMU_NOTIFY_PROTECTION_VMA;
 	if (bump) {
 		ndk_ucache_bump(r);
 		atomic64_inc(&ndk_ucache_invalidations);
