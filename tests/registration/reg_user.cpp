@@ -9,8 +9,9 @@
 //                         the same with a WSP registration (MEM_REGISTER)
 //   reg-user lazy         windows and fast-registers over MRs the driver
 //                         registered: the page list built at the first
-//                         bind, traffic through it, and a range remapped
-//                         since the registration refused (EFAULT)
+//                         bind, traffic through it, a range remapped
+//                         since the registration refused (EFAULT), one
+//                         whose protection changed and back accepted
 //   reg-user modes        who pins: a private mapping of more than
 //                         MaxRegistrationSize registers (the driver pins);
 //                         a read-only registration of a shared mapping is
@@ -188,6 +189,30 @@ int Lazy() {
     auto r = lb.server->Bind(5, mr2, mw2, other, kPage, ndk::op_flag::kAllowRemoteWrite);
     T_CHECK(!r && r.error().errnum == EFAULT);
     std::printf("bind over a remapped range: %s\n", r ? "accepted" : r.error().Message().c_str());
+
+    // An MR whose range's protection changed and changed back before its
+    // first window (as NUMA balancing's scans change it, once per scan
+    // period): the pages are the registered ones, and the window works.
+    char* prot = MapTouched(4 * kPage);
+    auto pbase = reinterpret_cast<std::uintptr_t>(prot);
+    auto mr3 = Must(ndk::MemoryRegion::Create(*lb.pd), "create MR");
+    Must(mr3.Register(prot, 4 * kPage, ndk::mr_flag::kAllowLocalWrite), "register prot");
+    T_CHECK(mprotect(prot, 4 * kPage, PROT_READ) == 0);
+    T_CHECK(mprotect(prot, 4 * kPage, PROT_READ | PROT_WRITE) == 0);
+    auto mw3 = Must(ndk::MemoryWindow::Create(*lb.pd), "create MW");
+    auto ptok = lb.server->Bind(6, mr3, mw3, prot + kPage, kPage,
+                                ndk::op_flag::kAllowRemoteWrite | ndk::op_flag::kAllowRemoteRead);
+    std::printf("bind after mprotect and back: %s\n",
+                ptok ? "accepted" : ptok.error().Message().c_str());
+    T_CHECK(ptok.ok());
+    if (ptok) {
+        WaitOk(*lb.cq, "bind after mprotect");
+        WriteRead(lb, prot + kPage, pbase + kPage, *ptok, 0x55, "window after mprotect");
+        Must(lb.server->Invalidate(7, mw3), "invalidate");
+        WaitOk(*lb.cq, "invalidate");
+    }
+    Must(mr3.Deregister(), "deregister prot");
+    munmap(prot, 4 * kPage);
     Must(mr2.Deregister(), "deregister other");
     Must(mr.Deregister(), "deregister");
     munmap(other, 4 * kPage);

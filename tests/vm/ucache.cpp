@@ -154,6 +154,15 @@ void KernelGenerations(const Objects& o, const std::uint64_t* gens) {
     waitpid(pid, nullptr, 0);
     buf[5] = 2;  // and the parent still writes the pinned page in place
     T_CHECK(Gen(gens, m.cache_slot) == m.cache_generation);
+    // mprotect() rewrites protections, not pages (as NUMA balancing does
+    // once per scan period): no bump, and a repeat is the same.
+    T_CHECK(mprotect(buf, 4 * kPage, PROT_READ) == 0);
+    T_CHECK(mprotect(buf, 4 * kPage, PROT_READ | PROT_WRITE) == 0);
+    buf[6] = 3;
+    T_CHECK(Gen(gens, m.cache_slot) == m.cache_generation);
+    T_CHECK(t_mem_register(o.fd, o.pd, buf, 3 * kPage, NDK_U_MEM_READWRITE, &r) == 0);
+    T_CHECK(r.handle == m.handle && r.references == 3);
+    T_CHECK(t_mem_deregister(o.fd, r.handle) == 0);
     // madvise(DONTNEED) of the untouched fourth page: outside, no bump.
     T_CHECK(madvise(buf + 3 * kPage, kPage, MADV_DONTNEED) == 0);
     T_CHECK(Gen(gens, m.cache_slot) == m.cache_generation);
