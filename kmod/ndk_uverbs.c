@@ -1048,7 +1048,7 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 		ndk_umr_release(u->mem.mr, &um, cache, true);
 		goto out_unlock;
 	}
-	u->mem.flags = r->flags;
+	u->mem.flags = req.mr_flags;	/* without a sink ndk_umr_plan() dropped */
 	r->local_token = ndk_get_local_token_from_mr(u->mem.mr);
 	r->remote_token = ndk_get_remote_token_from_mr(u->mem.mr);
 out_unlock:
