@@ -197,7 +197,7 @@ static bool ndk_ucache_invalidate(struct mmu_interval_notifier *mni,
 
 	spin_lock(&r->uc->lock);
 	mmu_interval_set_seq(mni, cur_seq);
-	/* See the top of this file for why these two leave it valid. */
+	/* See the top of this file for why these three leave it valid. */
 	bump = range->event != MMU_NOTIFY_PROTECTION_PAGE &&
 	       range->event != MMU_NOTIFY_SOFT_DIRTY &&
 	       range->event != MMU_NOTIFY_PROTECTION_VMA;
