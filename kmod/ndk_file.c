@@ -130,19 +130,22 @@ int ndk_file_open(struct inode *inode, struct file *file)
 	nf->tgid = get_pid(task_tgid(current));
 	nf->ucache.tgid = task_tgid_nr(current);
 	get_task_comm(nf->comm, current);
-	ret = ndk_files_add(nf);
-	if (ret)
-		goto err_free_nf;
 	if (current->mm) {
 		mmgrab(current->mm);
 		nf->mm = current->mm;
 	}
+	/* Visible to registry readers from here on, owner fields set. */
+	ret = ndk_files_add(nf);
+	if (ret)
+		goto err_free_nf;
 	file->private_data = nf;
 	pr_debug("ndk: file %u opened by pid %d (%s)\n", nf->id,
 		 nf->ucache.tgid, nf->comm);
 	return nonseekable_open(inode, file);
 
 err_free_nf:
+	if (nf->mm)
+		mmdrop(nf->mm);
 	put_pid(nf->tgid);
 	kfree(nf);
 	return ret;
