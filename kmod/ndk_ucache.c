@@ -33,9 +33,11 @@
  * populated range it scans, once per scan period).  In all three the
  * addresses keep mapping the pinned pages: a change of protection rewrites
  * PTEs, it does not replace their pages, and what replaces one later (a
- * copy-on-write fault, a NUMA migration) sends an event of its own
- * (CLEAR, MIGRATE).  A registration keeps the rights it was given, as a
- * verbs MR does after mprotect(), and a repeat of it returns it.
+ * copy-on-write fault, a NUMA migration's try_to_migrate()) sends CLEAR
+ * of its own.  A registration keeps the rights it was given, as a verbs
+ * MR does after mprotect(), and a repeat of it returns it (also under
+ * userfaultfd's write protection, whose fault a new FOLL_WRITE pin would
+ * raise: the device could write through the registration all along).
  * Everything else (UNMAP, CLEAR, RELEASE, MIGRATE, EXCLUSIVE) bumps.  A
  * spurious bump costs user space a new registration, and the first window
  * over an MR the driver registered its page list (EFAULT, below): bumping
