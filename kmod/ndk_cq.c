@@ -494,17 +494,15 @@ static void ndk_cq_sink_fill_locked(struct ndk_cq *cq, unsigned int rounds)
 	bool wake = false, woke;
 
 	lockdep_assert_held(&cq->lock);
-	for (;; rounds--) {
-		if (!rounds) {
-			queue_work(ndk_wq, &cq->fill_work);
-			break;
-		}
+	for (; rounds; rounds--) {
 		ndk_cq_drain_locked(cq, &woke);
 		wake |= woke;
 		if (ib_req_notify_cq(cq->ibcq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) <= 0)
 			break;
 	}
+	if (!rounds)
+		queue_work(ndk_wq, &cq->fill_work);
 	if (wake && cq->arm >= NDK_CQ_ARM_SOLICITED)
 		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 }
