@@ -326,6 +326,43 @@ void BusyFile() {
     T_CHECK(err == EAGAIN && answered - asked > 0.9 && answered - asked < 2.5);
 }
 
+// What a thread sending requests back to back does to open() and close()
+// of /dev/ndk for 3 s meanwhile.
+struct Contention {
+    std::vector<double> opens;  // each open and close of a file of our own
+    double request_max = 0;     // the longest request
+    int requests = 0, unanswered = 0;
+};
+
+// @answered(): one request, true when it was answered.
+template <typename F>
+Contention OpensDuring(F answered) {
+    Contention c;
+    std::atomic<bool> stop{false};
+    std::thread asker([&] {
+        while (!stop) {
+            double t0 = rel::Now();
+            if (!answered()) c.unanswered++;
+            c.request_max = std::max(c.request_max, rel::Now() - t0);
+            c.requests++;
+        }
+    });
+    double end = rel::Now() + 3;
+    while (rel::Now() < end) {
+        double t0 = rel::Now();
+        { rel::Dev other; }
+        c.opens.push_back(rel::Now() - t0);
+        usleep(2000);
+    }
+    stop = true;
+    asker.join();
+    return c;
+}
+
+double Longest(const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+}
+
 // 100000 PDs, scaled down on the debug kernel (KASAN slows the walk too).
 const int kWalkPds = static_cast<int>(rel::Scaled(100000, 20000));
 
@@ -339,35 +376,15 @@ int Walk() {
     std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
     T_CHECK(family != 0);
     if (t_failures) return kTestFail;
-    std::atomic<bool> stop{false};
-    double walk_max = 0;
-    int walks = 0, unanswered = 0;
-    std::thread asker([&] {
-        while (!stop) {
-            double t0 = rel::Now();
-            if (ProcGet(nl, family) != 0) unanswered++;
-            walk_max = std::max(walk_max, rel::Now() - t0);
-            walks++;
-        }
-    });
-    double end = rel::Now() + 3, open_max = 0;
-    int opens = 0;
-    while (rel::Now() < end) {
-        double t0 = rel::Now();
-        { rel::Dev other; }
-        open_max = std::max(open_max, rel::Now() - t0);
-        opens++;
-        usleep(2000);
-    }
-    stop = true;
-    asker.join();
+    Contention c = OpensDuring([&] { return ProcGet(nl, family) == 0; });
     close(nl);
+    double open_max = Longest(c.opens);
     std::printf(
         "a file of %d PDs: %d PROC_GETs (%d unanswered), the longest %.1f ms; "
-        "%d other files opened and closed meanwhile, the longest %.1f ms\n",
-        pds, walks, unanswered, walk_max * 1e3, opens, open_max * 1e3);
-    T_CHECK(unanswered == 0 && walks > 0);
-    T_CHECK(open_max < walk_max / 2);
+        "%zu other files opened and closed meanwhile, the longest %.1f ms\n",
+        pds, c.requests, c.unanswered, c.request_max * 1e3, c.opens.size(), open_max * 1e3);
+    T_CHECK(c.unanswered == 0 && c.requests > 0);
+    T_CHECK(open_max < c.request_max / 2);
     return t_failures ? kTestFail : kTestPass;
 }
 
@@ -406,29 +423,11 @@ int Files() {
     int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
     std::uint16_t family = nl >= 0 ? FamilyId(nl) : 0;
     T_CHECK(family != 0);
-    std::atomic<bool> stop{false};
-    double walk_max = 0;
-    int walks = 0, unanswered = 0;
-    std::thread asker([&] {
-        while (family && !stop) {
-            double t0 = rel::Now();
-            // PROC_GET of this process: ENOENT or its one file, after
-            // passing the holder's.
-            if ((walks % 2 ? ProcGet(nl, family) : StatGet(nl, family)) < 0) unanswered++;
-            walk_max = std::max(walk_max, rel::Now() - t0);
-            walks++;
-        }
-    });
-    double end = rel::Now() + 3;
-    std::vector<double> opens;
-    while (rel::Now() < end) {
-        double t0 = rel::Now();
-        { rel::Dev other; }
-        opens.push_back(rel::Now() - t0);
-        usleep(2000);
-    }
-    stop = true;
-    asker.join();
+    // PROC_GET of this process (ENOENT or its one file, after passing the
+    // holder's) and STAT_GET in turn.
+    int k = 0;
+    Contention c = OpensDuring(
+        [&] { return family && (k++ % 2 ? ProcGet(nl, family) : StatGet(nl, family)) >= 0; });
     if (nl >= 0) close(nl);
     T_CHECK(write(done[1], "d", 1) == 1);
     int st = 0;
@@ -436,16 +435,16 @@ int Files() {
     // An open() that waited for a request took at least the rest of it;
     // one that met something else (a kmemleak scan on the debug kernel)
     // is let off, one in a hundred.
-    auto slow =
-        std::count_if(opens.begin(), opens.end(), [&](double t) { return t >= walk_max / 2; });
+    auto slow = std::count_if(c.opens.begin(), c.opens.end(),
+                              [&](double t) { return t >= c.request_max / 2; });
     std::printf(
         "%d files of another process: %d STAT_GETs and PROC_GETs (%d unanswered), the longest "
         "%.1f ms; %zu files of our own opened and closed meanwhile, the longest %.1f ms, %zd "
         "of them half as long as that request or longer\n",
-        opened, walks, unanswered, walk_max * 1e3, opens.size(),
-        opens.empty() ? 0.0 : *std::max_element(opens.begin(), opens.end()) * 1e3, slow);
-    T_CHECK(unanswered == 0 && walks > 0 && !opens.empty());
-    T_CHECK(slow <= static_cast<std::ptrdiff_t>(opens.size() / 100));
+        opened, c.requests, c.unanswered, c.request_max * 1e3, c.opens.size(),
+        Longest(c.opens) * 1e3, slow);
+    T_CHECK(c.unanswered == 0 && c.requests > 0 && !c.opens.empty());
+    T_CHECK(slow <= static_cast<std::ptrdiff_t>(c.opens.size() / 100));
     return t_failures ? kTestFail : kTestPass;
 }
 
