@@ -87,12 +87,15 @@ vm_cpu_ticks() {
 # vm_qemu_args INITRD RESULTS: sets the array vm_qemu to the QEMU command
 # line of one guest (host root read-only over 9p, RESULTS writable, serial
 # console on stdio, no network); the caller appends its own options.
+# log_buf_len: a whole CI run logs more than the kernel's default 128 KiB
+# (134 kB on 2026-12-03), and a ring that wraps loses the run's first
+# lines and shifts the line counts the tests' scripts take of dmesg.
 vm_qemu_args() {
 	vm_qemu=(qemu-system-x86_64
 		-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem"
 		-display none -monitor none -serial stdio -no-reboot -nic none
 		-kernel "$kernel" -initrd "$1"
-		-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init$append ${NDK_VM_APPEND:-}"
+		-append "console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M rdinit=/init$append ${NDK_VM_APPEND:-}"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$2,mount_tag=results,security_model=none,multidevs=remap")
 }
