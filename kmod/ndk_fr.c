@@ -148,7 +148,10 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	if (!sg)
 		return -ENOMEM;
 	sg_init_table(sg, max_pages);
-	/* One entry per page; ndk_fr_map() sets addresses and lengths. */
+	/*
+	 * One entry per page, each a whole page but while ndk_fr_map() maps
+	 * them: it sets the addresses, and the first and last lengths.
+	 */
 	for (i = 0; i < max_pages; i++)
 		sg_dma_len(&sg[i]) = PAGE_SIZE;
 	ret = xa_insert_irq(&pd->frs, ibmr->rkey >> 8, fr,
@@ -624,25 +627,37 @@ static s32 ndk_fr_src_pages(struct ndk_mr *src, u64 address, u64 length,
 	return STATUS_SUCCESS;
 }
 
-/* Set the DMA addresses of @fr's flat page table from @p; 0 or -EINVAL. */
-static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p)
+/*
+ * Set the addresses of the first @used entries of @fr's flat page table
+ * from @p, in one pass over the source.  A consumer's array is also
+ * checked here, every entry page aligned (those past @used too), so its
+ * pages are read once: 0, or -EINVAL.
+ */
+static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p,
+		       u32 used)
 {
+	struct scatterlist *sg = fr->sg;
 	struct sg_dma_page_iter iter;
+	u64 bits = 0;
 	u32 i = 0;
 
 	if (p->array) {
-		for (i = 0; i < p->n; i++)
-			sg_dma_address(&fr->sg[i]) = p->array[i];
-		return 0;
+		for (; i < used; i++) {
+			bits |= p->array[i];
+			sg_dma_address(&sg[i]) = p->array[i];
+		}
+		for (; i < p->n; i++)
+			bits |= p->array[i];
+		return bits & ~PAGE_MASK ? -EINVAL : 0;
 	}
 	/* Only the table's first run starts off a page: mask it. */
 	for_each_sg_dma_page(p->sgt->sgl, &iter, p->sgt->nents, p->first) {
-		if (i == p->n)
+		if (i == used)
 			break;
-		sg_dma_address(&fr->sg[i++]) =
+		sg_dma_address(&sg[i++]) =
 			sg_page_iter_dma_address(&iter) & PAGE_MASK;
 	}
-	return i == p->n ? 0 : -EINVAL;
+	return i == used ? 0 : -EINVAL;
 }
 
 /*
@@ -654,10 +669,10 @@ static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
 		      const struct ndk_fr_pages *p, u64 iova, u64 length)
 {
 	u32 used = DIV_ROUND_UP((u64)p->fbo + length, PAGE_SIZE);
-	u64 left = length;
-	u32 i, off, len;
+	struct scatterlist *sg = fr->sg;
+	int n;
 
-	if (used > p->n || ndk_fr_load(fr, p))
+	if (used > p->n || ndk_fr_load(fr, p, used))
 		return -EINVAL;
 	/*
 	 * The entries carry the region's exact bytes (the first from the
@@ -666,15 +681,17 @@ static int ndk_fr_map(struct ndk_fr *fr, struct ib_mr *ibmr,
 	 * the length ib_map_mr_sg() computed, so an FBO or a length short of
 	 * the last page would shift or widen the region there.  Drivers that
 	 * use ib_sg_to_pages() (rxe, mlx5) see the same region either way.
+	 * Whole pages less the FBO and less the last page's tail are
+	 * @length; with one page both come off the one entry.  The driver
+	 * copies the pages, so both are whole pages again afterwards.
 	 */
-	for (i = 0; i < used; i++) {
-		off = i ? 0 : p->fbo;
-		len = min_t(u64, PAGE_SIZE - off, left);
-		sg_dma_address(&fr->sg[i]) += off;
-		sg_dma_len(&fr->sg[i]) = len;
-		left -= len;
-	}
-	if (ib_map_mr_sg(ibmr, fr->sg, used, NULL, PAGE_SIZE) != used)
+	sg_dma_address(&sg[0]) += p->fbo;
+	sg_dma_len(&sg[0]) -= p->fbo;
+	sg_dma_len(&sg[used - 1]) -= (u64)used * PAGE_SIZE - p->fbo - length;
+	n = ib_map_mr_sg(ibmr, sg, used, NULL, PAGE_SIZE);
+	sg_dma_len(&sg[0]) = PAGE_SIZE;
+	sg_dma_len(&sg[used - 1]) = PAGE_SIZE;
+	if (n != used)
 		return -EINVAL;
 	/* The region's address space is the consumer's (an index). */
 	ibmr->iova = iova;
@@ -779,18 +796,18 @@ static s32 ndk_fr_traced(u16 type, struct ndk_qp *qp, const void *obj,
 	switch (type) {
 	case NDK_OPERATION_TYPE_FAST_REGISTER:
 		if (status == STATUS_SUCCESS)
-			atomic64_inc(&ndk_stats.fast_registers);
+			ndk_stat_request(fast_registers);
 		trace_ndk_fast_register(qp, obj, address, length, flags,
 					status);
 		break;
 	case NDK_OPERATION_TYPE_BIND:
 		if (status == STATUS_SUCCESS)
-			atomic64_inc(&ndk_stats.binds);
+			ndk_stat_request(binds);
 		trace_ndk_bind(qp, obj, address, length, flags, status);
 		break;
 	default:
 		if (status == STATUS_SUCCESS)
-			atomic64_inc(&ndk_stats.invalidates);
+			ndk_stat_request(invalidates);
 		trace_ndk_invalidate(qp, obj, address, length, flags, status);
 		break;
 	}
@@ -804,24 +821,19 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 				  size_t length, void *base_virtual_address,
 				  u32 flags)
 {
-	u64 base = (uintptr_t)base_virtual_address, end, bits = 0;
+	u64 base = (uintptr_t)base_virtual_address, end;
 	struct ndk_fr_pages pages = {
 		.array = adapter_page_array,
 		.n = adapter_page_count,
 		.fbo = fbo,
 	};
-	u32 i;
 
+	/* Each address page aligned: checked as it is loaded (ndk_fr_load). */
 	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
 	    !length ||
 	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
 	    (base & ~PAGE_MASK) != fbo ||
 	    check_add_overflow(base, (u64)length, &end))
-		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
-	/* Every address page aligned: one test of all of them, no branch. */
-	for (i = 0; i < adapter_page_count; i++)
-		bits |= adapter_page_array[i];
-	if (bits & ~PAGE_MASK)
 		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	return ndk_fr_register(qp, request_context, mr, NULL, &pages, base,
 			       length, flags);

@@ -723,6 +723,12 @@ static void fr_bad_fr(struct ndk_test_env *env, struct ndk_qp *qp,
 	NDK_T_STATUS(env, ndk_fast_register(qp, CTX(7), b->mr, n, odd, fbo,
 					    b->len, base, 0),
 		     STATUS_INVALID_PARAMETER);
+	/* Also past the pages the length uses: every entry is checked. */
+	memcpy(odd, pa, n * sizeof(*odd));
+	odd[n - 1] += 8;
+	NDK_T_STATUS(env, ndk_fast_register(qp, CTX(7), b->mr, n, odd, fbo,
+					    PAGE_SIZE - fbo, base, 0),
+		     STATUS_INVALID_PARAMETER);
 	/* FBO not inside the first page. */
 	NDK_T_STATUS(env, ndk_fast_register(qp, CTX(8), b->mr, n, pa,
 					    PAGE_SIZE, PAGE_SIZE,
