@@ -327,12 +327,14 @@ static int ndk_nl_put_errors(struct sk_buff *skb, u64 *total)
 
 static int ndk_nl_stat_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct ndk_stats_requests requests;
 	u64 hits, misses, errors;
 	struct nlattr *nest;
 	struct sk_buff *msg;
 	void *hdr;
 
 	ndk_files_cache_totals(&hits, &misses);
+	ndk_stat_requests(&requests);
 
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
@@ -354,9 +356,9 @@ static int ndk_nl_stat_doit(struct sk_buff *skb, struct genl_info *info)
 	    NDK_NL_STAT(REGISTERED_BYTES,
 			atomic64_read(&ndk_stats.registered_bytes)) ||
 	    NDK_NL_STAT(PINNED_PAGES, ndk_umem_pinned_pages()) ||
-	    NDK_NL_STAT(FAST_REGISTERS, atomic64_read(&ndk_stats.fast_registers)) ||
-	    NDK_NL_STAT(BINDS, atomic64_read(&ndk_stats.binds)) ||
-	    NDK_NL_STAT(INVALIDATES, atomic64_read(&ndk_stats.invalidates)) ||
+	    NDK_NL_STAT(FAST_REGISTERS, requests.fast_registers) ||
+	    NDK_NL_STAT(BINDS, requests.binds) ||
+	    NDK_NL_STAT(INVALIDATES, requests.invalidates) ||
 	    NDK_NL_STAT(CACHE_HITS, hits) ||
 	    NDK_NL_STAT(CACHE_MISSES, misses) ||
 	    NDK_NL_STAT(CACHE_INVALIDATIONS, ndk_ucache_invalidations_total()) ||

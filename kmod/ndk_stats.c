@@ -6,11 +6,36 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/cpumask.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 
 #include "ndk_stats.h"
 
 struct ndk_stats ndk_stats;
+DEFINE_PER_CPU(struct ndk_stats_requests, ndk_stats_requests);
+
+/**
+ * ndk_stat_requests() - the requests counted so far, over every CPU
+ * @sum: out: the totals
+ *
+ * Not a snapshot: requests posted meanwhile may or may not count.
+ *
+ * Context: any.
+ */
+void ndk_stat_requests(struct ndk_stats_requests *sum)
+{
+	const struct ndk_stats_requests *c;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(&ndk_stats_requests, cpu);
+		sum->fast_registers += READ_ONCE(c->fast_registers);
+		sum->binds += READ_ONCE(c->binds);
+		sum->invalidates += READ_ONCE(c->invalidates);
+	}
+}
 
 static DEFINE_SPINLOCK(ndk_errors_lock);	/* protects ndk_errors */
 static struct {
