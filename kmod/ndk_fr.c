@@ -301,13 +301,14 @@ static void ndk_fr_kill_work(struct work_struct *work)
 	struct llist_node *list;
 	struct ndk_fr *fr, *next;
 
-	if (unlikely(delay))
-		msleep(min(delay, 1000U));
 	list = llist_del_all(&ndk_fr_kills);
 
 	/* next is read first: once killed, @fr may be freed or queued again */
-	llist_for_each_entry_safe(fr, next, list, kill_node)
+	llist_for_each_entry_safe(fr, next, list, kill_node) {
+		if (unlikely(delay))
+			msleep(min(delay, 1000U));
 		ndk_fr_kill_one(fr);
+	}
 }
 
 static DECLARE_WORK(ndk_fr_kill_worker, ndk_fr_kill_work);
