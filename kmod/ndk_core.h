@@ -23,6 +23,7 @@
 
 #include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mmu_notifier.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -213,6 +214,8 @@ struct ndk_adapter {
  * @frs:  registrations consumers post on their QPs (fast-register MRs and
  *        windows, struct ndk_fr) by key index (rkey >> 8), so that a
  *        peer's send-and-invalidate can be applied (ndk_fr.c)
+ * @kills: those of @frs whose key is to be killed (ndk_fr.c)
+ * @kill_work: kills them; holds a reference on the PD while queued
  */
 struct ndk_pd {
 	struct ndk_obj obj;
@@ -220,6 +223,8 @@ struct ndk_pd {
 	struct mutex reg_lock; /* serialises creation of reg */
 	struct ndk_reg *reg;
 	struct xarray frs;
+	struct llist_head kills;
+	struct work_struct kill_work;
 };
 
 /**

@@ -285,23 +285,32 @@ static void ndk_fr_kill_one(struct ndk_fr *fr)
 	ndk_obj_put(fr->owner);
 }
 
-/*
- * Registrations whose kill is due, linked by their own kill_node: a kill
- * allocates nothing, so it cannot fail, and it is queued from the CQ's
- * context, whose task is nobody in particular.
- */
-static LLIST_HEAD(ndk_fr_kills);
-
 /* Test hook, debugfs ndk/kill_delay_ms: each kill waits so long first. */
 static u32 ndk_fr_kill_delay_ms;
 
+/**
+ * ndk_fr_kill_work() - kill the keys queued in a PD (&ndk_pd.kill_work)
+ * @work: the PD's kill work
+ *
+ * Each PD kills its own registrations' keys, so a user who queues many
+ * kills delays only the binds and deregistrations that wait on that PD
+ * (ndk_fr_settle()), never another user's.  PDs' kills run side by side
+ * on ndk_wq (unbound); a user would need hundreds of PDs, each with a
+ * long queue, to keep its workers, and the device's MR indices bound the
+ * windows and fast-register MRs of all of them.  The queued work holds a
+ * reference on the PD (ndk_fr_kill()), dropped last: the PD may go with
+ * it, here.
+ *
+ * Context: process (ndk_wq).
+ */
 static void ndk_fr_kill_work(struct work_struct *work)
 {
+	struct ndk_pd *pd = container_of(work, struct ndk_pd, kill_work);
 	u32 delay = READ_ONCE(ndk_fr_kill_delay_ms);
 	struct llist_node *list;
 	struct ndk_fr *fr, *next;
 
-	list = llist_del_all(&ndk_fr_kills);
+	list = llist_del_all(&pd->kills);
 
 	/* next is read first: once killed, @fr may be freed or queued again */
 	llist_for_each_entry_safe(fr, next, list, kill_node) {
@@ -309,20 +318,41 @@ static void ndk_fr_kill_work(struct work_struct *work)
 			msleep(min(delay, 1000U));
 		ndk_fr_kill_one(fr);
 	}
+	ndk_obj_put(&pd->obj);
 }
 
-static DECLARE_WORK(ndk_fr_kill_worker, ndk_fr_kill_work);
+/**
+ * ndk_fr_kills_init() - set up a new PD's kill queue
+ * @pd: the PD
+ *
+ * Context: any.
+ */
+void ndk_fr_kills_init(struct ndk_pd *pd)
+{
+	init_llist_head(&pd->kills);
+	INIT_WORK(&pd->kill_work, ndk_fr_kill_work);
+}
 
 /*
  * Start killing the key of @fr, in KILLING, with a reference on its owner
- * the caller took for the kill.  A registration is queued once at most:
- * only the kill leaves KILLING.  Runs on ndk_wq, which module unload
- * destroys (draining it) after every adapter is gone.
+ * the caller took for the kill (so the PD, its parent, cannot go).  A
+ * registration is queued once at most: only the kill leaves KILLING.  The
+ * registrations whose kill is due are linked by their own kill_node: a
+ * kill allocates nothing, so it cannot fail, and it is queued from the
+ * CQ's context, whose task is nobody in particular.  Runs on ndk_wq,
+ * which module unload destroys (draining it) after every adapter is gone.
  */
 static void ndk_fr_kill(struct ndk_fr *fr)
 {
-	if (llist_add(&fr->kill_node, &ndk_fr_kills))
-		queue_work(ndk_wq, &ndk_fr_kill_worker);
+	struct ndk_pd *pd;
+
+	ndk_fr_slot(fr, &pd);
+	if (!llist_add(&fr->kill_node, &pd->kills))
+		return;		/* the queued work takes it */
+	/* A work queued holds the PD; one queued already takes @fr. */
+	ndk_obj_get(&pd->obj);
+	if (!queue_work(ndk_wq, &pd->kill_work))
+		ndk_obj_put(&pd->obj);
 }
 
 /*
@@ -478,8 +508,12 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
  */
 void ndk_fr_settle(struct ndk_fr *fr)
 {
-	if (READ_ONCE(fr->state) == NDK_FR_KILLING)
-		flush_work(&ndk_fr_kill_worker);
+	struct ndk_pd *pd;
+
+	if (READ_ONCE(fr->state) != NDK_FR_KILLING)
+		return;
+	ndk_fr_slot(fr, &pd);
+	flush_work(&pd->kill_work);
 }
 
 /**
@@ -496,8 +530,9 @@ void ndk_fr_settle(struct ndk_fr *fr)
  */
 void ndk_fr_settle_parent(struct ndk_mr *mr)
 {
+	/* Windows and fast-registers over @mr are of its PD. */
 	if (READ_ONCE(mr->bound_windows))
-		flush_work(&ndk_fr_kill_worker);
+		flush_work(&mr->pd->kill_work);
 }
 
 /**

@@ -271,6 +271,7 @@ void ndk_reg_iw_destroy(struct ndk_reg *reg);
 
 /* ndk_fr.c */
 void ndk_fr_init(struct ndk_fr *fr, struct ndk_obj *owner);
+void ndk_fr_kills_init(struct ndk_pd *pd);
 int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 		  struct ib_mr *ibmr, u32 max_pages, bool remote);
 void ndk_fr_detach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr *ibmr);

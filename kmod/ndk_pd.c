@@ -14,6 +14,7 @@ static int ndk_pd_init(struct ndk_obj *obj)
 
 	mutex_init(&pd->reg_lock);
 	xa_init_flags(&pd->frs, XA_FLAGS_LOCK_IRQ);
+	ndk_fr_kills_init(pd);
 	pd->ibpd = ib_alloc_pd(ndk_ibdev(obj), 0);
 	return PTR_ERR_OR_ZERO(pd->ibpd);
 }
