@@ -672,10 +672,9 @@ static s32 ndk_fr_src_pages(struct ndk_mr *src, u64 address, u64 length,
 static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p,
 		       u32 used)
 {
-	struct scatterlist *sg = fr->sg;
-	struct sg_dma_page_iter iter;
-	u64 bits = 0;
-	u32 i = 0;
+	struct scatterlist *sg = fr->sg, *run;
+	u64 bits = 0, skip = p->first, pages, addr;
+	u32 i = 0, k;
 
 	if (p->array) {
 		for (; i < used; i++) {
@@ -686,14 +685,25 @@ static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p,
 			bits |= p->array[i];
 		return bits & ~PAGE_MASK ? -EINVAL : 0;
 	}
-	/* Only the table's first run starts off a page: mask it. */
-	for_each_sg_dma_page(p->sgt->sgl, &iter, p->sgt->nents, p->first) {
+	/*
+	 * The pages of each DMA run, as for_each_sg_dma_page() counts them,
+	 * without its call per page.  Only the table's first run starts off
+	 * a page: mask it.
+	 */
+	for_each_sg(p->sgt->sgl, run, p->sgt->nents, k) {
+		pages = PAGE_ALIGN(run->offset + sg_dma_len(run)) >> PAGE_SHIFT;
+		if (skip >= pages) {
+			skip -= pages;
+			continue;
+		}
+		addr = sg_dma_address(run) + (skip << PAGE_SHIFT);
+		for (; skip < pages && i < used; skip++, addr += PAGE_SIZE)
+			sg_dma_address(&sg[i++]) = addr & PAGE_MASK;
 		if (i == used)
-			break;
-		sg_dma_address(&sg[i++]) =
-			sg_page_iter_dma_address(&iter) & PAGE_MASK;
+			return 0;
+		skip = 0;
 	}
-	return i == used ? 0 : -EINVAL;
+	return -EINVAL;
 }
 
 /*
