@@ -40,6 +40,11 @@ extern struct workqueue_struct *ndk_wq;
  * so that a device removal's flush of ndk_wq does not wait for a peer.
  */
 extern struct workqueue_struct *ndk_connect_wq;
+/*
+ * The PDs' key kills (ndk_fr.c): their own queue, so that many PDs with
+ * long queues of kills hold none of ndk_wq's workers.
+ */
+extern struct workqueue_struct *ndk_kill_wq;
 
 /*
  * Arrays sized by a caller (queue slots, page lists): charged to its memory

@@ -295,13 +295,14 @@ static u32 ndk_fr_kill_delay_ms;
  * Each PD kills its own registrations' keys, so a user who queues many
  * kills delays only the binds and deregistrations that wait on that PD
  * (ndk_fr_settle()), never another user's.  PDs' kills run side by side
- * on ndk_wq (unbound); a user would need hundreds of PDs, each with a
- * long queue, to keep its workers, and the device's MR indices bound the
- * windows and fast-register MRs of all of them.  The queued work holds a
+ * on ndk_kill_wq (unbound, of their own, so that they hold no worker of
+ * ndk_wq); a user would need hundreds of PDs, each with a long queue, to
+ * keep its workers, and the device's MR indices bound the windows and
+ * fast-register MRs of all of them.  The queued work holds a
  * reference on the PD (ndk_fr_kill()), dropped last: the PD may go with
  * it, here.
  *
- * Context: process (ndk_wq).
+ * Context: process (ndk_kill_wq).
  */
 static void ndk_fr_kill_work(struct work_struct *work)
 {
@@ -339,7 +340,7 @@ void ndk_fr_kills_init(struct ndk_pd *pd)
  * registration is queued once at most: only the kill leaves KILLING.  The
  * registrations whose kill is due are linked by their own kill_node: a
  * kill allocates nothing, so it cannot fail, and it is queued from the
- * CQ's context, whose task is nobody in particular.  Runs on ndk_wq,
+ * CQ's context, whose task is nobody in particular.  Runs on ndk_kill_wq,
  * which module unload destroys (draining it) after every adapter is gone.
  */
 static void ndk_fr_kill(struct ndk_fr *fr)
@@ -351,7 +352,7 @@ static void ndk_fr_kill(struct ndk_fr *fr)
 		return;		/* the queued work takes it */
 	/* A work queued holds the PD; one queued already takes @fr. */
 	ndk_obj_get(&pd->obj);
-	if (!queue_work(ndk_wq, &pd->kill_work))
+	if (!queue_work(ndk_kill_wq, &pd->kill_work))
 		ndk_obj_put(&pd->obj);
 }
 

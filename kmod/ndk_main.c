@@ -76,10 +76,16 @@ static int __init ndk_init(void)
 		ret = -ENOMEM;
 		goto err_destroy_wq;
 	}
+	ndk_kill_wq = alloc_workqueue("ndk_kill", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	if (!ndk_kill_wq) {
+		ret = -ENOMEM;
+		goto err_destroy_connect_wq;
+	}
 
 	ret = ndk_mr_cache_init();
 	if (ret)
-		goto err_destroy_connect_wq;
+		goto err_destroy_kill_wq;
 
 	ret = ndk_netlink_init();
 	if (ret)
@@ -130,6 +136,8 @@ err_netlink_exit:
 	ndk_netlink_exit();
 err_mr_cache_exit:
 	ndk_mr_cache_exit();
+err_destroy_kill_wq:
+	destroy_workqueue(ndk_kill_wq);
 err_destroy_connect_wq:
 	destroy_workqueue(ndk_connect_wq);
 err_destroy_wq:
@@ -146,6 +154,8 @@ static void __exit ndk_exit(void)
 	ndk_uobj_cache_exit();
 	ndk_adapter_exit();
 	ndk_netlink_exit();
+	/* A kill's last PD reference queues the PD's teardown on ndk_wq. */
+	destroy_workqueue(ndk_kill_wq);
 	destroy_workqueue(ndk_connect_wq);
 	destroy_workqueue(ndk_wq);
 	ndk_mr_cache_exit();

@@ -30,6 +30,7 @@
 
 struct workqueue_struct *ndk_wq;
 struct workqueue_struct *ndk_connect_wq;
+struct workqueue_struct *ndk_kill_wq;
 
 /**
  * ndk_gfp() - allocation flags for a call that may be asynchronous
