@@ -666,25 +666,21 @@ static s32 ndk_fr_src_pages(struct ndk_mr *src, u64 address, u64 length,
 
 /*
  * Set the addresses of the first @used entries of @fr's flat page table
- * from @p, in one pass over the source.  A consumer's array is also
- * checked here, every entry page aligned (those past @used too), so its
- * pages are read once: 0, or -EINVAL.
+ * from @p (a consumer's array was checked page aligned before the MR's
+ * state was taken, ndk_fast_register_post()): 0, or -EINVAL when an MR's
+ * table holds fewer pages.
  */
 static int ndk_fr_load(struct ndk_fr *fr, const struct ndk_fr_pages *p,
 		       u32 used)
 {
 	struct scatterlist *sg = fr->sg, *run;
-	u64 bits = 0, skip = p->first, pages, addr;
+	u64 skip = p->first, pages, addr;
 	u32 i = 0, k;
 
 	if (p->array) {
-		for (; i < used; i++) {
-			bits |= p->array[i];
+		for (; i < used; i++)
 			sg_dma_address(&sg[i]) = p->array[i];
-		}
-		for (; i < p->n; i++)
-			bits |= p->array[i];
-		return bits & ~PAGE_MASK ? -EINVAL : 0;
+		return 0;
 	}
 	/*
 	 * The pages of each DMA run, as for_each_sg_dma_page() counts them,
@@ -874,13 +870,22 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 		.n = adapter_page_count,
 		.fbo = fbo,
 	};
+	u64 bits = 0;
+	u32 i;
 
-	/* Each address page aligned: checked as it is loaded (ndk_fr_load). */
 	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
 	    !length ||
 	    length > ((u64)adapter_page_count << PAGE_SHIFT) - fbo ||
 	    (base & ~PAGE_MASK) != fbo ||
 	    check_add_overflow(base, (u64)length, &end))
+		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
+	/*
+	 * Every address page aligned, before the MR's state is taken: bad
+	 * input spends no key.  One test of all of them, no branch.
+	 */
+	for (i = 0; i < adapter_page_count; i++)
+		bits |= adapter_page_array[i];
+	if (bits & ~PAGE_MASK)
 		return ndk_qp_refuse(qp, STATUS_INVALID_PARAMETER);
 	return ndk_fr_register(qp, request_context, mr, NULL, &pages, base,
 			       length, flags);
