@@ -60,8 +60,8 @@ struct ndk_reg {
  * @ibmr:    the MR, of ndk_reg_class_entries(@class) page-list entries
  * @sgt:     the registration's pages, coalesced into physically contiguous
  *           runs; while registered @sgt.nents is the DMA-mapped count
- *           (iterate with for_each_sgtable_dma_sg() or
- *           for_each_sg_dma_page() over @sgt.nents only)
+ *           (iterate over @sgt.nents only: for_each_sgtable_dma_sg(),
+ *           or its runs as ndk_fr.c's ndk_fr_load() does)
  * @sg_cap:  entries allocated in @sgt (its orig_nents, kept for the free)
  * @used:    entries of @sgt filled (and given to dma_map_sg)
  * @last:    the entry marked as the end, unmarked before a refill
