@@ -864,13 +864,12 @@ static s32 ndk_fast_register_post(struct ndk_qp *qp, void *request_context,
 				  size_t length, void *base_virtual_address,
 				  u32 flags)
 {
-	u64 base = (uintptr_t)base_virtual_address, end;
+	u64 base = (uintptr_t)base_virtual_address, end, bits = 0;
 	struct ndk_fr_pages pages = {
 		.array = adapter_page_array,
 		.n = adapter_page_count,
 		.fbo = fbo,
 	};
-	u64 bits = 0;
 	u32 i;
 
 	if (!adapter_page_count || !adapter_page_array || fbo >= PAGE_SIZE ||
