@@ -802,6 +802,7 @@ static int t_fr_params(struct ndk_test_env *env)
 	struct ndk_qp *qp;
 	struct fr_target t;
 	s32 local_reg;
+	u64 *odd;
 
 	x = fr_open(env);
 	if (!x || env->failures)
@@ -888,6 +889,22 @@ static int t_fr_params(struct ndk_test_env *env)
 	/* Registered already. */
 	NDK_T_STATUS(env, fr_post(qp, CTX(42), &b, FR_R),
 		     STATUS_INVALID_DEVICE_REQUEST);
+	/* A bad page array is refused as such, and spends no key. */
+	odd = kmemdup(b.lam->adapter_page_array,
+		      b.lam->adapter_page_count * sizeof(*odd), GFP_KERNEL);
+	if (odd) {
+		u32 token = ndk_get_remote_token_from_mr(b.mr);
+
+		odd[0] += 8;
+		NDK_T_STATUS(env, ndk_fast_register(qp, CTX(42), b.mr,
+						    b.lam->adapter_page_count,
+						    odd, b.fbo, b.len,
+						    (void *)(uintptr_t)b.base,
+						    0),
+			     STATUS_INVALID_PARAMETER);
+		NDK_T_CHECK(env, ndk_get_remote_token_from_mr(b.mr) == token);
+		kfree(odd);
+	}
 	if (!local_reg)
 		NDK_T_STATUS(env, fr_post(qp, CTX(43), &local, 0),
 			     STATUS_INVALID_DEVICE_REQUEST);
