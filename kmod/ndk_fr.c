@@ -350,10 +350,13 @@ static void ndk_fr_kill(struct ndk_fr *fr)
 	ndk_fr_slot(fr, &pd);
 	if (!llist_add(&fr->kill_node, &pd->kills))
 		return;		/* the queued work takes it */
-	/* A work queued holds the PD; one queued already takes @fr. */
+	/*
+	 * The list was empty, so the work is idle or past its
+	 * llist_del_all(), which it runs after its pending bit is cleared:
+	 * this queues it, and the queued work holds the PD.
+	 */
 	ndk_obj_get(&pd->obj);
-	if (!queue_work(ndk_kill_wq, &pd->kill_work))
-		ndk_obj_put(&pd->obj);
+	queue_work(ndk_kill_wq, &pd->kill_work);
 }
 
 /*
