@@ -259,7 +259,15 @@ static void ndk_obj_create_work(struct work_struct *work)
 		return;
 	}
 	ndk_obj_count(obj);
+	/*
+	 * The consumer may close the object from its completion: hold it
+	 * until the completion returned, so that the close completion (and
+	 * an adapter close waiting for it) comes after (NDK: the close
+	 * completion is the object's last callback).
+	 */
+	ndk_obj_get(obj);
 	obj->create_completion(obj->create_context, STATUS_SUCCESS, &obj->hdr);
+	ndk_obj_put(obj);
 }
 
 /**
