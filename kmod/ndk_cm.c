@@ -57,6 +57,7 @@
  */
 #include <linux/in.h>
 #include <linux/capability.h>
+#include <linux/delay.h>
 #include <linux/in6.h>
 #include <linux/memcontrol.h>
 #include <linux/moduleparam.h>
@@ -487,6 +488,8 @@ static void ndk_conn_unbacklog(struct ndk_connector *c)
 /*
  * Start a request: the connector must be in @expect and have no request
  * pending; it moves to @next with @done (or @sync's) as the completion.
+ * An asynchronous request (@done) holds the connector from here until its
+ * work has run: ndk_conn_submit() follows at once, with no failure between.
  */
 static s32 ndk_conn_begin(struct ndk_connector *c, enum ndk_conn_state expect,
 			  enum ndk_conn_state next,
@@ -505,6 +508,12 @@ static s32 ndk_conn_begin(struct ndk_connector *c, enum ndk_conn_state expect,
 		if (done) {
 			c->req_done = done;
 			c->req_context = context;
+			/*
+			 * The work's reference, before the completion is
+			 * published: a peer's REJ or DREQ may run it at
+			 * once, and it may close the connector.
+			 */
+			ndk_obj_get(&c->obj);
 		} else {
 			init_completion(&sync->done);
 			c->req_done = ndk_cm_sync_done;
@@ -672,8 +681,20 @@ static bool ndk_conn_iwarp(struct ndk_connector *c)
  */
 static atomic_t ndk_cm_withhold_rtu = ATOMIC_INIT(0);
 
-static int ndk_cm_withhold_rtu_set(const char *val,
-				   const struct kernel_param *kp)
+/*
+ * Test hook, module parameter cm_hold_request_ms (root only, as above):
+ * the next asynchronous request (connect, complete-connect, accept,
+ * disconnect) sleeps this long between ndk_conn_begin(), which publishes
+ * its completion, and the queueing of its work, then the hook disarms.
+ * A peer's REJ or DREQ in that window completes the request, and its
+ * completion may close the connector (k-cm-accept-closed-early).  It
+ * sleeps: armed only while a test that calls from process context runs
+ * alone.
+ */
+static atomic_t ndk_cm_hold_request_ms = ATOMIC_INIT(0);
+
+/* Both hooks: a count that cannot go below 0, in kp->arg. */
+static int ndk_cm_hook_set(const char *val, const struct kernel_param *kp)
 {
 	int n, ret;
 
@@ -682,22 +703,27 @@ static int ndk_cm_withhold_rtu_set(const char *val,
 		return ret;
 	if (n < 0)
 		return -EINVAL;
-	atomic_set(&ndk_cm_withhold_rtu, n);
+	atomic_set(kp->arg, n);
 	return 0;
 }
 
-static int ndk_cm_withhold_rtu_get(char *buf, const struct kernel_param *kp)
+static int ndk_cm_hook_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&ndk_cm_withhold_rtu));
+	return sysfs_emit(buf, "%d\n", atomic_read(kp->arg));
 }
 
-static const struct kernel_param_ops ndk_cm_withhold_rtu_ops = {
-	.set = ndk_cm_withhold_rtu_set,
-	.get = ndk_cm_withhold_rtu_get,
+static const struct kernel_param_ops ndk_cm_hook_ops = {
+	.set = ndk_cm_hook_set,
+	.get = ndk_cm_hook_get,
 };
-module_param_cb(cm_withhold_rtu, &ndk_cm_withhold_rtu_ops, NULL, 0600);
+module_param_cb(cm_withhold_rtu, &ndk_cm_hook_ops, &ndk_cm_withhold_rtu,
+		0600);
 MODULE_PARM_DESC(cm_withhold_rtu,
 		 "test hook: the next N complete-connects on IB/RoCE send no RTU");
+module_param_cb(cm_hold_request_ms, &ndk_cm_hook_ops,
+		&ndk_cm_hold_request_ms, 0600);
+MODULE_PARM_DESC(cm_hold_request_ms,
+		 "test hook: the next asynchronous connector request sleeps N ms before it is queued");
 
 static int ndk_conn_send_rtu(struct ndk_connector *c)
 {
@@ -817,14 +843,25 @@ static void ndk_conn_work(struct work_struct *work)
 	ndk_obj_put(&c->obj);
 }
 
-/* Run a begun request on ndk_wq, or inline and wait for its outcome. */
+static void ndk_conn_test_hold(void)
+{
+	int ms = atomic_xchg(&ndk_cm_hold_request_ms, 0);
+
+	if (ms > 0)
+		msleep(ms);
+}
+
+/*
+ * Run a begun request on ndk_wq (with the reference ndk_conn_begin() took
+ * for it), or inline and wait for its outcome.
+ */
 static s32 ndk_conn_submit(struct ndk_connector *c, enum ndk_conn_op op,
 			   ndk_fn_request_completion done,
 			   struct ndk_cm_sync *sync)
 {
 	c->op = op;
 	if (done) {
-		ndk_obj_get(&c->obj);
+		ndk_conn_test_hold();
 		queue_work(ndk_wq, &c->work);
 		return STATUS_PENDING;
 	}

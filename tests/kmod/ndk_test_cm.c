@@ -21,6 +21,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "ndk_test.h"
 #include "ndk_test_conn.h"
@@ -615,6 +616,125 @@ static int t_cm_rej_established(struct ndk_test_env *env)
 	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
 out:
 	t_hook_write(T_WITHHOLD_RTU, "0\n");
+	return t_verdict(env, &f);
+}
+
+#define T_HOLD_REQUEST	"/sys/module/ndk/parameters/cm_hold_request_ms"
+#define T_HOLD_MS	"5000\n"
+
+/**
+ * struct t_ace - cm-accept-closed-early
+ * @f:        the fixture
+ * @work:     runs ndk_accept(), which the hook holds
+ * @accept:   the accept's completion
+ * @closed:   the close its completion starts
+ * @returned: ndk_accept() returned
+ * @status:   what it returned
+ */
+struct t_ace {
+	struct t_fix *f;
+	struct work_struct work;
+	struct ndk_t_wait accept, closed;
+	bool returned;
+	s32 status;
+};
+
+/* The accept's completion closes the connector, as NDK allows. */
+static void t_ace_done(void *context, s32 status)
+{
+	struct t_ace *a = context;
+
+	ndk_close_connector(a->f->p, ndk_t_closed, &a->closed);
+	ndk_t_requested(&a->accept, status);
+}
+
+static void t_ace_accept(struct work_struct *work)
+{
+	struct t_ace *a = container_of(work, struct t_ace, work);
+
+	a->status = ndk_accept(a->f->p, a->f->qp[1], 1, 1, NULL, 0, NULL,
+			       NULL, t_ace_done, a);
+	WRITE_ONCE(a->returned, true);
+}
+
+/*
+ * An asynchronous accept whose request the peer ends before ndk_accept()
+ * has queued its work: the module parameter cm_hold_request_ms (root
+ * only) holds the accept between publishing its completion and queueing
+ * the work, the active side's close sends a REJ (ib_cm rejects from
+ * REQ_SENT), the REJ completes the accept, and that completion closes the
+ * passive connector.  The close must wait for the accept: before the fix
+ * (the work's reference taken only at the queueing) the connector was
+ * freed while ndk_accept() still wrote to it, and its QP reference was
+ * never dropped (the QP's close hung).  IB/RoCE only: an iWARP peer's
+ * close before the accept is a TCP reset, with no event before the MPA
+ * reply.
+ */
+static int t_cm_accept_closed_early(struct ndk_test_env *env)
+{
+	unsigned long end = jiffies + NDK_T_TIMEOUT;
+	struct ndk_t_wait cq;
+	struct t_ace a = {};
+	struct t_fix f;
+
+	if (t_open(env, &f, 2))
+		return t_verdict(env, &f);
+	if (f.info.rdma_technology == NDK_IWARP) {
+		ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	if (t_listen(env, &f))
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
+		     STATUS_SUCCESS);
+	if (env->failures)
+		return t_verdict(env, &f);
+	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
+				      (struct sockaddr *)&f.laddr,
+				      sizeof(f.laddr), 1, 1, NULL, 0,
+				      ndk_t_requested, &f.connect_req),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, t_got_event(&f));
+	if (env->failures)
+		return t_verdict(env, &f);
+	f.p = f.conn[0];
+	f.conn[0] = NULL;
+
+	a.f = &f;
+	ndk_t_wait_init(&a.accept);
+	ndk_t_wait_init(&a.closed);
+	INIT_WORK_ONSTACK(&a.work, t_ace_accept);
+	NDK_T_CHECK(env, t_hook_write(T_HOLD_REQUEST, T_HOLD_MS));
+	queue_work(system_unbound_wq, &a.work);
+	/* The hook disarms as the hold starts. */
+	while (t_hook_read(T_HOLD_REQUEST) > 0 && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	t_close_conn(&f.a);
+	NDK_T_CHECK(env, ndk_t_wait(&a.accept));
+	ndk_test_log("accept ended by the REJ: %#x, ndk_accept() %s",
+		     a.accept.status,
+		     READ_ONCE(a.returned) ? "had returned" : "still held");
+	NDK_T_CHECK(env, !READ_ONCE(a.returned));
+	NDK_T_CHECK(env, a.accept.status == STATUS_IO_TIMEOUT ||
+		    a.accept.status == STATUS_CONNECTION_REFUSED);
+	/* The close waits for the held request. */
+	msleep(300);
+	NDK_T_CHECK(env, atomic_read(&a.closed.calls) == 0);
+	NDK_T_CHECK(env, !READ_ONCE(a.returned));
+	flush_work(&a.work);
+	destroy_work_on_stack(&a.work);
+	f.p = NULL;
+	NDK_T_STATUS(env, a.status, STATUS_PENDING);
+	NDK_T_CHECK(env, ndk_t_wait(&a.closed));
+	NDK_T_CHECK(env, atomic_read(&a.accept.calls) == 1);
+	/* The connector's close released the QP. */
+	ndk_t_wait_init(&cq);
+	NDK_T_STATUS(env, ndk_close_qp(f.qp[1], ndk_t_closed, &cq),
+		     STATUS_PENDING);
+	f.qp[1] = NULL;
+	NDK_T_CHECK(env, ndk_t_wait(&cq));
+	t_hook_write(T_HOLD_REQUEST, "0\n");
 	return t_verdict(env, &f);
 }
 
@@ -2586,6 +2706,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-limits", t_cm_limits },
 	{ "cm-reject", t_cm_reject },
 	{ "cm-rej-established", t_cm_rej_established },
+	{ "cm-accept-closed-early", t_cm_accept_closed_early },
 	{ "cm-listen-kernel-charge", t_cm_listen_kernel_charge },
 	{ "cm-no-listener", t_cm_no_listener },
 	{ "cm-unreachable", t_cm_unreachable },
