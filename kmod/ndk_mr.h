@@ -182,6 +182,9 @@ enum ndk_mr_state {
  *                 none (binds and fast-registers over the MR read them
  *                 only through ndk_fr.c's ndk_fr_src_pages(), which
  *                 refuses a NULL one); set while REGISTERED
+ * @driver_charge: @user: a charged stand-in for what the driver allocated
+ *                 uncharged for the registration (ndk_mr_user_charge()),
+ *                 freed with it
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
  * @flags:         NDK_MR_FLAG_* of the registration
@@ -220,6 +223,7 @@ struct ndk_mr {
 		struct {
 			struct ndk_reg_mr *rmr;
 			struct sg_table *sgt;
+			void *driver_charge;
 			u64 base_va;
 			u64 length;
 			u32 flags;

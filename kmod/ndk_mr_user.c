@@ -56,6 +56,30 @@ bool ndk_mr_user_capable(struct ib_device *ibdev)
 	}
 }
 
+/*
+ * What ib_reg_user_mr() allocates with plain GFP_KERNEL, so charged to no
+ * memory cgroup: the ib_umem and its scatter table (up to 32 bytes a page
+ * when no two pages are contiguous) and the driver's own page table (rxe:
+ * 16 bytes a page, in 4 KiB maps).  6.1 exports no call that charges a
+ * cgroup without allocating (mem_cgroup_charge_skmem() and
+ * obj_cgroup_charge() are not exported), and no scope that makes another
+ * module's allocations accounted (set_active_memcg() only redirects
+ * accounted ones).  So ndk.ko allocates about as much, charged to the
+ * caller, and holds it for the registration's life: memory.max then
+ * bounds the driver's share too (Documentation/security.md, invariant 5).
+ * One page at least, as rxe's first page map.
+ */
+#define NDK_DRIVER_PAGE_BYTES	16	/* rxe's struct rxe_phys_buf */
+
+static size_t ndk_mr_user_charge(u64 address, u64 length)
+{
+	u64 pages = (PAGE_ALIGN(address + length) - (address & PAGE_MASK)) >>
+		    PAGE_SHIFT;
+
+	return max_t(u64, PAGE_SIZE,
+		     pages * (sizeof(struct scatterlist) + NDK_DRIVER_PAGE_BYTES));
+}
+
 /**
  * ndk_register_user_mr() - register user memory of the calling process
  * @mr:      an MR created with FastRegister = FALSE, idle, of an adapter
@@ -84,7 +108,9 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	struct ib_device *ibdev = ndk_ibdev(&mr->obj);
 	unsigned long irqflags;
 	struct ib_mr *ibmr;
+	void *charge;
 	int access;
+	s32 status;
 
 	access = ndk_mr_access(ibdev, flags);
 	if (mr->fast_register || access < 0 || !length || !address ||
@@ -100,18 +126,16 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	mr->state = NDK_MR_BUSY;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 
-	ibmr = ib_reg_user_mr(mr->pd->ibpd, address, length, address, access);
-	if (IS_ERR(ibmr)) {
-		s32 status = ndk_status_from_errno(PTR_ERR(ibmr));
-
-		spin_lock_irqsave(&mr->lock, irqflags);
-		mr->state = NDK_MR_IDLE;
-		spin_unlock_irqrestore(&mr->lock, irqflags);
-		ndk_stat_error(status);
-		trace_ndk_mr_register(mr, address, length, flags, 0, status);
-		return PTR_ERR(ibmr);
+	charge = kvmalloc(ndk_mr_user_charge(address, length), NDK_GFP_ARRAY);
+	if (!charge) {
+		ibmr = ERR_PTR(-ENOMEM);
+		goto err_idle;
 	}
+	ibmr = ib_reg_user_mr(mr->pd->ibpd, address, length, address, access);
+	if (IS_ERR(ibmr))
+		goto err_free_charge;
 	mr->ibmr = ibmr;
+	mr->driver_charge = charge;
 	mr->user = true;
 	mr->base_va = address;
 	mr->length = length;
@@ -127,6 +151,17 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	trace_ndk_mr_register(mr, address, length, flags, ibmr->rkey,
 			      STATUS_SUCCESS);
 	return 0;
+
+err_free_charge:
+	kvfree(charge);
+err_idle:
+	status = ndk_status_from_errno(PTR_ERR(ibmr));
+	spin_lock_irqsave(&mr->lock, irqflags);
+	mr->state = NDK_MR_IDLE;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
+	ndk_stat_error(status);
+	trace_ndk_mr_register(mr, address, length, flags, 0, status);
+	return PTR_ERR(ibmr);
 }
 
 /* Unmap and free a page list of ndk_mr_attach_pages(). */
@@ -222,6 +257,8 @@ void ndk_mr_user_release(struct ndk_mr *mr)
 	WARN_ONCE(ret, "ndk: ib_dereg_mr_user: %d\n", ret);
 	if (sgt)
 		ndk_mr_user_unmap(ndk_ibdev(&mr->obj), sgt);
+	kvfree(mr->driver_charge);
+	mr->driver_charge = NULL;
 	mr->ibmr = NULL;
 	mr->user = false;
 }
