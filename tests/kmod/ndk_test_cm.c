@@ -1844,6 +1844,104 @@ out:
 	return t_verdict(env, &f);
 }
 
+/*
+ * MaxInlineDataSize is what an INLINE request really carries, end to
+ * end: on QPs created with that inline size, an inline RDMA write of
+ * exactly that many bytes, gathered from two unregistered SGEs, lands
+ * whole in the peer's MR and nowhere else, and an inline send of as many
+ * fills a receive; one byte more is refused inline with
+ * STATUS_INVALID_PARAMETER and posts nothing.  On rxe and siw.
+ */
+static int t_cm_dp_inline_max(struct ndk_test_env *env)
+{
+	struct t_buf remote = {}, rbuf = {};
+	struct ndk_result res;
+	struct ndk_sge sge[2];
+	u32 max, half, rtok;
+	struct t_fix f;
+	u8 *src = NULL;
+	int i;
+
+	if (t_open(env, &f, 0))
+		return t_verdict(env, &f);
+	max = f.info.max_inline_data_size;
+	ndk_test_log("%s: MaxInlineDataSize %u", env->adapter_name, max);
+	if (max < 2) {
+		ndk_test_log("SKIP: %s has no inline data to speak of",
+			     env->adapter_name);
+		t_close_all(&f);
+		return NDK_TEST_SKIP;
+	}
+	for (i = 0; i < 2; i++)
+		NDK_T_STATUS(env, ndk_create_qp(f.pd, f.cq[i], f.cq[i], &f.qp[i],
+						8, 8, 1, 2, max, NULL, NULL,
+						&f.qp[i]),
+			     STATUS_SUCCESS);
+	if (env->failures || t_listen(env, &f) || t_connect_async(env, &f))
+		return t_verdict(env, &f);
+	src = kmalloc(max + 1, GFP_KERNEL);
+	NDK_T_CHECK(env, src);
+	if (!src ||
+	    t_buf_reg(env, &f, &remote, max + 64,
+		      NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+		      NDK_MR_FLAG_ALLOW_REMOTE_WRITE) ||
+	    t_buf_reg(env, &f, &rbuf, max + 64, NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+		goto out;
+	get_random_bytes(src, max + 1);
+	rtok = ndk_get_remote_token_from_mr(remote.mr);
+	half = max / 2;
+	sge[0].virtual_address = src;
+	sge[0].length = half;
+	sge[0].memory_region_token = 0xdeadbeef;	/* ignored */
+	sge[1].virtual_address = src + half;
+	sge[1].length = max - half;
+	sge[1].memory_region_token = 0xdeadbeef;
+
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)91, sge, 2,
+				    t_raddr(&remote, 32), rtok,
+				    NDK_OP_FLAG_INLINE), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)91);
+	NDK_T_CHECK(env, memcmp(remote.data + 32, src, max) == 0);
+	NDK_T_CHECK(env, t_all(remote.data, 0, 32));
+	NDK_T_CHECK(env, t_all(remote.data + 32 + max, 0, 32));
+	NDK_T_CHECK(env, t_canaries_ok(&remote));
+
+	sge[0] = t_sge(&rbuf, 0, rbuf.len);
+	NDK_T_STATUS(env, ndk_receive(f.qp[1], (void *)92, sge, 1),
+		     STATUS_SUCCESS);
+	sge[0].virtual_address = src;
+	sge[0].length = max;
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)93, sge, 1,
+				   NDK_OP_FLAG_INLINE), STATUS_SUCCESS);
+	NDK_T_CHECK(env, t_poll(f.cq[0], &res, 1) == 1);
+	t_check_result(env, &res, STATUS_SUCCESS, &f.qp[0], (void *)93);
+	NDK_T_CHECK(env, t_poll(f.cq[1], &res, 1) == 1);
+	NDK_T_STATUS(env, res.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, res.request_context == (void *)92);
+	NDK_T_CHECK(env, res.bytes_transferred == max);
+	NDK_T_CHECK(env, memcmp(rbuf.data, src, max) == 0);
+
+	/* One byte more, in one SGE or two: refused, nothing posted. */
+	sge[0].length = max + 1;
+	NDK_T_STATUS(env, ndk_write(f.qp[0], (void *)94, sge, 1,
+				    t_raddr(&remote, 0), rtok,
+				    NDK_OP_FLAG_INLINE),
+		     STATUS_INVALID_PARAMETER);
+	sge[0].length = half + 1;
+	sge[1].length = max - half;
+	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)95, sge, 2,
+				   NDK_OP_FLAG_INLINE),
+		     STATUS_INVALID_PARAMETER);
+	NDK_T_CHECK(env, t_cq_quiet(f.cq[0]));
+	NDK_T_CHECK(env, memcmp(remote.data + 32, src, max) == 0);
+out:
+	kfree(src);
+	t_buf_free(env, &remote);
+	t_buf_free(env, &rbuf);
+	return t_verdict(env, &f);
+}
+
 static void t_closed(void *context)
 {
 	complete(context);
@@ -2729,6 +2827,7 @@ const struct ndk_test ndk_tests_cm[] = {
 	{ "cm-dp-silent-read-fail", t_cm_dp_silent_read_fail },
 	{ "cm-dp-refused-run", t_cm_dp_refused_run },
 	{ "cm-dp-inline-sges", t_cm_dp_inline_sges },
+	{ "cm-dp-inline-max", t_cm_dp_inline_max },
 	{ "cm-dp-read-flush", t_cm_dp_read_flush },
 	{ "cm-dp-flush-race", t_cm_dp_flush_race },
 	{ "cm-dp-defer-inline-failure", t_cm_dp_defer_inline_failure },
