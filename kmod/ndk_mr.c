@@ -89,7 +89,8 @@ int ndk_mr_cache_init(void)
 	ndk_mr_cache = KMEM_CACHE(ndk_mr, 0);
 	ndk_mr_req_cache = KMEM_CACHE(ndk_mr_req, 0);
 	ndk_reg_mr_cache = KMEM_CACHE(ndk_reg_mr, 0);
-	if (ndk_mr_cache && ndk_mr_req_cache && ndk_reg_mr_cache)
+	if (ndk_mr_cache && ndk_mr_req_cache && ndk_reg_mr_cache &&
+	    !ndk_charge_cache_init())
 		return 0;
 	ndk_mr_cache_exit();
 	return -ENOMEM;
@@ -102,6 +103,7 @@ int ndk_mr_cache_init(void)
  */
 void ndk_mr_cache_exit(void)
 {
+	ndk_charge_cache_exit();
 	kmem_cache_destroy(ndk_reg_mr_cache);
 	kmem_cache_destroy(ndk_mr_req_cache);
 	kmem_cache_destroy(ndk_mr_cache);

@@ -22,6 +22,8 @@ struct ndk_reg_iw;
 /* Send queue depth of the internal registration QP. */
 #define NDK_REG_SQ_DEPTH	128
 
+struct ndk_charge;
+
 /**
  * struct ndk_reg - a PD's internal registration path
  * @cq:       its completion queue, polled by ib_core in softirq context
@@ -223,7 +225,7 @@ struct ndk_mr {
 		struct {
 			struct ndk_reg_mr *rmr;
 			struct sg_table *sgt;
-			void *driver_charge;
+			struct ndk_charge *driver_charge;
 			u64 base_va;
 			u64 length;
 			u32 flags;
@@ -262,6 +264,8 @@ struct ndk_reg_mr *ndk_reg_mr_get(struct ndk_pd *pd, struct ndk_reg *reg,
 				  u32 entries);
 void ndk_reg_mr_put(struct ndk_reg *reg, struct ndk_reg_mr *rmr);
 void ndk_reg_mr_free(struct ndk_reg_mr *rmr);
+int ndk_charge_cache_init(void);
+void ndk_charge_cache_exit(void);
 void ndk_reg_destroy(struct ndk_pd *pd);
 struct ib_mr *ndk_alloc_fr_mr(struct ndk_pd *pd, u32 pages);
 bool ndk_fault_fail_mr_alloc(void);
