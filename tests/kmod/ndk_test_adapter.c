@@ -4,6 +4,10 @@
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+
 #include "ndk_test.h"
 
 static int ndk_t_count(const char *name, void *context)
@@ -182,10 +186,84 @@ static int ndk_t_pd_async(struct ndk_test_env *env)
 	return NDK_TEST_PASS;
 }
 
+/**
+ * struct t_cic - pd-close-in-create
+ * @created:   the create completion returned
+ * @closed:    the close completion
+ * @in_create: set while the create completion runs
+ * @early:     the close completion ran while the create completion did
+ * @status:    the create's status
+ */
+struct t_cic {
+	struct completion created;
+	struct ndk_t_wait closed;
+	atomic_t in_create;
+	bool early;
+	s32 status;
+};
+
+static void t_cic_closed(void *context)
+{
+	struct t_cic *c = context;
+
+	if (atomic_read(&c->in_create))
+		WRITE_ONCE(c->early, true);
+	ndk_t_closed(&c->closed);
+}
+
+/* Closes the new PD, then stays a while: the close must wait for it. */
+static void t_cic_created(void *context, s32 status,
+			  struct ndk_object_header *object)
+{
+	struct t_cic *c = context;
+
+	atomic_set(&c->in_create, 1);
+	c->status = status;
+	if (status == STATUS_SUCCESS)
+		ndk_close_pd(ndk_to_pd(object), t_cic_closed, c);
+	msleep(300);
+	atomic_set(&c->in_create, 0);
+	complete(&c->created);
+}
+
+/*
+ * A consumer may close an object from its create completion; the close
+ * completion is still the object's last callback, so it comes after the
+ * create completion returned.  Before the fix the create work held no
+ * reference across the completion: the close dropped the last one, and
+ * the teardown and its close completion ran on another worker of ndk_wq
+ * while the create completion still ran (here, during its sleep).
+ */
+static int ndk_t_pd_close_in_create(struct ndk_test_env *env)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_pd *pd = NULL;
+	struct t_cic c = {};
+
+	if (ndk_open_adapter(env->adapter_name, NULL, NULL, &adapter))
+		return NDK_TEST_FAIL;
+	init_completion(&c.created);
+	ndk_t_wait_init(&c.closed);
+	atomic_set(&c.in_create, 0);
+	NDK_T_STATUS(env, ndk_create_pd(adapter, t_cic_created, &c, &pd),
+		     STATUS_PENDING);
+	NDK_T_CHECK(env, wait_for_completion_timeout(&c.created,
+						     NDK_T_TIMEOUT));
+	NDK_T_STATUS(env, c.status, STATUS_SUCCESS);
+	NDK_T_CHECK(env, ndk_t_wait(&c.closed));
+	ndk_test_log("close completion %s the create completion returned",
+		     READ_ONCE(c.early) ? "ran before" : "came after");
+	NDK_T_CHECK(env, !READ_ONCE(c.early));
+	NDK_T_CHECK(env, atomic_read(&c.closed.calls) == 1);
+	ndk_close_adapter(adapter);
+	return env->failures ? NDK_TEST_FAIL : NDK_TEST_PASS;
+}
+
 const struct ndk_test ndk_tests_adapter[] = {
 	{ "adapter-open", ndk_t_adapter_open },
 	{ "adapter-info", ndk_t_adapter_info },
 	{ "pd-sync", ndk_t_pd_sync },
 	{ "pd-async", ndk_t_pd_async },
+	{ "pd-close-in-create", ndk_t_pd_close_in_create },
 	{ NULL, NULL },
 };
