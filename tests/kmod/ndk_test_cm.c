@@ -569,20 +569,8 @@ static int t_cm_rej_established(struct ndk_test_env *env)
 	if (t_listen(env, &f))
 		return t_verdict(env, &f);
 	NDK_T_CHECK(env, t_hook_write(T_WITHHOLD_RTU, "1\n"));
-	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
-		     STATUS_SUCCESS);
-	if (env->failures)
+	if (t_request(env, &f))
 		goto out;
-	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
-				      (struct sockaddr *)&f.laddr,
-				      sizeof(f.laddr), 1, 1, NULL, 0,
-				      ndk_t_requested, &f.connect_req),
-		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_got_event(&f));
-	if (env->failures)
-		goto out;
-	f.p = f.conn[0];
-	f.conn[0] = NULL;
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
 				     &f.disc_p, ndk_t_requested, &f.accept_req),
 		     STATUS_PENDING);
@@ -686,20 +674,8 @@ static int t_cm_accept_closed_early(struct ndk_test_env *env)
 	}
 	if (t_listen(env, &f))
 		return t_verdict(env, &f);
-	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
-		     STATUS_SUCCESS);
-	if (env->failures)
+	if (t_request(env, &f))
 		return t_verdict(env, &f);
-	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
-				      (struct sockaddr *)&f.laddr,
-				      sizeof(f.laddr), 1, 1, NULL, 0,
-				      ndk_t_requested, &f.connect_req),
-		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_got_event(&f));
-	if (env->failures)
-		return t_verdict(env, &f);
-	f.p = f.conn[0];
-	f.conn[0] = NULL;
 
 	a.f = &f;
 	ndk_t_wait_init(&a.accept);
@@ -1209,20 +1185,8 @@ static int t_cm_dp_not_connected(struct ndk_test_env *env)
 		return t_verdict(env, &f);
 	NDK_T_STATUS(env, ndk_send(f.qp[0], (void *)1, NULL, 0, 0),
 		     STATUS_CONNECTION_INVALID);
-	NDK_T_STATUS(env, ndk_create_connector(f.adapter, NULL, NULL, &f.a),
-		     STATUS_SUCCESS);
-	if (env->failures)
+	if (t_request(env, &f))
 		return t_verdict(env, &f);
-	NDK_T_STATUS(env, ndk_connect(f.a, f.qp[0], NULL, 0,
-				      (struct sockaddr *)&f.laddr,
-				      sizeof(f.laddr), 1, 1, NULL, 0,
-				      ndk_t_requested, &f.connect_req),
-		     STATUS_PENDING);
-	NDK_T_CHECK(env, t_got_event(&f));
-	if (env->failures)
-		return t_verdict(env, &f);
-	f.p = f.conn[0];
-	f.conn[0] = NULL;
 	NDK_T_STATUS(env, ndk_accept(f.p, f.qp[1], 1, 1, NULL, 0, t_disc_cb,
 				     &f.disc_p, ndk_t_requested, &f.accept_req),
 		     STATUS_PENDING);

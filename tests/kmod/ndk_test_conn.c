@@ -299,16 +299,17 @@ int t_verdict(struct ndk_test_env *env, struct t_fix *f)
 }
 
 /**
- * t_connect_async() - connect qp[0] to qp[1] asynchronously
+ * t_request() - a connection request of qp[0], pending at the listener
  * @env: the scenario
  * @f:   the fixture, listening (t_listen()); @a and @p are set
  *
- * From the test thread: connect, ConnectEvent, accept, connect completes,
- * complete_connect; both sides are connected on return.
+ * From the test thread: create @a, connect it (its read limits and
+ * private data from @f, @connect_req), wait for the ConnectEvent and
+ * take its connector as @p.
  *
  * Return: 0, or -1 on failure.
  */
-int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
+int t_request(struct ndk_test_env *env, struct t_fix *f)
 {
 	s32 s;
 	int failures = env->failures;
@@ -328,6 +329,25 @@ int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
 		return -1;
 	f->p = f->conn[0];
 	f->conn[0] = NULL;
+	return 0;
+}
+
+/**
+ * t_connect_async() - connect qp[0] to qp[1] asynchronously
+ * @env: the scenario
+ * @f:   the fixture, listening (t_listen()); @a and @p are set
+ *
+ * From the test thread: connect, ConnectEvent, accept, connect completes,
+ * complete_connect; both sides are connected on return.
+ *
+ * Return: 0, or -1 on failure.
+ */
+int t_connect_async(struct ndk_test_env *env, struct t_fix *f)
+{
+	int failures = env->failures;
+
+	if (t_request(env, f))
+		return -1;
 	NDK_T_STATUS(env, ndk_accept(f->p, f->qp[1], f->in_p, f->out_p,
 				     f->sdata, f->slen, t_disc_cb, &f->disc_p,
 				     ndk_t_requested, &f->accept_req),

@@ -109,6 +109,7 @@ struct t_buf {
 int t_open(struct ndk_test_env *env, struct t_fix *f, int nqp);
 int t_new_qp(struct ndk_test_env *env, struct t_fix *f, int i);
 int t_listen(struct ndk_test_env *env, struct t_fix *f);
+int t_request(struct ndk_test_env *env, struct t_fix *f);
 int t_connect_async(struct ndk_test_env *env, struct t_fix *f);
 void t_close_conn(struct ndk_connector **c);
 void t_close_all(struct t_fix *f);

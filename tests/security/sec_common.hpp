@@ -133,6 +133,29 @@ inline long PreadLong(int fd) {
     return std::strtol(buf, nullptr, 10);
 }
 
+// Writes @value to the start of an open file (a cgroup's memory.max)
+// from a stack buffer, as PreadLong() reads: false (said) on error.
+inline bool PwriteLong(int fd, long value) {
+    char buf[32];
+    int n = std::snprintf(buf, sizeof(buf), "%ld", value);
+    if (pwrite(fd, buf, n, 0) != n) {
+        std::perror("pwrite memory.max");
+        return false;
+    }
+    return true;
+}
+
+// Waits up to 10 s for the memory.current open at @fd to come back within
+// @slack of @base (struct file and part of the rest are freed after an
+// RCU grace period), says where it is; true if it did.
+inline bool MemcgSettles(int fd, long base, long slack, const char* what) {
+    double end = rel::Now() + 10;
+    while (PreadLong(fd) > base + slack && rel::Now() < end) usleep(20000);
+    long now = PreadLong(fd);
+    std::printf("%s: memory.current %+ld kB from before\n", what, (now - base) / 1024);
+    return now <= base + slack;
+}
+
 // Everything the test's files made went with them: ndk.ko's user_objects
 // counter back at @base within @seconds (the last releases may run after
 // a process's exit).

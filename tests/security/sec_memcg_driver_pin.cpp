@@ -38,15 +38,6 @@ int g_current_fd = -1, g_max_fd = -1;  // memory.current, memory.max: opened as 
 
 long Current() { return sec::PreadLong(g_current_fd); }
 
-bool SetMax(long bytes) {
-    std::string v = std::to_string(bytes);
-    if (pwrite(g_max_fd, v.data(), v.size(), 0) != static_cast<ssize_t>(v.size())) {
-        std::perror("memory.max");
-        return false;
-    }
-    return true;
-}
-
 // A file with an adapter and a PD: false (said) when not.
 bool Open(int* fd, std::uint32_t* pd) {
     *fd = t_open_ndk();
@@ -70,15 +61,6 @@ int RegisterPages(int fd, std::uint32_t pd, char* buf, int from, int n, int* err
         if (peak) *peak = std::max(*peak, Current());
     }
     return n;
-}
-
-// Waits up to 10 s for memory.current to come back within kSlack of @base.
-bool Settles(long base, const char* what) {
-    double end = rel::Now() + 10;
-    while (Current() > base + kSlack && rel::Now() < end) usleep(20000);
-    long now = Current();
-    std::printf("%s: memory.current %+ld kB from before\n", what, (now - base) / 1024);
-    return now <= base + kSlack;
 }
 
 int Child() {
@@ -119,13 +101,13 @@ int Child() {
     T_CHECK(c1 - c0 >= kPerReg * kMeasured);
     T_CHECK(t_vmpin_kb() - pin0 == kMeasured * kPage / 1024);
     close(fd);
-    T_CHECK(Settles(c0, "file closed"));
+    T_CHECK(sec::MemcgSettles(g_current_fd, c0, kSlack, "file closed"));
     T_CHECK(t_vmpin_kb() == pin0);
 
     // 2. Bounded.
     if (!Open(&fd, &pd)) return kTestFail;
     const long base = Current(), max = base + kRoom;
-    if (!SetMax(max)) return kTestFail;
+    if (!sec::PwriteLong(g_max_fd, max)) return kTestFail;
     peak = base;
     n = RegisterPages(fd, pd, buf, kMeasured, kBounded, &err, &peak);
     peak = std::max(peak, Current());
@@ -138,9 +120,9 @@ int Child() {
     T_CHECK(peak <= max + kSlack);
     T_CHECK(n * kPerReg <= kRoom + (2L << 20));
     T_CHECK(n >= kRoom / (4 * kPerReg));  // the limit stopped it, nothing else
-    T_CHECK(Settles(base, "bounded file closed"));
+    T_CHECK(sec::MemcgSettles(g_current_fd, base, kSlack, "bounded file closed"));
     T_CHECK(t_vmpin_kb() == pin0);
-    SetMax(kMax);
+    sec::PwriteLong(g_max_fd, kMax);
     munmap(buf, pages * kPage);
     return t_failures ? kTestFail : kTestPass;
 }

@@ -58,15 +58,6 @@ int g_current_fd = -1;   // the cgroup's memory.current, opened as root
 int g_max_fd = -1;       // its memory.max, opened as root for writing
 bool g_bounded = false;  // the second run
 
-bool SetMax(long bytes) {
-    std::string v = std::to_string(bytes);
-    if (pwrite(g_max_fd, v.data(), v.size(), 0) != static_cast<ssize_t>(v.size())) {
-        std::perror("memory.max");
-        return false;
-    }
-    return true;
-}
-
 // The value of @key in the cgroup's "key value" file @file, or -1.
 long CgroupField(const char* file, const char* key) {
     std::ifstream in(g_cg + "/" + file);
@@ -153,7 +144,7 @@ int Listener() {
     long cur0 = Current();
     T_CHECK(cur0 > 0);
     long ooms0 = OomKills(), max = cur0 + kBoundedRoom;
-    if (g_bounded && !SetMax(max)) return kTestFail;
+    if (g_bounded && !sec::PwriteLong(g_max_fd, max)) return kTestFail;
     if (!WriteAll(g_pipes.addrs[1], to, sizeof(to))) return kTestFail;
     close(g_pipes.addrs[1]);
 
@@ -179,7 +170,7 @@ int Listener() {
     // At the limit this process allocates nothing charged (a new open, a
     // read's seq_file buffer, a pipe page of its output): it could set off
     // the OOM killer itself.  Room again first.
-    if (g_bounded && !SetMax(kMax)) return kTestFail;
+    if (g_bounded && !sec::PwriteLong(g_max_fd, kMax)) return kTestFail;
     long slab1 = SlabUnreclaimable();
     if (g_bounded) {
         long ooms = OomKills() - ooms0;

@@ -49,16 +49,6 @@ int g_current_fd = -1, g_max_fd = -1;  // memory.current, memory.max: opened as 
 // only be retried, the OOM killer finding no victim).
 long Current() { return sec::PreadLong(g_current_fd); }
 
-bool SetMax(long bytes) {
-    char buf[32];
-    int n = std::snprintf(buf, sizeof(buf), "%ld", bytes);
-    if (pwrite(g_max_fd, buf, n, 0) != n) {
-        std::perror("memory.max");
-        return false;
-    }
-    return true;
-}
-
 // Maps and unmaps both areas of @fd: 0, or the errno of the mmap that
 // failed.
 int MapBoth(int fd) {
@@ -79,17 +69,6 @@ void CloseAll(std::vector<int>& fds) {
         if (fd >= 0) close(fd);
         fd = -1;
     }
-}
-
-// Waits up to 10 s for memory.current to come back within kSlack of
-// @base (struct file and part of the rest are freed after an RCU grace
-// period); true if it did.
-bool Settles(long base, const char* what) {
-    double end = rel::Now() + 10;
-    while (Current() > base + kSlack && rel::Now() < end) usleep(20000);
-    long now = Current();
-    std::printf("%s: memory.current %+ld kB from before\n", what, (now - base) / 1024);
-    return now <= base + kSlack;
 }
 
 int Child() {
@@ -119,11 +98,11 @@ int Child() {
         want / 1024);
     T_CHECK(c2 - c1 >= want);
     CloseAll(fds);
-    T_CHECK(Settles(c0, "1024 files closed"));
+    T_CHECK(sec::MemcgSettles(g_current_fd, c0, kSlack, "1024 files closed"));
 
     // 2. Bounded: memory.max a little above memory.current.
     const long base = Current(), max = base + kRoom;
-    if (!SetMax(max)) return kTestFail;
+    if (!sec::PwriteLong(g_max_fd, max)) return kTestFail;
     int files = 0, failed_errno = 0;
     const char* failed_at = "nothing";
     long peak = base;
@@ -155,8 +134,8 @@ int Child() {
     T_CHECK(files * kPerFile <= kRoom + (2L << 20));
     // And the room was real: the limit, not some other failure.
     T_CHECK(files >= kRoom / (2 * kPerFile));
-    T_CHECK(Settles(base, "bounded files closed"));
-    SetMax(kMax);
+    T_CHECK(sec::MemcgSettles(g_current_fd, base, kSlack, "bounded files closed"));
+    sec::PwriteLong(g_max_fd, kMax);
     return t_failures ? kTestFail : kTestPass;
 }
 
