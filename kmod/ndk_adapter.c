@@ -51,6 +51,7 @@ static struct ib_client ndk_ib_client;
 #define NDK_IB_CALLEE_DATA	min(IB_CM_REP_PRIVATE_DATA_SIZE, \
 				    IB_CM_REJ_PRIVATE_DATA_SIZE)
 /* FRMRPageCount: NDK wants >= 16; more only while MR counts stay high. */
+#define NDK_FRMR_PAGE_COUNT_MIN	16
 #define NDK_FRMR_PAGE_COUNT_MAX	512
 /* LargeRequestThreshold hint: above it, read/write beats send/receive. */
 #define NDK_LARGE_REQUEST_THRESHOLD	(64 * 1024)
@@ -128,7 +129,6 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 	u32 port = rdma_start_port(ibdev);
 	struct ib_port_attr pattr = {};
 	bool iwarp = rdma_protocol_iwarp(ibdev, port);
-	u32 frmr;
 
 	memset(info, 0, sizeof(*info));
 	info->version.major = NDK_VERSION_MAJOR;
@@ -145,11 +145,12 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 		info->max_registration_size =
 			min_t(u64, a->max_mr_size,
 			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);
-	frmr = min_t(u32, a->max_fast_reg_page_list_len, NDK_FRMR_PAGE_COUNT_MAX);
-	info->frmr_page_count = frmr >= 16 ? frmr : 0;
+	info->frmr_page_count = min_t(u32, a->max_fast_reg_page_list_len,
+				      NDK_FRMR_PAGE_COUNT_MAX);
 	/*
 	 * Windows are emulated with one fast-register MR of frmr_page_count
 	 * pages each: any window of one page less fits, whatever its offset.
+	 * A device below NDK_FRMR_PAGE_COUNT_MIN is no adapter (ndk_ib_add()).
 	 */
 	if (info->frmr_page_count)
 		info->max_window_size =
@@ -238,6 +239,18 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	refcount_set(&dev->users, 1);
 	init_completion(&dev->idle);
 	ndk_fill_info(ibdev, &dev->info);
+	/*
+	 * NDK_ADAPTER_INFO: a provider supports at least 16 FRMR pages.
+	 * Windows and NdkRegisterMr need fast-register MRs, so a device with
+	 * fewer (or none) would be an adapter that breaks the contract.
+	 */
+	if (dev->info.frmr_page_count < NDK_FRMR_PAGE_COUNT_MIN) {
+		dev_info(&ibdev->dev,
+			 "ndk: not an adapter: %u fast-register pages, NDK needs %u\n",
+			 dev->info.frmr_page_count, NDK_FRMR_PAGE_COUNT_MIN);
+		ret = -EOPNOTSUPP;
+		goto err_free_dev;
+	}
 
 	mutex_lock(&ndk_devices_lock);
 	ret = xa_alloc_cyclic(&ndk_devices, &dev->id, dev, xa_limit_32b,
