@@ -537,6 +537,16 @@ static int t_cm_reject(struct ndk_test_env *env)
 	return t_verdict(env, &f);
 }
 
+/* IB/RoCE scenarios: true (the fixture closed, said) on an iWARP adapter. */
+static bool t_skip_iwarp(struct ndk_test_env *env, struct t_fix *f)
+{
+	if (f->info.rdma_technology != NDK_IWARP)
+		return false;
+	ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
+	t_close_all(f);
+	return true;
+}
+
 #define T_WITHHOLD_RTU	"/sys/module/ndk/parameters/cm_withhold_rtu"
 
 /*
@@ -561,11 +571,8 @@ static int t_cm_rej_established(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 2))
 		return t_verdict(env, &f);
-	if (f.info.rdma_technology == NDK_IWARP) {
-		ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
-		t_close_all(&f);
+	if (t_skip_iwarp(env, &f))
 		return NDK_TEST_SKIP;
-	}
 	if (t_listen(env, &f))
 		return t_verdict(env, &f);
 	NDK_T_CHECK(env, t_hook_write(T_WITHHOLD_RTU, "1\n"));
@@ -667,11 +674,8 @@ static int t_cm_accept_closed_early(struct ndk_test_env *env)
 
 	if (t_open(env, &f, 2))
 		return t_verdict(env, &f);
-	if (f.info.rdma_technology == NDK_IWARP) {
-		ndk_test_log("SKIP: %s is iWARP", env->adapter_name);
-		t_close_all(&f);
+	if (t_skip_iwarp(env, &f))
 		return NDK_TEST_SKIP;
-	}
 	if (t_listen(env, &f))
 		return t_verdict(env, &f);
 	if (t_request(env, &f))
