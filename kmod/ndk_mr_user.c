@@ -208,14 +208,16 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	mr->state = NDK_MR_BUSY;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 
-	charge = ndk_charge_alloc(ndk_mr_user_charge(address, length));
-	if (!charge) {
-		ibmr = ERR_PTR(-ENOMEM);
-		goto err_idle;
-	}
 	ibmr = ib_reg_user_mr(mr->pd->ibpd, address, length, address, access);
 	if (IS_ERR(ibmr))
-		goto err_free_charge;
+		goto err_idle;
+	/*
+	 * After the driver's pin, which RLIMIT_MEMLOCK bounds: before it, a
+	 * length the caller could never pin would size the stand-in.
+	 */
+	charge = ndk_charge_alloc(ndk_mr_user_charge(address, length));
+	if (!charge)
+		goto err_dereg;
 	mr->ibmr = ibmr;
 	mr->driver_charge = charge;
 	mr->user = true;
@@ -234,8 +236,9 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 			      STATUS_SUCCESS);
 	return 0;
 
-err_free_charge:
-	ndk_charge_free(charge);
+err_dereg:
+	ib_dereg_mr_user(ibmr, NULL);
+	ibmr = ERR_PTR(-ENOMEM);
 err_idle:
 	status = ndk_status_from_errno(PTR_ERR(ibmr));
 	spin_lock_irqsave(&mr->lock, irqflags);
