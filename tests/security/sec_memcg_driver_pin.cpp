@@ -12,6 +12,9 @@
 //
 // As nobody, in a cgroup v2 memory cgroup (oom_score_adj -1000, as in
 // sec-memcg-upages), RLIMIT_MEMLOCK 64 MiB (raised as root):
+//  - 16 GiB of untouched anonymous memory is refused (ENOMEM) by the
+//    driver's pin before any stand-in is sized after it: memory.peak
+//    stays within 8 MiB of memory.current (the stand-in would be 64 MiB);
 //  - 1000 one-page READWRITE registrations of distinct pages raise
 //    memory.current by at least 4 KiB each; deregistering (closing the
 //    file) gives it back, and VmPin too;
@@ -34,7 +37,7 @@ constexpr long kSlack = 512L << 10;  // per-CPU charge stocks, late frees
 constexpr int kMeasured = 1000, kBounded = 4000;
 constexpr long kPage = 4096;
 
-int g_current_fd = -1, g_max_fd = -1;  // memory.current, memory.max: opened as root
+int g_current_fd = -1, g_max_fd = -1, g_peak_fd = -1;  // memory.current, .max, .peak: as root
 
 long Current() { return sec::PreadLong(g_current_fd); }
 
@@ -85,6 +88,26 @@ int Child() {
             static_cast<unsigned long long>(info.max_registration_size));
         close(fd);
         return kTestSkip;
+    }
+
+    // 0. A length the caller could never pin sizes no stand-in: 16 GiB
+    // of untouched anonymous memory against RLIMIT_MEMLOCK 64 MiB is
+    // refused by the driver's pin, before a stand-in of 64 MiB would have
+    // been allocated (memory.peak, which only ever grows, stays low).
+    {
+        constexpr std::size_t kHuge = 16UL << 30;
+        void* huge = mmap(nullptr, kHuge, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        T_CHECK(huge != MAP_FAILED);
+        const long cur = Current();
+        int rc = t_mem_register(fd, pd, huge, kHuge, NDK_U_MEM_READWRITE);
+        int e = errno;
+        const long peak = sec::PreadLong(g_peak_fd);
+        std::printf("16 GiB over RLIMIT_MEMLOCK 64 MiB: %s; memory.peak %ld kB above current\n",
+                    rc == 0 ? "registered" : strerrorname_np(e), (peak - cur) / 1024);
+        T_CHECK(rc != 0 && e == ENOMEM);
+        T_CHECK(peak - cur < (8L << 20));
+        munmap(huge, kHuge);
     }
 
     // 1. Charged.
@@ -138,9 +161,11 @@ int main() {
         rlimit memlock{64L << 20, 64L << 20};
         g_current_fd = open((cg + "/memory.current").c_str(), O_RDONLY | O_CLOEXEC);
         g_max_fd = open((cg + "/memory.max").c_str(), O_WRONLY | O_CLOEXEC);
-        if (g_current_fd < 0 || g_max_fd < 0) std::perror("memory.current/memory.max");
+        g_peak_fd = open((cg + "/memory.peak").c_str(), O_RDONLY | O_CLOEXEC);
+        if (g_current_fd < 0 || g_max_fd < 0 || g_peak_fd < 0)
+            std::perror("memory.current/memory.max/memory.peak");
         return setrlimit(RLIMIT_MEMLOCK, &memlock) == 0 && g_current_fd >= 0 && g_max_fd >= 0 &&
-               sec::WriteFile("/proc/self/oom_score_adj", "-1000") &&
+               g_peak_fd >= 0 && sec::WriteFile("/proc/self/oom_score_adj", "-1000") &&
                sec::WriteFile(cg + "/cgroup.procs", std::to_string(getpid()));
     });
     if (rc == kTestSkip) {
