@@ -60,14 +60,28 @@ void ExpectWsa(const ndk::Result<void>& r, int errnum, int wsa, const char* what
 
 std::uint64_t Addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
+// A byte registered on one endpoint, the sink of the read that fences
+// a write.  On iWARP a write completes at the initiator once TCP has its
+// bytes, before the target has placed them; the target serves the stream
+// in order, so a read posted behind the write completes only after the
+// write's bytes are in place.  (rxe completes a write only when the
+// target acknowledged it; the fence costs it one read.)
+struct Fence {
+    char* byte;
+    std::uint32_t handle;
+};
+
 // One RDMA write of [src, +len) through `handle` on `ep` to the target
-// MR at `dst`, completed and compared.
-void WriteThrough(ndk_t::Loopback& lb, const ndk::Connector& ep, const char* src,
-                  std::uint32_t handle, std::uint32_t len, char* dst, std::uint32_t token,
-                  const char* what) {
+// MR at `dst`, completed, fenced and compared.
+void WriteThrough(ndk_t::Loopback& lb, const ndk::Connector& ep, const Fence& fence,
+                  const char* src, std::uint32_t handle, std::uint32_t len, char* dst,
+                  std::uint32_t token, const char* what) {
     std::memset(dst, 0, len);
     ndk::WsaBuf b{src, len, handle};
     Must(ep.Write(1, std::span(&b, 1), Addr(dst), token), what);
+    ndk_t::WaitOk(*lb.cq, what);
+    ndk::WsaBuf f{fence.byte, 1, fence.handle};
+    Must(ep.Read(8, std::span(&f, 1), Addr(dst + len - 1), token), what);
     ndk_t::WaitOk(*lb.cq, what);
     if (std::memcmp(src, dst, len) != 0) throw Failure{std::string(what) + ": data differs"};
 }
@@ -142,6 +156,13 @@ void Run(const char* adapter, const char* ip) {
         munmap(ro, kPage);
     }
 
+    // The fences' byte, one registration on both endpoints, taken
+    // before the baseline so the counts below are the transfers' own.
+    ndk_t::Pages fence_page(1);
+    auto rf_a = Must(a.RegisterMemory(fence_page.base, kPage, ndk::kMemReadWrite), "fence on A");
+    auto rf_b = Must(b.RegisterMemory(fence_page.base, kPage, ndk::kMemReadWrite), "fence on B");
+    const Fence fa{fence_page.base, rf_a.handle()}, fb{fence_page.base, rf_b.handle()};
+
     const long vm0 = t_vmpin_kb();
     const long pinned0 = t_ndk_counter("user_pinned_pages");
     std::printf("baseline: VmPin %ld kB, user_pinned_pages %ld\n", vm0, pinned0);
@@ -167,8 +188,8 @@ void Run(const char* adapter, const char* ip) {
     T_CHECK(pinned2 == pinned1);  // pinned once
 
     // A real transfer on each endpoint from the registered buffer.
-    WriteThrough(lb, a, buf.base, ra.handle(), 4 * kPage, target.base, token, "write on A");
-    WriteThrough(lb, b, buf.base + 4 * kPage, rb.handle(), 4 * kPage, target.base + 4 * kPage,
+    WriteThrough(lb, a, fa, buf.base, ra.handle(), 4 * kPage, target.base, token, "write on A");
+    WriteThrough(lb, b, fb, buf.base + 4 * kPage, rb.handle(), 4 * kPage, target.base + 4 * kPage,
                  token, "write on B");
     for (std::size_t i = 0; i < 2 * kPage; ++i) target.base[8 * kPage + i] = static_cast<char>(i);
     ReadThrough(lb, a, buf.base + 8 * kPage, ra.handle(), kPage, target.base + 8 * kPage, token,
@@ -217,7 +238,7 @@ void Run(const char* adapter, const char* ip) {
               "A's handle in a receive on B");
     ExpectWsa(b.DeregisterMemory(r2), EINVAL, ndk::wsa::kEinval, "WSPDeregisterMemory(B, A's)");
     T_CHECK(!r2.empty());
-    WriteThrough(lb, a, only_a.base, r2.handle(), static_cast<std::uint32_t>(only_a.len),
+    WriteThrough(lb, a, fa, only_a.base, r2.handle(), static_cast<std::uint32_t>(only_a.len),
                  target.base + 12 * kPage, token, "A's handle on A after B refused it");
     Must(a.DeregisterMemory(r2), "deregister A's own");
     T_CHECK(r2.empty());
@@ -230,7 +251,7 @@ void Run(const char* adapter, const char* ip) {
     ndk::WsaBuf gone{buf.base, 64, h};
     ExpectWsa(a.Write(4, std::span(&gone, 1), Addr(target.base), token), EINVAL, ndk::wsa::kEinval,
               "the handle on A after A deregistered it");
-    WriteThrough(lb, b, buf.base + kPage, rb.handle(), 2 * kPage, target.base, token,
+    WriteThrough(lb, b, fb, buf.base + kPage, rb.handle(), 2 * kPage, target.base, token,
                  "write on B after A deregistered");
 
     // The last deregistration releases it.
@@ -243,6 +264,9 @@ void Run(const char* adapter, const char* ip) {
     T_CHECK(pinned3 == pinned0);
     ExpectWsa(b.Write(5, std::span(&gone, 1), Addr(target.base), token), EINVAL, ndk::wsa::kEinval,
               "the handle on B after its last deregistration");
+
+    Must(a.DeregisterMemory(rf_a), "deregister the fence on A");
+    Must(b.DeregisterMemory(rf_b), "deregister the fence on B");
 
     // Not connected any more: A after its Disconnect, B after the peer's.
     Must(a.Disconnect(), "disconnect A");
