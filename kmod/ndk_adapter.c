@@ -53,6 +53,16 @@ static struct ib_client ndk_ib_client;
 /* FRMRPageCount: NDK wants >= 16; more only while MR counts stay high. */
 #define NDK_FRMR_PAGE_COUNT_MIN	16
 #define NDK_FRMR_PAGE_COUNT_MAX	512
+/*
+ * frmr_pages: FRMRPageCount at most this many pages, read at load.
+ * Windows and fast-register MRs are that size, so a smaller value buys
+ * more of them on a device with few MR entries; below
+ * NDK_FRMR_PAGE_COUNT_MIN no device is an adapter (ndk_ib_add()).
+ */
+static unsigned int ndk_frmr_pages = NDK_FRMR_PAGE_COUNT_MAX;
+module_param_named(frmr_pages, ndk_frmr_pages, uint, 0444);
+MODULE_PARM_DESC(frmr_pages,
+		 "FRMRPageCount at most (default and ceiling 512; below 16 no device is an adapter)");
 /* LargeRequestThreshold hint: above it, read/write beats send/receive. */
 #define NDK_LARGE_REQUEST_THRESHOLD	(64 * 1024)
 /*
@@ -146,7 +156,8 @@ static void ndk_fill_info(struct ib_device *ibdev, struct ndk_adapter_info *info
 			min_t(u64, a->max_mr_size,
 			      (u64)(a->max_fast_reg_page_list_len - 1) << PAGE_SHIFT);
 	info->frmr_page_count = min_t(u32, a->max_fast_reg_page_list_len,
-				      NDK_FRMR_PAGE_COUNT_MAX);
+				      min_t(u32, ndk_frmr_pages,
+					    NDK_FRMR_PAGE_COUNT_MAX));
 	/*
 	 * Windows are emulated with one fast-register MR of frmr_page_count
 	 * pages each: any window of one page less fits, whatever its offset.
