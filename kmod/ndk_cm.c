@@ -723,7 +723,7 @@ MODULE_PARM_DESC(cm_withhold_rtu,
 module_param_cb(cm_hold_request_ms, &ndk_cm_hook_ops,
 		&ndk_cm_hold_request_ms, 0600);
 MODULE_PARM_DESC(cm_hold_request_ms,
-		 "test hook: the next asynchronous connector request sleeps N ms before it is queued");
+		 "test hook: the next asynchronous connector request sleeps N ms (10 s at most) before it is queued");
 
 static int ndk_conn_send_rtu(struct ndk_connector *c)
 {
@@ -843,12 +843,15 @@ static void ndk_conn_work(struct work_struct *work)
 	ndk_obj_put(&c->obj);
 }
 
+/* A test hook, but even root's mistake holds a request 10 s at most. */
+#define NDK_CM_HOLD_MAX_MS	10000
+
 static void ndk_conn_test_hold(void)
 {
 	int ms = atomic_xchg(&ndk_cm_hold_request_ms, 0);
 
 	if (ms > 0)
-		msleep(ms);
+		msleep(min(ms, NDK_CM_HOLD_MAX_MS));
 }
 
 /*
