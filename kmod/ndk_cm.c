@@ -843,13 +843,19 @@ static void ndk_conn_work(struct work_struct *work)
 	ndk_obj_put(&c->obj);
 }
 
-/* A test hook, but even root's mistake holds a request 10 s at most. */
+/*
+ * A test hook, but even root's mistake holds a request 10 s at most, and
+ * only a caller that may sleep (the kernel API's may be atomic).
+ */
 #define NDK_CM_HOLD_MAX_MS	10000
 
 static void ndk_conn_test_hold(void)
 {
-	int ms = atomic_xchg(&ndk_cm_hold_request_ms, 0);
+	int ms;
 
+	if (!preemptible())
+		return;
+	ms = atomic_xchg(&ndk_cm_hold_request_ms, 0);
 	if (ms > 0)
 		msleep(min(ms, NDK_CM_HOLD_MAX_MS));
 }
