@@ -146,9 +146,19 @@ static void ndk_umr_result(struct ndk_uobj *u, struct ndk_u_mem_register *m)
 }
 
 /*
+ * What a driver's pin spans at most, in pages: siw 6.1 counts a
+ * registration's pages in an int (siw_umem_get()), so a longer one wraps,
+ * pins a page or none, and leaves an MR that claims the whole length;
+ * where RLIMIT_MEMLOCK is unlimited nothing else stops it.  One page less
+ * than INT_MAX, for an address that is not page aligned.  8 TiB.
+ */
+#define NDK_UMR_DRIVER_PAGES_MAX	((u64)INT_MAX - 1)
+
+/*
  * The longest user registration: what the driver registers from user
- * memory (its max_mr_size) when it may (ndk_mr_user_capable()), else what
- * ndk.ko's own pin and ndk_register_mr() can (MaxRegistrationSize).
+ * memory (its max_mr_size, within NDK_UMR_DRIVER_PAGES_MAX) when it may
+ * (ndk_mr_user_capable()), else what ndk.ko's own pin and
+ * ndk_register_mr() can (MaxRegistrationSize).
  */
 u64 ndk_umr_limit(struct ndk_adapter *adapter,
 		  const struct ndk_adapter_info *info)
@@ -157,7 +167,8 @@ u64 ndk_umr_limit(struct ndk_adapter *adapter,
 
 	if (!ndk_mr_user_capable(ibdev))
 		return info->max_registration_size;
-	return max_t(u64, ibdev->attrs.max_mr_size,
+	return max_t(u64, min_t(u64, ibdev->attrs.max_mr_size,
+				NDK_UMR_DRIVER_PAGES_MAX << PAGE_SHIFT),
 		     info->max_registration_size);
 }
 
