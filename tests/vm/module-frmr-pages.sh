@@ -21,8 +21,7 @@ trap 'grep -q "^ndk " /proc/modules && [[ $(cat /sys/module/ndk/parameters/frmr_
 
 reload() {
 	rmmod ndk || fail "rmmod ndk failed"
-	# shellcheck disable=SC2068 # the parameters are words
-	insmod "$NDK_KO" $@ || fail "insmod ndk.ko $* failed"
+	insmod "$NDK_KO" "$@" || fail "insmod ndk.ko $* failed"
 }
 info() { sed -n "s/^info\.$1=//p" <<< "$kernel" | tail -n 1; }
 
