@@ -110,10 +110,13 @@ struct ndk_uobj;
  *             (events, the create command's out fields); may be NULL
  * @destroy:   releases its object; the entry is out of the table and has
  *             no children; NULL for adapters (ndk_uobj_adapter_detach())
+ * @wsp:       the entry is the head of a struct ndk_uobj_wsp (MEM: the
+ *             entry and its range's tracking are one object)
  */
 struct ndk_uobj_desc {
 	u8 parent;
 	u8 nl_type;
+	bool wsp;
 	s32 (*open)(struct ndk_uobj *u, void *arg);
 	void (*published)(struct ndk_uobj *u, void *arg);
 	void (*destroy)(struct ndk_uobj *u);
@@ -236,7 +239,9 @@ struct ndk_uevent {
  *            SGEs may only name these
  * @mem:      NDK_UOBJ_MEM and NDK_UOBJ_MR: the registration
  * @mem.mr:   its MR
- * @mem.cache: MEM: its cache slot and MMU notifier while registered
+ * @mem.cache: its cache slot and MMU notifier while registered: a MEM
+ *            entry's own (struct ndk_uobj_wsp), an MR entry's allocated
+ *            by MR_REGISTER
  * @mem.flags: NDK_U_MEM_* (MEM) or NDK_MR_FLAG_* (MR) it was registered with
  * @mem.refs: MEM: MEM_REGISTER calls not yet matched by MEM_DEREGISTER
  * @mem.node: MEM: in the PD's @mems
@@ -303,6 +308,22 @@ struct ndk_uobj {
 			bool closing;
 		} listener;
 	};
+};
+
+/**
+ * struct ndk_uobj_wsp - a WSP registration's entry and its tracking
+ * @u:     the MEM entry; its mem.cache is @track while tracked
+ * @track: its range's MMU notifier and cache slot (ndk_ucache_track())
+ *
+ * One object, in a cache of its own (ndk_uobj_alloc()): MEM_REGISTER
+ * makes both for every registration, and each allocation costs.  An MR
+ * entry's tracking is allocated at each MR_REGISTER instead: that runs
+ * on a published entry without the file's lock, so two of them may pin
+ * at once, each with its own tracking.
+ */
+struct ndk_uobj_wsp {
+	struct ndk_uobj u;
+	struct ndk_ucache_reg track;
 };
 
 /* A registration entry (MEM, or MR): its union member @mem is in use. */
@@ -480,13 +501,14 @@ u64 ndk_umr_limit(struct ndk_adapter *adapter,
 int ndk_umr_key_add(struct ndk_uobj *u);
 void ndk_umr_key_del(struct ndk_uobj *u);
 struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token);
+void ndk_umr_untrack(struct ndk_uobj *u);
 s32 ndk_umr_deregister(struct ndk_uobj *u);
 int ndk_umr_check(struct ndk_uobj *u, struct ndk_obj *obj,
 		  struct ndk_umr_req *req);
 int ndk_umr_plan(struct ndk_umr_req *req);
 int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 		    struct ndk_mr *mr, struct ndk_umem *um,
-		    struct ndk_ucache_reg **cache);
+		    struct ndk_ucache_reg *cache);
 int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
 		   struct ndk_umem *um);
 void ndk_umr_release(struct ndk_mr *mr, struct ndk_umem *um,
@@ -557,9 +579,10 @@ int ndk_ucache_cache_init(void);
 void ndk_ucache_cache_exit(void);
 void ndk_ucache_init(struct ndk_ucache *uc);
 void ndk_ucache_release(struct ndk_ucache *uc);
-struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
-					struct mm_struct *mm, u64 address,
-					u64 length, bool slot);
+struct ndk_ucache_reg *ndk_ucache_reg_alloc(void);
+void ndk_ucache_reg_free(struct ndk_ucache_reg *r);
+int ndk_ucache_track(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
+		     struct mm_struct *mm, u64 address, u64 length, bool slot);
 unsigned long ndk_ucache_begin(struct ndk_ucache_reg *r);
 bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq);
 void ndk_ucache_untrack(struct ndk_ucache_reg *r);

@@ -96,7 +96,10 @@ static_assert(NDK_U_MMAP_CACHE % PAGE_SIZE == 0);
 /* Generation bumps from MMU notifiers: debugfs ndk/ucache_invalidations. */
 static atomic64_t ndk_ucache_invalidations = ATOMIC64_INIT(0);
 
-/* Every tracked registration: exact-size objects, charged to the caller. */
+/*
+ * The tracking of MR_REGISTER's registrations: exact-size objects, charged
+ * to the caller.  A MEM entry has its own (struct ndk_uobj_wsp).
+ */
 static struct kmem_cache *ndk_ucache_reg_cache;
 
 /**
@@ -221,8 +224,32 @@ static const struct mmu_interval_notifier_ops ndk_ucache_ops = {
 };
 
 /**
+ * ndk_ucache_reg_alloc() - storage for one tracking (MR_REGISTER)
+ *
+ * Context: process context, may sleep.
+ * Return: zeroed storage, charged to the caller, or NULL.
+ */
+struct ndk_ucache_reg *ndk_ucache_reg_alloc(void)
+{
+	return kmem_cache_zalloc(ndk_ucache_reg_cache, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * ndk_ucache_reg_free() - free what ndk_ucache_reg_alloc() gave
+ * @r: untracked (or never tracked), or NULL
+ *
+ * Context: any.
+ */
+void ndk_ucache_reg_free(struct ndk_ucache_reg *r)
+{
+	if (r)
+		kmem_cache_free(ndk_ucache_reg_cache, r);
+}
+
+/**
  * ndk_ucache_track() - start tracking a range that is to be registered
  * @uc:      the file's cache state
+ * @r:       the tracking's storage, not tracking anything
  * @mm:      the calling process's mm (current->mm), the file's opener
  * @address: user address of the first byte
  * @length:  bytes, > 0; @address + @length does not wrap
@@ -236,17 +263,15 @@ static const struct mmu_interval_notifier_ops ndk_ucache_ops = {
  *
  * Context: process context of the owner of @mm, may sleep; the file's
  * lock not needed.
- * Return: the tracking (allocated, charged to the caller), or an ERR_PTR:
- * %-ENOMEM; what mmu_interval_notifier_insert() returns.
+ * Return: 0, %-ENOMEM; what mmu_interval_notifier_insert() returns.  On
+ * failure @r tracks nothing.
  */
-struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
-					struct mm_struct *mm, u64 address,
-					u64 length, bool slot)
+int ndk_ucache_track(struct ndk_ucache *uc, struct ndk_ucache_reg *r,
+		     struct mm_struct *mm, u64 address, u64 length, bool slot)
 {
 	unsigned long start = address & PAGE_MASK;
 	unsigned long end = PAGE_ALIGN(address + length);
 	struct ndk_upages *pages;
-	struct ndk_ucache_reg *r;
 	u64 *gens = NULL;
 	u32 s = NDK_U_CACHE_SLOTS;
 	int ret;
@@ -254,17 +279,17 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 	if (slot) {
 		pages = ndk_ucache_gens(uc);
 		if (!pages)
-			return ERR_PTR(-ENOMEM);
+			return -ENOMEM;
 		gens = pages->va;
 	}
-	r = kmem_cache_zalloc(ndk_ucache_reg_cache, GFP_KERNEL_ACCOUNT);
-	if (!r)
-		return ERR_PTR(-ENOMEM);
 	r->uc = uc;
+	r->handle = 0;
 	r->address = address;
 	r->length = length;
 	r->slot = NDK_U_CACHE_SLOT_NONE;
+	r->own = 0;
 	r->gen = &r->own;
+	r->registered = 0;
 	spin_lock(&uc->lock);
 	if (slot)
 		s = find_first_zero_bit(uc->slots, NDK_U_CACHE_SLOTS);
@@ -282,10 +307,8 @@ struct ndk_ucache_reg *ndk_ucache_track(struct ndk_ucache *uc,
 		if (r->slot != NDK_U_CACHE_SLOT_NONE)
 			__clear_bit(r->slot, uc->slots);
 		spin_unlock(&uc->lock);
-		kmem_cache_free(ndk_ucache_reg_cache, r);
-		return ERR_PTR(ret);
 	}
-	return r;
+	return ret;
 }
 
 /**
@@ -329,7 +352,7 @@ bool ndk_ucache_end(struct ndk_ucache_reg *r, unsigned long seq)
 
 /**
  * ndk_ucache_untrack() - the registration goes: stop tracking its range
- * @r: from ndk_ucache_track(), or NULL; freed
+ * @r: tracking since ndk_ucache_track(), or NULL; its storage stays
  *
  * Removes the notifier (waiting for a callback in progress), then moves
  * the slot's generation on, so every cached copy of the registration is
@@ -349,7 +372,6 @@ void ndk_ucache_untrack(struct ndk_ucache_reg *r)
 	if (r->slot != NDK_U_CACHE_SLOT_NONE)
 		__clear_bit(r->slot, r->uc->slots);
 	spin_unlock(&r->uc->lock);
-	kmem_cache_free(ndk_ucache_reg_cache, r);
 }
 
 /**

@@ -104,6 +104,23 @@ struct ndk_uobj *ndk_umr_key_find(struct ndk_uobj *pd, u32 token)
 }
 
 /**
+ * ndk_umr_untrack() - stop tracking a registration entry's range, if it is
+ * @u: an MEM or MR entry
+ *
+ * An MR entry's tracking was allocated by its MR_REGISTER and is freed; a
+ * MEM entry's is its own (struct ndk_uobj_wsp).
+ *
+ * Context: process context, ndk_file.lock held.
+ */
+void ndk_umr_untrack(struct ndk_uobj *u)
+{
+	ndk_ucache_untrack(u->mem.cache);
+	if (!ndk_uobj_descs[u->type].wsp)
+		ndk_ucache_reg_free(u->mem.cache);
+	u->mem.cache = NULL;
+}
+
+/**
  * ndk_umr_deregister() - deregister an MEM or MR entry's memory, if any
  * @u: the entry
  *
@@ -127,8 +144,7 @@ s32 ndk_umr_deregister(struct ndk_uobj *u)
 		status = ndk_deregister_mr(u->mem.mr, NULL, NULL);
 		if (status)
 			return status;
-		ndk_ucache_untrack(u->mem.cache);
-		u->mem.cache = NULL;
+		ndk_umr_untrack(u);
 	}
 	ndk_umr_key_del(u);
 	return status;
@@ -326,7 +342,8 @@ static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
  * @mr:    @req->driver: the MR the driver registers in (created, idle,
  *         referenced by the caller for the call); else unused
  * @um:    zeroed; receives the range (ndk_umem_held())
- * @cache: receives the range's tracking (ndk_ucache_track())
+ * @r:     storage for the range's tracking (ndk_ucache_track()), which
+ *         tracks it on success only
  *
  * The range is tracked first (its MMU notifier), then registered by the
  * driver (ib_reg_user_mr(): it pins and charges) or pinned by ndk.ko, to
@@ -343,16 +360,15 @@ static void ndk_umr_untry(const struct ndk_umr_req *req, struct ndk_mr *mr,
  */
 int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 		    struct ndk_mr *mr, struct ndk_umem *um,
-		    struct ndk_ucache_reg **cache)
+		    struct ndk_ucache_reg *r)
 {
-	struct ndk_ucache_reg *r;
 	unsigned long seq;
 	int tries, ret;
 
-	r = ndk_ucache_track(&nf->ucache, current->mm, req->address,
-			     req->length, req->slot);
-	if (IS_ERR(r))
-		return PTR_ERR(r);
+	ret = ndk_ucache_track(&nf->ucache, r, current->mm, req->address,
+			       req->length, req->slot);
+	if (ret)
+		return ret;
 	for (tries = 1; ; tries++) {
 		seq = ndk_ucache_begin(r);
 		ret = ndk_umr_try(req, mr, um);
@@ -375,7 +391,6 @@ int ndk_umr_acquire(struct ndk_file *nf, const struct ndk_umr_req *req,
 			return -EAGAIN;
 		}
 	}
-	*cache = r;
 	return 0;
 }
 
@@ -407,7 +422,7 @@ int ndk_umr_finish(const struct ndk_umr_req *req, struct ndk_mr *mr,
  * ndk_umr_release() - undo ndk_umr_acquire() (and ndk_umr_finish())
  * @mr:         the MR
  * @um:         the range, unless ndk_umr_finish() gave it to @mr
- * @cache:      its tracking; freed
+ * @cache:      its tracking, untracked (its storage stays)
  * @registered: @mr holds the registration (the driver's, or
  *              ndk_umr_finish() succeeded); its deregistration unpins
  *              what @mr owns
@@ -575,6 +590,7 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 		.slot = true,
 	};
 	struct ndk_uobj *pd, *u, *fresh;
+	struct ndk_ucache_reg *track;
 	struct ndk_umem um = {};
 	struct ndk_mr *mr = NULL;
 	struct ndk_pd *kpd;
@@ -628,9 +644,11 @@ int ndk_uv_mem_register(struct file *file, void *arg)
 	fresh->mem.flags = m->flags;
 	fresh->mem.refs = 1;
 	RB_CLEAR_NODE(&fresh->mem.key_node);
-	ret = ndk_umr_acquire(nf, &req, mr, &um, &fresh->mem.cache);
+	track = &container_of(fresh, struct ndk_uobj_wsp, u)->track;
+	ret = ndk_umr_acquire(nf, &req, mr, &um, track);
 	if (ret)
 		goto err_free_uobj;
+	fresh->mem.cache = track;
 
 	mutex_lock(&nf->lock);
 	pd = ndk_uobj_find(nf, m->pd_handle, NDK_UOBJ_PD);

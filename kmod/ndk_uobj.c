@@ -3,8 +3,9 @@
  * ndk-linux: the handle table of an open /dev/ndk file.
  *
  * Each entry (struct ndk_uobj, in a cache of its own, charged to the
- * caller) wraps one object of the kernel API and gets its handle when
- * published (ndk_uobj_publish()).  One const descriptor per handle type
+ * caller; a MEM entry is one object with its range's tracking, struct
+ * ndk_uobj_wsp) wraps one object of the kernel API and gets its handle
+ * when published (ndk_uobj_publish()).  One const descriptor per handle type
  * (ndk_uobj_descs[]) says what an entry's parent is, how netlink names
  * it and how it is opened and destroyed, so no other code switches on
  * the type.  An entry counts the entries created from it; the release
@@ -35,11 +36,15 @@
 /* Live entries of every file: debugfs ndk/user_objects. */
 static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
 
-/* Every handle table entry: exact-size objects, charged to the caller. */
+/*
+ * Handle table entries: exact-size objects, charged to the caller; a MEM
+ * entry with its range's tracking (struct ndk_uobj_wsp).
+ */
 static struct kmem_cache *ndk_uobj_cache;
+static struct kmem_cache *ndk_uobj_wsp_cache;
 
 /**
- * ndk_uobj_cache_init() - create the handle table entries' slab cache
+ * ndk_uobj_cache_init() - create the handle table entries' slab caches
  *
  * Context: module init.
  * Return: 0 or -ENOMEM.
@@ -47,17 +52,31 @@ static struct kmem_cache *ndk_uobj_cache;
 int ndk_uobj_cache_init(void)
 {
 	ndk_uobj_cache = KMEM_CACHE(ndk_uobj, SLAB_ACCOUNT);
-	return ndk_uobj_cache ? 0 : -ENOMEM;
+	if (!ndk_uobj_cache)
+		return -ENOMEM;
+	ndk_uobj_wsp_cache = KMEM_CACHE(ndk_uobj_wsp, SLAB_ACCOUNT);
+	if (!ndk_uobj_wsp_cache) {
+		kmem_cache_destroy(ndk_uobj_cache);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**
- * ndk_uobj_cache_exit() - destroy it (every file closed)
+ * ndk_uobj_cache_exit() - destroy them (every file closed)
  *
  * Context: module exit.
  */
 void ndk_uobj_cache_exit(void)
 {
+	kmem_cache_destroy(ndk_uobj_wsp_cache);
 	kmem_cache_destroy(ndk_uobj_cache);
+}
+
+/* The slab cache of entries of @type. */
+static struct kmem_cache *ndk_uobj_cache_of(u8 type)
+{
+	return ndk_uobj_descs[type].wsp ? ndk_uobj_wsp_cache : ndk_uobj_cache;
 }
 
 #ifdef CONFIG_CGROUP_RDMA
@@ -117,7 +136,7 @@ void ndk_uobj_free(struct ndk_uobj *u)
 	if (!u)
 		return;
 	ndk_uobj_uncharge(u);
-	kmem_cache_free(ndk_uobj_cache, u);
+	kmem_cache_free(ndk_uobj_cache_of(u->type), u);
 }
 
 /**
@@ -133,7 +152,7 @@ void ndk_uobj_free(struct ndk_uobj *u)
 struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent)
 {
-	struct ndk_uobj *u = kmem_cache_zalloc(ndk_uobj_cache,
+	struct ndk_uobj *u = kmem_cache_zalloc(ndk_uobj_cache_of(type),
 					       GFP_KERNEL_ACCOUNT);
 
 	if (!u)
@@ -273,8 +292,7 @@ struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u)
 static void ndk_uobj_mr_destroy(struct ndk_uobj *u)
 {
 	ndk_umr_key_del(u);
-	ndk_ucache_untrack(u->mem.cache);
-	u->mem.cache = NULL;
+	ndk_umr_untrack(u);
 	ndk_close_mr(u->mem.mr, NULL, NULL);
 }
 
@@ -312,7 +330,7 @@ const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 			  .open = ndk_uv_mr_open,
 			  .destroy = ndk_uobj_mr_destroy },
 	[NDK_UOBJ_MEM] = { .parent = NDK_UOBJ_PD, .nl_type = NDK_NL_OBJ_MEM,
-			   .destroy = ndk_uobj_mem_destroy },
+			   .wsp = true, .destroy = ndk_uobj_mem_destroy },
 	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
 			  .open = ndk_uv_cq_open,
 			  .published = ndk_uv_cq_published,

@@ -1020,10 +1020,16 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 		ndk_obj_put(&mr->obj);
 		mr = NULL;
 	}
-	if (!ret)
-		ret = ndk_umr_acquire(nf, &req, mr, &um, &cache);
 	if (ret)
 		goto out_put;
+	cache = ndk_ucache_reg_alloc();
+	if (!cache) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	ret = ndk_umr_acquire(nf, &req, mr, &um, cache);
+	if (ret)
+		goto out_free_cache;
 
 	mutex_lock(&nf->lock);
 	again = req;
@@ -1046,6 +1052,7 @@ int ndk_uv_mr_register(struct file *file, void *arg)
 	if (ret) {
 		u->mem.cache = NULL;
 		ndk_umr_release(u->mem.mr, &um, cache, true);
+		ndk_ucache_reg_free(cache);
 		goto out_unlock;
 	}
 	u->mem.flags = req.mr_flags;	/* without a sink ndk_umr_plan() dropped */
@@ -1058,6 +1065,8 @@ out_unlock:
 err_release:
 	mutex_unlock(&nf->lock);
 	ndk_umr_release(mr, &um, cache, req.driver);
+out_free_cache:
+	ndk_ucache_reg_free(cache);
 out_put:
 	if (mr)
 		ndk_obj_put(&mr->obj);
