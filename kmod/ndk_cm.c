@@ -1242,6 +1242,8 @@ static int ndk_listener_request(struct ndk_listener *l, struct rdma_cm_id *id,
 		goto err_unbacklog;
 	ndk_obj_init(&c->obj, NDK_OBJECT_TYPE_CONNECTOR, &l->obj,
 		     ndk_conn_destroy);
+	/* The listener may close first; its adapter may not. */
+	ndk_obj_loosen(&c->obj, &l->obj.adapter->obj);
 	c->id = id;
 	c->state = NDK_CONN_REQUESTED;
 	c->backlogged = true;

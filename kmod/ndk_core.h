@@ -12,7 +12,9 @@
  *    the object is torn down: ->destroy() releases its ib_core resources,
  *    the close completion runs, and only then is the parent released, so
  *    a parent's close never completes before a child's close callback has
- *    returned (NDK object lifetime rules).
+ *    returned (NDK object lifetime rules).  Each object also counts its
+ *    successors not closed yet (ndk_obj.users, ndk_obj_busy()): the
+ *    kernel API defers a busy object's close, /dev/ndk refuses it.
  *
  * Lock order: ndk_devices_lock > ndk_device.lock > per-object locks.
  *
@@ -148,6 +150,10 @@ struct ndk_device {
  * @ref:       the consumer's reference plus one per child/successor
  * @closing:   ndk_obj_close() was called
  * @counted:   counted in its device's objects (ndk_obj_count())
+ * @loose:     not counted in @parent's @users (ndk_obj_loosen())
+ * @users:     successors whose consumer has not closed them yet: the
+ *             children and the objects that hold this one (ndk_obj_hold());
+ *             what makes it busy (ndk_obj_busy())
  * @parent:    the object this one was created from (NULL for an adapter)
  * @adapter:   the adapter this object belongs to (itself for an adapter)
  * @destroy:   releases the ib_core resources; process context; may be NULL
@@ -160,13 +166,15 @@ struct ndk_device {
  * @antecedents: other objects this one holds besides its parent (a QP's
  *             CQs, see ndk_obj_hold()); released with the parent
  *
- * 128 bytes: the two flags fill the word of @ref.
+ * 136 bytes: the three flags fill the word of @ref.
  */
 struct ndk_obj {
 	struct ndk_object_header hdr;
 	refcount_t ref;
 	bool closing;
 	bool counted;
+	bool loose;
+	atomic_t users;
 	struct ndk_obj *parent;
 	struct ndk_adapter *adapter;
 	void (*destroy)(struct ndk_obj *obj);
@@ -324,6 +332,8 @@ void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));
 void ndk_obj_get(struct ndk_obj *obj);
 void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent);
+void ndk_obj_loosen(struct ndk_obj *obj, struct ndk_obj *holder);
+bool ndk_obj_busy(const struct ndk_obj *obj);
 void ndk_obj_put(struct ndk_obj *obj);
 s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
 		   ndk_fn_create_completion create_completion,

@@ -11,6 +11,16 @@
  * STATUS_PENDING; the completion later gets the object (or the failure)
  * exactly once, and *out is never written.
  *
+ * Busy: an object counts its successors whose consumer has not closed
+ * them yet (@users: its children and the objects that hold it), from
+ * ndk_obj_init() or ndk_obj_hold() to ndk_obj_close().  NDK defers an
+ * antecedent's close rather than refusing it, so the kernel API only
+ * counts; /dev/ndk refuses to close a busy object (ndk_obj_busy()), as
+ * uverbs refuses to destroy an ib_pd whose usecnt is not zero.  A
+ * connector made for a connection request counts in its adapter's, not
+ * in its listener's: NDK lets a listener close while its connections
+ * live on (ndk_obj_loosen()).
+ *
  * Close: ndk_obj_close() drops the consumer's reference.  The object is
  * torn down when its last reference goes, i.e. once every successor has
  * been closed (NDK: an antecedent's close is deferred until its
@@ -126,6 +136,7 @@ void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 	obj->parent = parent;
 	if (parent) {
 		ndk_obj_get(parent);
+		atomic_inc(&parent->users);
 		obj->adapter = parent->adapter;
 	}
 }
@@ -158,11 +169,54 @@ void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent)
 	for (i = 0; i < NDK_OBJ_MAX_ANTECEDENTS; i++) {
 		if (!obj->antecedents[i]) {
 			ndk_obj_get(antecedent);
+			atomic_inc(&antecedent->users);
 			obj->antecedents[i] = antecedent;
 			return;
 		}
 	}
 	WARN_ONCE(1, "ndk: too many antecedents\n");
+}
+
+/**
+ * ndk_obj_loosen() - count a new object in another's users than its parent's
+ * @obj:    the new object, before ndk_obj_create() or ndk_obj_count()
+ * @holder: what it counts in instead (ndk_obj_hold()): a connection
+ *          request's connector counts in its adapter, so that its
+ *          listener may close first (NDK) and the adapter may not
+ *
+ * Context: any.
+ */
+void ndk_obj_loosen(struct ndk_obj *obj, struct ndk_obj *holder)
+{
+	atomic_dec(&obj->parent->users);
+	obj->loose = true;
+	ndk_obj_hold(obj, holder);
+}
+
+/**
+ * ndk_obj_busy() - does an object have successors not closed yet?
+ * @obj: the object
+ *
+ * Context: any; the answer is a snapshot unless the caller excludes
+ * creates from and closes of @obj's successors (as /dev/ndk's file lock
+ * does for its own).
+ * Return: true while a child or a holder of @obj is open.
+ */
+bool ndk_obj_busy(const struct ndk_obj *obj)
+{
+	return atomic_read(&obj->users) > 0;
+}
+
+/* The consumer is done with @obj: it no longer makes its antecedents busy. */
+static void ndk_obj_unuse(struct ndk_obj *obj)
+{
+	int i;
+
+	for (i = 0; i < NDK_OBJ_MAX_ANTECEDENTS; i++)
+		if (obj->antecedents[i])
+			atomic_dec(&obj->antecedents[i]->users);
+	if (obj->parent && !obj->loose)
+		atomic_dec(&obj->parent->users);
 }
 
 /* Drop the references of an object that is gone: antecedents, then parent. */
@@ -184,6 +238,7 @@ static void ndk_obj_abort(struct ndk_obj *obj)
 	struct ndk_obj *antecedents[NDK_OBJ_MAX_ANTECEDENTS];
 	struct ndk_obj *parent = obj->parent;
 
+	ndk_obj_unuse(obj);
 	memcpy(antecedents, obj->antecedents, sizeof(antecedents));
 	kfree(obj);
 	ndk_obj_release(parent, antecedents);
@@ -326,6 +381,7 @@ s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
 s32 ndk_obj_close(struct ndk_obj *obj, ndk_fn_close_completion completion,
 		  void *request_context)
 {
+	ndk_obj_unuse(obj);
 	obj->close_completion = completion;
 	obj->close_context = request_context;
 	WRITE_ONCE(obj->closing, true);
