@@ -15,9 +15,9 @@
  * Each entry wraps an object of the kernel API (ndk_open_adapter_id(),
  * ndk_create_pd(), ndk_create_mr() + ndk_register_mr()) and is released
  * through the same API (ndk_deregister_mr(), ndk_close_*()), so this file
- * stays a translation layer.  An entry counts the entries created from it;
- * HANDLE_CLOSE refuses a parent with children (-EBUSY).  The last close of
- * the file releases what is left, children before parents.
+ * stays a translation layer.  HANDLE_CLOSE refuses an entry whose object
+ * is busy (-EBUSY: a parent with children, ndk_uobj_busy()).  The last
+ * close of the file releases what is left, children before parents.
  *
  * Registrations: ndk_umr.c.
  *
@@ -305,7 +305,7 @@ void ndk_file_adapter_removed(void *context)
 		mutex_unlock(&nf->lock);
 		return;
 	}
-	if (u->children)
+	if (ndk_obj_busy(&adapter->obj))
 		ndk_uobj_destroy_below(nf, adapter->dev);
 	ndk_uobj_uncharge(u);
 	u->adapter = NULL;

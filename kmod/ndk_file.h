@@ -110,6 +110,9 @@ struct ndk_uobj;
  *             (events, the create command's out fields); may be NULL
  * @destroy:   releases its object; the entry is out of the table and has
  *             no children; NULL for adapters (ndk_uobj_adapter_detach())
+ * @core:      its kernel API object, whose open successors make the entry
+ *             busy (ndk_uobj_busy()); NULL for the types nothing is
+ *             created from or held by in the table: never busy
  * @wsp:       the entry is the head of a struct ndk_uobj_wsp (MEM: the
  *             entry and its range's tracking are one object)
  */
@@ -120,6 +123,7 @@ struct ndk_uobj_desc {
 	s32 (*open)(struct ndk_uobj *u, void *arg);
 	void (*published)(struct ndk_uobj *u, void *arg);
 	void (*destroy)(struct ndk_uobj *u);
+	struct ndk_obj *(*core)(const struct ndk_uobj *u);
 };
 
 #define NDK_UOBJ_TYPES	(NDK_UOBJ_LISTENER + 1)
@@ -219,9 +223,8 @@ struct ndk_uevent {
  * struct ndk_uobj - one entry of a file's handle table
  * @handle:   its handle
  * @type:     enum ndk_uobj_type
- * @parent:   the entry it was created from, or NULL (adapter)
- * @children: entries that depend on this one and are still open (created
- *            from it, or a QP's CQs); HANDLE_CLOSE refuses it until 0
+ * @parent:   the entry it was created from, or NULL (adapter); it stays
+ *            while this one does: its object is busy (ndk_uobj_busy())
  * @nf:       the file
  * @cg:       the rdma cgroup the entry is charged to, while @cg_dev is set
  * @cg_dev:   the device it is charged on (ndk_uobj_publish()), until
@@ -250,8 +253,7 @@ struct ndk_uevent {
  * @mem.key:  while filed, the key index it is filed under
  * @cq:       NDK_UOBJ_CQ: the CQ, its notification event, its completion
  *            ring or NULL
- * @qp:       NDK_UOBJ_QP: the QP, the CQ entries it counts in, its
- *            submission ring or NULL
+ * @qp:       NDK_UOBJ_QP: the QP, its submission ring or NULL
  * @mw:       NDK_UOBJ_MW: the window
  * @conn:     NDK_UOBJ_CONNECTOR: the connector, the DISCONNECTED event
  * @listener: NDK_UOBJ_LISTENER: the listener, its context, and whether its
@@ -259,7 +261,6 @@ struct ndk_uevent {
  */
 struct ndk_uobj {
 	u32 handle;
-	u32 children;
 	struct ndk_uobj *parent;
 	struct ndk_file *nf;
 #ifdef CONFIG_CGROUP_RDMA
@@ -293,8 +294,6 @@ struct ndk_uobj {
 		} cq;
 		struct {
 			struct ndk_qp *qp;
-			struct ndk_uobj *rcq;
-			struct ndk_uobj *icq;
 			struct ndk_uring *ring;
 		} qp;
 		struct ndk_mw *mw;
@@ -463,6 +462,7 @@ struct ndk_uobj *ndk_uobj_alloc(struct ndk_file *nf, u8 type,
 				struct ndk_uobj *parent);
 int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u);
 struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u);
+bool ndk_uobj_busy(const struct ndk_uobj *u);
 int ndk_uobj_gone(struct ndk_file *nf, u32 adapter, int err);
 void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u);
 void ndk_uobj_destroy_below(struct ndk_file *nf,

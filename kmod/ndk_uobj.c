@@ -5,11 +5,14 @@
  * Each entry (struct ndk_uobj, in a cache of its own, charged to the
  * caller; a MEM entry is one object with its range's tracking, struct
  * ndk_uobj_wsp) wraps one object of the kernel API and gets its handle
- * when published (ndk_uobj_publish()).  One const descriptor per handle type
- * (ndk_uobj_descs[]) says what an entry's parent is, how netlink names
- * it and how it is opened and destroyed, so no other code switches on
- * the type.  An entry counts the entries created from it; the release
- * takes children before parents, and needs no other order: a
+ * when published (ndk_uobj_publish()).  One const descriptor per handle
+ * type (ndk_uobj_descs[]) says what an entry's parent is, how netlink
+ * names it, how it is opened and destroyed and which kernel API object
+ * makes it busy, so no other code switches on the type.  HANDLE_CLOSE
+ * refuses an entry whose object has open successors (ndk_uobj_busy():
+ * the kernel API counts them, and the entries created from an entry are
+ * among its object's); the release takes children before parents, by
+ * the descriptors' parent types, and needs no other order: a
  * registration's MR owns its pinned pages (ndk_mr_own_umem()).
  *
  * A published entry is charged to the caller's rdma cgroup, as uverbs
@@ -32,6 +35,7 @@
 
 #include "ndk_file.h"
 #include "ndk_mr.h"
+#include "ndk_qp.h"
 
 /* Live entries of every file: debugfs ndk/user_objects. */
 static atomic_t ndk_uobj_count = ATOMIC_INIT(0);
@@ -189,8 +193,6 @@ int ndk_uobj_publish(struct ndk_file *nf, struct ndk_uobj *u)
 		u->handle = 0;	/* the XArray may have set it: not ours */
 		return ret == -EBUSY ? -ENOBUFS : ret;
 	}
-	if (u->parent)
-		u->parent->children++;
 	atomic_inc(&ndk_uobj_count);
 	return 0;
 }
@@ -282,6 +284,43 @@ struct ndk_uobj *ndk_uobj_root(struct ndk_uobj *u)
 	return u;
 }
 
+/**
+ * ndk_uobj_busy() - may HANDLE_CLOSE not close this entry yet?
+ * @u: the entry
+ *
+ * The busy rule is the kernel API object's (ndk_obj_busy()): it counts
+ * its open successors, which include every entry created from this one
+ * (and a QP's in its CQs), so an entry's children keep their parent.  It
+ * also counts the MR a MEM_REGISTER that the driver pins has made and
+ * not yet published, as uverbs refuses to destroy a PD a registration
+ * is being made in.
+ *
+ * Context: process context, ndk_file.lock held.
+ */
+bool ndk_uobj_busy(const struct ndk_uobj *u)
+{
+	const struct ndk_uobj_desc *d = &ndk_uobj_descs[u->type];
+	struct ndk_obj *obj = d->core ? d->core(u) : NULL;
+
+	return obj && ndk_obj_busy(obj);
+}
+
+/* The kernel API objects that have successors in the table. */
+static struct ndk_obj *ndk_uobj_adapter_core(const struct ndk_uobj *u)
+{
+	return u->adapter ? &u->adapter->obj : NULL;
+}
+
+static struct ndk_obj *ndk_uobj_pd_core(const struct ndk_uobj *u)
+{
+	return &u->pd->obj;
+}
+
+static struct ndk_obj *ndk_uobj_cq_core(const struct ndk_uobj *u)
+{
+	return &u->cq.cq->obj;
+}
+
 /*
  * MR and MEM entries: the token leaves the PD's index and the range its
  * tracking; the registration and its pages go with the MR, at once or,
@@ -311,7 +350,8 @@ static void ndk_uobj_pd_destroy(struct ndk_uobj *u)
 /* One descriptor per handle type. */
 const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 	[NDK_UOBJ_ADAPTER] = { .parent = NDK_UOBJ_ADAPTER,
-			       .nl_type = NDK_NL_OBJ_ADAPTER },
+			       .nl_type = NDK_NL_OBJ_ADAPTER,
+			       .core = ndk_uobj_adapter_core },
 	[NDK_UOBJ_CONNECTOR] = { .parent = NDK_UOBJ_ADAPTER,
 				 .nl_type = NDK_NL_OBJ_CONNECTOR,
 				 .open = ndk_uv_connector_open,
@@ -334,9 +374,11 @@ const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 	[NDK_UOBJ_CQ] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_CQ,
 			  .open = ndk_uv_cq_open,
 			  .published = ndk_uv_cq_published,
-			  .destroy = ndk_uv_cq_destroy },
+			  .destroy = ndk_uv_cq_destroy,
+			  .core = ndk_uobj_cq_core },
 	[NDK_UOBJ_PD] = { .parent = NDK_UOBJ_ADAPTER, .nl_type = NDK_NL_OBJ_PD,
-			  .destroy = ndk_uobj_pd_destroy },
+			  .destroy = ndk_uobj_pd_destroy,
+			  .core = ndk_uobj_pd_core },
 };
 
 /*
@@ -348,11 +390,8 @@ const struct ndk_uobj_desc ndk_uobj_descs[NDK_UOBJ_TYPES] = {
 void ndk_uobj_destroy(struct ndk_file *nf, struct ndk_uobj *u)
 {
 	lockdep_assert_held(&nf->lock);
-	WARN_ON(u->children);
 	ndk_uobj_unpublish(nf, u->handle);
 	ndk_uobj_descs[u->type].destroy(u);
-	if (u->parent)
-		u->parent->children--;
 	atomic_dec(&ndk_uobj_count);
 	ndk_uobj_free(u);
 }
@@ -365,31 +404,42 @@ static bool ndk_uobj_on(struct ndk_uobj *u, const struct ndk_device *dev)
 	return a && a->dev == dev;
 }
 
-/* One sweep of ndk_uobj_destroy_below(): CQs alone or all but CQs. */
-static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
-				       const struct ndk_device *dev, bool cqs)
+/* How many entries lie between an entry of @type and its adapter, plus 1. */
+static unsigned int ndk_uobj_depth(u8 type)
+{
+	unsigned int depth = 0;
+
+	for (; type != NDK_UOBJ_ADAPTER; type = ndk_uobj_descs[type].parent)
+		depth++;
+	return depth;
+}
+
+/* One sweep of ndk_uobj_destroy_below(): one depth, CQs or all but CQs. */
+static void ndk_uobj_destroy_level(struct ndk_file *nf,
+				   const struct ndk_device *dev,
+				   unsigned int depth, bool cqs)
 {
 	unsigned long index;
 	struct ndk_uobj *u;
-	bool progress = false;
 
 	xa_for_each(&nf->handles, index, u) {
 		bool cq = u->type == NDK_UOBJ_CQ;
 
-		if (u->type == NDK_UOBJ_ADAPTER || u->children || cq != cqs ||
+		if (ndk_uobj_depth(u->type) != depth || cq != cqs ||
 		    (dev && !ndk_uobj_on(u, dev)))
 			continue;
 		ndk_uobj_destroy(nf, u);
-		progress = true;
 	}
-	return progress;
 }
 
 /*
  * Release every object below the file's adapters of @dev (all adapters if
  * NULL): the connection requests not taken (a listener drops its own as
- * it goes), then each entry once it has no children left, so children go
- * before parents.  A device's removal calls it once per file, for all of
+ * it goes), then the entries deepest below their adapters first (the
+ * descriptors' parent types), so children go before parents, whatever
+ * their objects are still busy with (a MEM_REGISTER's MR being pinned
+ * into: the kernel API defers the PD's close until it goes).  A
+ * device's removal calls it once per file, for all of
  * the file's adapters of the device: one call per adapter would sweep
  * the whole table once per adapter, quadratic in what a user can open.
  * Any order of the rest is one a caller could have chosen with
@@ -402,12 +452,16 @@ static bool ndk_uobj_destroy_childless(struct ndk_file *nf,
  */
 void ndk_uobj_destroy_below(struct ndk_file *nf, const struct ndk_device *dev)
 {
+	unsigned int depth = 0;
+	u8 type;
+
 	if (!dev)
 		ndk_uevent_drop_requests(nf, NULL);
-	while (ndk_uobj_destroy_childless(nf, dev, false))
-		;
-	while (ndk_uobj_destroy_childless(nf, dev, true))
-		;
+	for (type = 0; type < NDK_UOBJ_TYPES; type++)
+		depth = max(depth, ndk_uobj_depth(type));
+	for (; depth; depth--)
+		ndk_uobj_destroy_level(nf, dev, depth, false);
+	ndk_uobj_destroy_level(nf, dev, 1, true);
 }
 
 /*

@@ -69,8 +69,6 @@ void ndk_uv_qp_destroy(struct ndk_uobj *u)
 {
 	ndk_close_qp(u->qp.qp, NULL, NULL);
 	ndk_uring_put(u->qp.ring);
-	u->qp.rcq->children--;
-	u->qp.icq->children--;
 }
 
 void ndk_uv_mw_destroy(struct ndk_uobj *u)
@@ -251,10 +249,6 @@ int ndk_uv_qp_create(struct file *file, void *arg)
 	ret = ndk_uobj_publish(nf, u);
 	if (ret)
 		goto err_put_ring;
-	u->qp.rcq = rcq;
-	u->qp.icq = icq;
-	rcq->children++;
-	icq->children++;
 	c->handle = u->handle;
 	if (u->qp.ring)
 		ndk_uring_describe(u->qp.ring, u->handle, &c->ring_offset,
@@ -888,7 +882,7 @@ int ndk_uv_handle_close(struct file *file, void *arg)
 	u = ndk_file_lock_uobj_of(file, c->handle, NDK_UOBJ_ANY, &nf);
 	if (IS_ERR(u))
 		return PTR_ERR(u);
-	if (u->children || (ndk_uobj_is_mem(u) && ndk_umr_deregister(u))) {
+	if (ndk_uobj_busy(u) || (ndk_uobj_is_mem(u) && ndk_umr_deregister(u))) {
 		mutex_unlock(&nf->lock);
 		return -EBUSY;
 	}
@@ -1618,7 +1612,9 @@ static void ndk_uv_connect_event(void *context, struct ndk_connector *conn)
  * @nf: the file, locked
  * @e:  a NDK_U_EVENT_CONNECT_REQUEST event just taken
  *
- * The connector's entry is a child of the listener's.
+ * The connector's entry is a child of the listener's adapter's, as the
+ * connector counts in the adapter (ndk_obj_loosen()): NDK lets the
+ * listener close while its connections live on.
  *
  * Context: process context, ndk_file.lock held.
  * Return: the connector's entry (@e->ev.object is its handle), or NULL
@@ -1629,7 +1625,7 @@ struct ndk_uobj *ndk_uverbs_accepted(struct ndk_file *nf,
 {
 	struct ndk_uobj *u;
 
-	u = ndk_uobj_alloc(nf, NDK_UOBJ_CONNECTOR, e->listener);
+	u = ndk_uobj_alloc(nf, NDK_UOBJ_CONNECTOR, e->listener->parent);
 	if (!u)
 		goto err_close_connector;
 	u->conn.conn = e->conn;
