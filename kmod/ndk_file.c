@@ -282,9 +282,10 @@ struct ndk_uobj *ndk_file_lock_uobj_of(struct file *file, u32 handle,
 /*
  * The adapter's device is going away: release everything of the adapter
  * now (pinned pages come back), close it, and tell user space.  The
- * first of the file's adapters of the device releases what all of them
- * hold, so the callbacks of the others find nothing below them and cost
- * no sweep of the table.  The handle stays, failing with -ENODEV, until
+ * first of the file's adapters of the device with objects below it (its
+ * adapter busy) releases what all of them hold, so the callbacks of the
+ * others find their adapters idle and cost no sweep of the table.  The
+ * handle stays, failing with -ENODEV, until
  * HANDLE_CLOSE.  ndk_close_adapter()
  * is never called with ndk_file.lock held elsewhere, so this may wait
  * for the lock.

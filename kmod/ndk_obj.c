@@ -177,6 +177,15 @@ void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent)
 	WARN_ONCE(1, "ndk: too many antecedents\n");
 }
 
+/*
+ * One user of @obj less.  Below zero it would let /dev/ndk close a parent
+ * whose children's entries still point at its entry: warn.
+ */
+static void ndk_obj_unuse_one(struct ndk_obj *obj)
+{
+	WARN_ON_ONCE(atomic_dec_return(&obj->users) < 0);
+}
+
 /**
  * ndk_obj_loosen() - count a new object in another's users than its parent's
  * @obj:    the new object, before ndk_obj_create() or ndk_obj_count()
@@ -188,7 +197,7 @@ void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent)
  */
 void ndk_obj_loosen(struct ndk_obj *obj, struct ndk_obj *holder)
 {
-	atomic_dec(&obj->parent->users);
+	ndk_obj_unuse_one(obj->parent);
 	obj->loose = true;
 	ndk_obj_hold(obj, holder);
 }
@@ -214,9 +223,9 @@ static void ndk_obj_unuse(struct ndk_obj *obj)
 
 	for (i = 0; i < NDK_OBJ_MAX_ANTECEDENTS; i++)
 		if (obj->antecedents[i])
-			atomic_dec(&obj->antecedents[i]->users);
+			ndk_obj_unuse_one(obj->antecedents[i]);
 	if (obj->parent && !obj->loose)
-		atomic_dec(&obj->parent->users);
+		ndk_obj_unuse_one(obj->parent);
 }
 
 /* Drop the references of an object that is gone: antecedents, then parent. */
