@@ -6,6 +6,10 @@
 //                closes at once, the listener first; the adapter does not
 //                (EBUSY) while that connector lives: it counts in the
 //                adapter, not in the listener; then it does.
+//   answered     connection requests taken, then their listener closed:
+//                one is accepted (the connection completes on both sides),
+//                the other rejected (the connect fails with ECONNREFUSED);
+//                the listener's backlog and the connectors' ids outlive it.
 //   registering  a MEM_REGISTER that the driver pins is held for 2 s
 //                after its pin (debugfs ndk/hold_registration_ms, root):
 //                meanwhile HANDLE_CLOSE of its PD is EBUSY (the MR being
@@ -50,6 +54,35 @@ void Connection() {
     T_EXPECT_ERRNO(t_handle_close(fd, adapter), EBUSY);  // the passive connector
     T_CHECK(t_handle_close(fd, lb.passive->handle()) == 0);
     T_CHECK(t_handle_close(fd, adapter) == 0);
+}
+
+// Requests taken from a listener are answered after it was closed.
+void AnsweredAfterListenerClosed() {
+    ndk_t::Loopback lb;
+    lb.Open();
+    int fd = lb.adapter->fd();
+    ndk::QueuePairParams params;
+    auto client = Must(ndk::QueuePair::Create(*lb.pd, *lb.cq, *lb.cq, params), "create QP");
+    auto server = Must(ndk::QueuePair::Create(*lb.pd, *lb.cq, *lb.cq, params), "create QP");
+    auto spare = Must(ndk::QueuePair::Create(*lb.pd, *lb.cq, *lb.cq, params), "create QP");
+    auto listener = Must(ndk::Listener::Create(*lb.adapter), "create listener");
+    auto bound = Must(listener.Listen(ndk::SockAddr::Parse("10.99.0.1").value()), "listen");
+    auto accepted = Must(ndk::Connector::Create(*lb.adapter), "create connector");
+    auto refused = Must(ndk::Connector::Create(*lb.adapter), "create connector");
+    Must(accepted.Connect(client, bound, {}), "connect");
+    auto a = Must(listener.GetConnectionRequest(10s), "connection request");
+    Must(refused.Connect(spare, bound, {}), "connect");
+    auto r = Must(listener.GetConnectionRequest(10s), "connection request");
+
+    T_CHECK(t_handle_close(fd, listener.handle()) == 0);
+    Must(a.Accept(server, {}), "accept after the listener closed");
+    Must(accepted.WaitFor(ndk::RequestKind::kConnect, 10s), "connect completion");
+    Must(accepted.CompleteConnect(), "complete connect");
+    Must(accepted.WaitFor(ndk::RequestKind::kCompleteConnect, 10s), "complete-connect");
+    Must(a.WaitFor(ndk::RequestKind::kAccept, 10s), "accept completion");
+    Must(r.Reject(), "reject after the listener closed");
+    auto done = refused.WaitFor(ndk::RequestKind::kConnect, 10s);
+    T_CHECK(!done.ok() && done.error().errnum == ECONNREFUSED);
 }
 
 constexpr int kHoldMs = 2000;
@@ -105,6 +138,7 @@ int main() {
     }
     try {
         Connection();
+        AnsweredAfterListenerClosed();
     } catch (const Failure& f) {
         std::fprintf(stderr, "FAIL: %s\n", f.what.c_str());
         return kTestFail;
