@@ -306,7 +306,7 @@ void ndk_file_adapter_removed(void *context)
 		mutex_unlock(&nf->lock);
 		return;
 	}
-	if (ndk_obj_busy(&adapter->obj))
+	if (ndk_uobj_busy(u))
 		ndk_uobj_destroy_below(nf, adapter->dev);
 	ndk_uobj_uncharge(u);
 	u->adapter = NULL;
