@@ -201,6 +201,19 @@ class Report:
             self.row("F1", "same, vs raw with every work request signalled (raw-sig)",
                      f"{p} pages", ("F1", "ndk", p), ("F1", "raw-sig", p), "rate", ">=", 0.95,
                      "ns/pair")
+            self.row("F1", "floor (raw-sig + the least NDK bookkeeping, inline) vs raw",
+                     f"{p} pages", ("F1", "floor", p), ("F1", "raw", p), "rate", "info", None,
+                     "ns/pair")
+            self.row("F1", "floor vs raw-sig", f"{p} pages", ("F1", "floor", p),
+                     ("F1", "raw-sig", p), "rate", "info", None, "ns/pair")
+            self.row("F1", "ndk vs floor", f"{p} pages", ("F1", "ndk", p), ("F1", "floor", p),
+                     "rate", "info", None, "ns/pair")
+        for v, what in (("atomic", "an atomic operation"),
+                        ("irqsave", "an interrupt-disabled section"),
+                        ("spin", "a spinlock section"),
+                        ("spin-irqsave", "a spinlock section with interrupts off")):
+            self.row("F1", f"calibration: {what} vs a function call", "",
+                     ("F1-cal", v, 0), ("F1-cal", "call", 0), "cost", "info", None, "ns/op")
         for p in self.params("R1-reg", "ndk"):
             self.row("R1", "NdkRegisterMr latency vs raw (MR kept)", f"{p} pages",
                      ("R1-reg", "ndk", p), ("R1-reg", "raw", p), "cost", "<=", 1.05, "ns")
@@ -581,7 +594,7 @@ def plots(outdir, rep):
     made.append(plot(outdir, "f1", "F1: fast-register + invalidate pairs per second",
                      "pages per registration", "pairs/s",
                      [(v, [(p, 1e9 / y, 1e9 / y99) for p, y, y99 in series(rep, "F1", v)])
-                      for v in ("ndk", "raw", "raw-sig")]))
+                      for v in ("ndk", "raw", "raw-sig", "floor")]))
     made.append(plot(outdir, "r1", "R1: kernel registration latency (MDL)", "pages",
                      "µs", [(f"{v} {m[3:]}", series(rep, m, v, us))
                             for m in ("R1-reg", "R1-dereg")
@@ -608,7 +621,7 @@ def plots(outdir, rep):
 # --- check mode -------------------------------------------------------------------------
 
 EXPECTED = [
-    ("F1", "ndk"), ("F1", "raw"), ("F1", "raw-sig"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
+    ("F1", "ndk"), ("F1", "raw"), ("F1", "raw-sig"), ("F1", "floor"), ("F1-cal", "call"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
     ("R1-dereg", "ndk"), ("R1-dereg", "raw"), ("W1", "bind"), ("W1", "fr"), ("W1", "rereg"),
     ("D1-write", "ndk-k"), ("D1-write", "perftest"), ("D1-read", "ndk-k"), ("D1-write", "raw"),
     ("D1-read", "raw"),

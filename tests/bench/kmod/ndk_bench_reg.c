@@ -9,7 +9,9 @@
  *     post call per work request, completions polled by the measure.
  *     raw-sig signals the raw registration too: ndk.ko posts every work
  *     request signalled (and hides a silent one's completion), so this
- *     is the raw cost of what ndk.ko asks of the device.
+ *     is the raw cost of what ndk.ko asks of the device.  floor is
+ *     raw-sig plus the least any implementation of the two NDK calls
+ *     must add (nb_fl_post()), written inline: the floor of the layer.
  * R1  NdkRegisterMr / NdkDeregisterMr of an MDL (blocking) vs the raw
  *     kernel equivalent: build and DMA-map a scatter table, map it into
  *     a fast-register MR, post REG_MR and wait; LOCAL_INV, wait, unmap.
@@ -62,6 +64,7 @@ enum nb_kind { NB_FR, NB_BIND };
  * @ibmr:  raw: the fast-register MR
  * @mr:    NDK: the fast-register MR (NB_FR)
  * @mw:    NDK: the window (NB_BIND)
+ * @fstate: floor: the registration's state (NB_FL_*)
  * @busy:  registered, its invalidation not yet completed
  */
 struct nb_slot {
@@ -71,6 +74,29 @@ struct nb_slot {
 	struct ib_mr *ibmr;
 	struct ndk_mr *mr;
 	struct ndk_mw *mw;
+	int fstate;
+	bool busy;
+};
+
+/* floor: the states of a registration (ndk.ko's NDK_FR_*). */
+enum { NB_FL_FREE, NB_FL_VALID, NB_FL_INVALIDATING };
+
+/* floor: entries of its request ring (above F1's 2 × depth/4 in flight). */
+#define NB_FL_RING	128
+
+/**
+ * struct nb_fl_req - floor: one claimed request, found by its wr_id
+ * @ctx:    the request context its result reports
+ * @slot:   the registration it registers or invalidates
+ * @type:   NDK_OPERATION_TYPE_FAST_REGISTER or _INVALIDATE
+ * @silent: no result when it succeeds
+ * @busy:   claimed, not completed
+ */
+struct nb_fl_req {
+	void *ctx;
+	u32 slot;
+	u16 type;
+	bool silent;
 	bool busy;
 };
 
@@ -93,6 +119,9 @@ struct nb_slot {
  * @status: raw: the first failed completion's status
  * @sig_reg: raw: signal the registration too (variant raw-sig: a
  *          completion per work request, as NDK's QPs post them)
+ * @fsg:    floor: the scatter list loaded from the LAM's page array
+ * @fring:  floor: its request ring
+ * @fprod:  floor: requests claimed
  */
 struct nb_set {
 	struct nb_fix *f;
@@ -111,6 +140,9 @@ struct nb_set {
 	u32 done;
 	enum ib_wc_status status;
 	bool sig_reg;
+	struct scatterlist *fsg;
+	struct nb_fl_req *fring;
+	u32 fprod;
 };
 
 /* Let the softirq work rxe queued on this CPU (its tasklets) run now. */
@@ -149,6 +181,8 @@ static void nb_set_free(struct nb_set *s)
 	vfree(s->mem);
 	kfree(s->slot);
 	kfree(s->rslot);
+	kfree(s->fsg);
+	kfree(s->fring);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -171,8 +205,11 @@ static int nb_set_init(struct nb_set *s, struct nb_fix *f, enum nb_kind kind,
 	s->slot = kcalloc(nslots, sizeof(*s->slot), GFP_KERNEL);
 	s->rslot = kcalloc(nslots, sizeof(*s->rslot), GFP_KERNEL);
 	s->mem = vzalloc((size_t)mem_pages * PAGE_SIZE);
-	if (!s->slot || !s->rslot || !s->mem)
+	s->fsg = kcalloc(pages, sizeof(*s->fsg), GFP_KERNEL);
+	s->fring = kcalloc(NB_FL_RING, sizeof(*s->fring), GFP_KERNEL);
+	if (!s->slot || !s->rslot || !s->mem || !s->fsg || !s->fring)
 		return -ENOMEM;
+	sg_init_table(s->fsg, pages);
 
 	/* NDK: the MDL and LAM of the registered range. */
 	s->mdl = ndk_mdl_from_buffer(s->mem, s->len, GFP_KERNEL);
@@ -406,22 +443,237 @@ static int nb_raw_pairs(struct nb_set *s, u32 ops)
 }
 
 /*
+ * floor: claim the next entry of the request ring for @type on slot @i;
+ * its index is the work request's wr_id.  -ENOSPC when it is still busy.
+ */
+static int nb_fl_claim(struct nb_set *s, u32 i, void *ctx, u16 type,
+		       bool silent, u64 *wr_id)
+{
+	u32 idx = s->fprod % NB_FL_RING;
+	struct nb_fl_req *e = &s->fring[idx];
+
+	if (e->busy)
+		return -ENOSPC;
+	e->ctx = ctx;
+	e->slot = i;
+	e->type = type;
+	e->silent = silent;
+	e->busy = true;
+	s->fprod++;
+	*wr_id = idx;
+	return 0;
+}
+
+/*
+ * floor: what NdkFastRegister (silent) + NdkInvalidate of slot @i must
+ * do at the least on top of raw-sig's two work requests: NdkFastRegister's
+ * argument checks, the registration's state moved with one cmpxchg, its
+ * page list loaded from the consumer's page array, a ring entry claimed
+ * per request; the same for the invalidation.  No lock, no reference, no
+ * CQ reservation, no counter and no tracepoint: one thread, one QP.
+ */
+static int nb_fl_post(struct nb_set *s, u32 i)
+{
+	const u64 *pa = s->lam->adapter_page_array;
+	u32 n = s->lam->adapter_page_count, k;
+	struct nb_slot *sl = &s->rslot[i];
+	struct ib_mr *mr = sl->ibmr;
+	struct ib_reg_wr reg = {};
+	struct ib_send_wr inv = {};
+	u64 bits = 0;
+	int ret;
+
+	if (!n || !pa || !s->len || s->len > (u64)n << PAGE_SHIFT)
+		return -EINVAL;
+	for (k = 0; k < n; k++)
+		bits |= pa[k];
+	if (bits & ~PAGE_MASK)
+		return -EINVAL;
+	if (cmpxchg(&sl->fstate, NB_FL_FREE, NB_FL_VALID) != NB_FL_FREE)
+		return -EBUSY;
+	for (k = 0; k < n; k++) {
+		sg_dma_address(&s->fsg[k]) = pa[k];
+		sg_dma_len(&s->fsg[k]) = PAGE_SIZE;
+	}
+	if (ib_map_mr_sg(mr, s->fsg, n, NULL, PAGE_SIZE) != n)
+		return -EINVAL;
+	mr->iova = NB_BASE;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	ret = nb_fl_claim(s, i, NULL, NDK_OPERATION_TYPE_FAST_REGISTER, true,
+			  &reg.wr.wr_id);
+	if (ret)
+		return ret;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = NB_IB_ACCESS;
+	ret = ib_post_send(s->f->dqp, &reg.wr, NULL);
+	if (ret)
+		return ret;
+
+	if (cmpxchg(&sl->fstate, NB_FL_VALID, NB_FL_INVALIDATING) !=
+	    NB_FL_VALID)
+		return -EINVAL;
+	ret = nb_fl_claim(s, i, (void *)(uintptr_t)(i + 1),
+			  NDK_OPERATION_TYPE_INVALIDATE, false, &inv.wr_id);
+	if (ret)
+		return ret;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = mr->rkey;
+	return ib_post_send(s->f->dqp, &inv, NULL);
+}
+
+/*
+ * floor: poll up to ARRAY_SIZE(wc) completions, retire their ring
+ * entries, move their registrations' state on and translate the ones
+ * that report into @res; how many it wrote.
+ */
+static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
+{
+	struct ib_wc wc[16];
+	struct nb_fl_req *e;
+	u32 m = 0;
+	int n, k;
+
+	n = ib_poll_cq(s->f->dcq, ARRAY_SIZE(wc), wc);
+	for (k = 0; k < n; k++) {
+		e = &s->fring[wc[k].wr_id % NB_FL_RING];
+		if (e->type == NDK_OPERATION_TYPE_INVALIDATE &&
+		    wc[k].status == IB_WC_SUCCESS)
+			WRITE_ONCE(s->rslot[e->slot].fstate, NB_FL_FREE);
+		if (!e->silent || wc[k].status != IB_WC_SUCCESS) {
+			res[m].status = wc[k].status == IB_WC_SUCCESS ?
+					STATUS_SUCCESS : STATUS_UNSUCCESSFUL;
+			res[m].bytes_transferred = wc[k].byte_len;
+			res[m].qp_context = NULL;
+			res[m].request_context = e->ctx;
+			m++;
+		}
+		e->busy = false;
+	}
+	return m;
+}
+
+/* floor: @ops register + invalidate pairs, nslots in flight. */
+static int nb_fl_pairs(struct nb_set *s, u32 ops)
+{
+	unsigned long end = jiffies + NB_TIMEOUT;
+	u32 posted = 0, done = 0, i, k, n;
+	struct ndk_result res[16];
+	int ret;
+
+	while (done < ops) {
+		for (i = 0; i < s->nslots && posted < ops; i++) {
+			if (s->rslot[i].busy)
+				continue;
+			ret = nb_fl_post(s, i);
+			if (ret) {
+				nb_out("E floor post: %d", ret);
+				return ret;
+			}
+			s->rslot[i].busy = true;
+			posted++;
+		}
+		n = nb_fl_poll(s, res);
+		for (k = 0; k < n; k++) {
+			i = (uintptr_t)res[k].request_context - 1;
+			if (res[k].status || i >= s->nslots) {
+				nb_out("E floor result: status %#x",
+				       res[k].status);
+				return -EIO;
+			}
+			s->rslot[i].busy = false;
+			done++;
+		}
+		if (!n) {
+			if (time_after(jiffies, end)) {
+				nb_out("E floor pairs: timeout");
+				return -ETIMEDOUT;
+			}
+			nb_run_softirqs();
+		}
+	}
+	return 0;
+}
+
+/* Calibration: a call the compiler cannot inline. */
+static noinline void nb_cal_call(int *x)
+{
+	WRITE_ONCE(*x, *x + 1);
+}
+
+/*
+ * Calibration samples (measure F1-cal): what one function call, one
+ * atomic operation, one interrupt-disabled section, one spinlock section
+ * and one spinlock section with interrupts off cost in this boot, each
+ * a loop of @n with the empty loop's cost left in.  They price the
+ * steps an F1 pair takes beyond the floor (performance.md, "F1").
+ */
+static void nb_cal(u32 round)
+{
+	static const char * const name[] = {
+		"call", "atomic", "irqsave", "spin", "spin-irqsave"
+	};
+	static DEFINE_SPINLOCK(lock);
+	atomic_t a = ATOMIC_INIT(0);
+	const u32 n = 100000;
+	unsigned long flags;
+	u32 i, v;
+	int x = 0;
+	u64 t0;
+
+	for (v = 0; v < ARRAY_SIZE(name); v++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < n; i++) {
+			switch (v) {
+			case 0:
+				nb_cal_call(&x);
+				break;
+			case 1:
+				atomic_inc(&a);
+				break;
+			case 2:
+				local_irq_save(flags);
+				local_irq_restore(flags);
+				break;
+			case 3:
+				spin_lock(&lock);
+				spin_unlock(&lock);
+				break;
+			default:
+				spin_lock_irqsave(&lock, flags);
+				spin_unlock_irqrestore(&lock, flags);
+				break;
+			}
+		}
+		nb_sample("F1-cal", name[v], 0, round, ktime_get_ns() - t0, n);
+	}
+}
+
+/*
  * One round of F1: NB_BATCHES samples of each variant, the order rotating:
- * ndk, raw (registration unsignalled) and raw-sig (both signalled).
+ * ndk, raw (registration unsignalled), raw-sig (both signalled) and
+ * floor (raw-sig plus the least bookkeeping NDK's contract needs).
  */
 static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 {
-	static const char * const name[] = { "ndk", "raw", "raw-sig" };
+	static const char * const name[] = { "ndk", "raw", "raw-sig", "floor" };
 	u32 ops = max(1U, env->iters / NB_BATCHES);
 	int b, k, v, ret;
 	u64 t0;
 
 	for (b = 0; b < NB_BATCHES; b++) {
-		for (k = 0; k < 3; k++) {
-			v = (k + round + b) % 3;
+		for (k = 0; k < ARRAY_SIZE(name); k++) {
+			v = (k + round + b) % ARRAY_SIZE(name);
 			s->sig_reg = v == 2;
 			t0 = ktime_get_ns();
-			ret = v ? nb_raw_pairs(s, ops) : nb_ndk_pairs(s, ops);
+			if (v == 3)
+				ret = nb_fl_pairs(s, ops);
+			else
+				ret = v ? nb_raw_pairs(s, ops) :
+					  nb_ndk_pairs(s, ops);
 			if (ret)
 				return ret;
 			nb_sample("F1", name[v], s->pages, round,
@@ -447,6 +699,8 @@ int nb_f1(struct nb_env *env)
 
 	ret = nb_fix_open(env, &f, true);
 	nb_out("I inflight %u", env->depth / 4);
+	for (r = 0; !ret && r < env->rounds; r++)
+		nb_cal(r);
 	for (p = 0; !ret && p < env->nparams; p++) {
 		if (env->params[p] > f.info.frmr_page_count) {
 			nb_out("E F1 %u pages: above FRMRPageCount %u",
@@ -461,6 +715,8 @@ int nb_f1(struct nb_env *env)
 			ret = nb_ndk_pairs(&s, s.nslots * 2);
 		if (!ret)
 			ret = nb_raw_pairs(&s, s.nslots * 2);
+		if (!ret)
+			ret = nb_fl_pairs(&s, s.nslots * 2);
 		for (r = 0; !ret && r < env->rounds; r++)
 			ret = nb_pairs_round(env, &s, r);
 		nb_set_free(&s);
