@@ -330,11 +330,43 @@ static inline s32 ndk_qp_refuse(struct ndk_qp *qp, s32 status)
 /* ndk_obj.c */
 void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 		  struct ndk_obj *parent, void (*destroy)(struct ndk_obj *));
-void ndk_obj_get(struct ndk_obj *obj);
 void ndk_obj_hold(struct ndk_obj *obj, struct ndk_obj *antecedent);
 void ndk_obj_loosen(struct ndk_obj *obj, struct ndk_obj *holder);
 bool ndk_obj_busy(const struct ndk_obj *obj);
-void ndk_obj_put(struct ndk_obj *obj);
+void ndk_obj_last_put(struct ndk_obj *obj);
+
+/*
+ * The reference of every request in flight is taken and dropped here:
+ * inline, for the data path pays a call per function (performance.md,
+ * "F1").
+ */
+
+/**
+ * ndk_obj_get() - take a reference (a successor keeps its antecedent)
+ * @obj: the object
+ *
+ * Context: any.
+ */
+static inline void ndk_obj_get(struct ndk_obj *obj)
+{
+	refcount_inc(&obj->ref);
+}
+
+/**
+ * ndk_obj_put() - drop a reference; the last one tears the object down
+ * @obj: the object
+ *
+ * The teardown runs on ndk_wq (ndk_obj_last_put()), so this may be called
+ * from any context, including from an NDK callback.
+ *
+ * Context: any.
+ */
+static inline void ndk_obj_put(struct ndk_obj *obj)
+{
+	if (refcount_dec_and_test(&obj->ref))
+		ndk_obj_last_put(obj);
+}
+
 s32 ndk_obj_create(struct ndk_obj *obj, int (*init)(struct ndk_obj *obj),
 		   ndk_fn_create_completion create_completion,
 		   void *request_context, void **out);

@@ -348,40 +348,17 @@ bool ndk_cq_failed(struct ndk_cq *cq)
 	return READ_ONCE(cq->failed) != STATUS_SUCCESS;
 }
 
-/*
- * Take one of @cq's results.  A resize that lowers the depth meanwhile
- * (ndk_cq_resize()) either sees this reservation or is seen by
- * the second check: the cmpxchg and its smp_mb() order the two sides.
- */
-static bool ndk_cq_try_reserve(struct ndk_cq *cq)
-{
-	int cur = atomic_read(&cq->reserved);
-
-	do {
-		if (cur >= (int)READ_ONCE(cq->depth))
-			return false;
-	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
-	if (unlikely(cur >= (int)READ_ONCE(cq->depth))) {
-		atomic_dec(&cq->reserved);
-		return false;
-	}
-	return true;
-}
-
 /**
- * ndk_cq_reserve() - reserve room for the result of a request to be posted
+ * ndk_cq_reserve_slow() - ndk_cq_reserve() when the CQ seems full
  * @cq: the CQ the request's result goes to
  *
  * Context: any, not under @cq->lock.
- * Return: true when the CQ can hold one more result; false when it is
- * committed to its depth already (the post must fail inline).
+ * Return: as ndk_cq_reserve().
  */
-bool ndk_cq_reserve(struct ndk_cq *cq)
+bool ndk_cq_reserve_slow(struct ndk_cq *cq)
 {
 	unsigned long flags;
 
-	if (ndk_cq_try_reserve(cq))
-		return true;
 	if (!READ_ONCE(cq->sink))
 		return false;
 	/* Results the sink's reader took may not be counted out yet. */
@@ -390,20 +367,6 @@ bool ndk_cq_reserve(struct ndk_cq *cq)
 		ndk_cq_sink_reclaim_locked(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return ndk_cq_try_reserve(cq);
-}
-
-/**
- * ndk_cq_unreserve() - release reservations of ndk_cq_reserve()
- * @cq: the CQ
- * @n:  how many: results polled or dropped, requests never posted or
- *      resolved without a completion
- *
- * Context: any.
- */
-void ndk_cq_unreserve(struct ndk_cq *cq, u32 n)
-{
-	if (n)
-		atomic_sub(n, &cq->reserved);
 }
 
 /**

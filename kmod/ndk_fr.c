@@ -763,7 +763,7 @@ static s32 ndk_fr_post(struct ndk_qp *qp, struct ndk_fr *fr,
  * NdkFastRegister flags to IB access flags through their NdkRegisterMr
  * equivalents (one translation); -EINVAL for invalid ones.
  */
-static int ndk_fr_access(struct ib_device *ibdev, u32 flags)
+static __always_inline int ndk_fr_access(struct ib_device *ibdev, u32 flags)
 {
 	u32 mr_flags = 0;
 
@@ -832,10 +832,12 @@ static s32 ndk_fr_register(struct ndk_qp *qp, void *request_context,
 
 /*
  * Count and trace a fast-register, bind or invalidate request as it
- * returns to the consumer; @status is what it returns.
+ * returns to the consumer; @status is what it returns.  Inline: @type is
+ * a constant at every call.
  */
-static s32 ndk_fr_traced(u16 type, struct ndk_qp *qp, const void *obj,
-			 u64 address, u64 length, u32 flags, s32 status)
+static __always_inline s32 ndk_fr_traced(u16 type, struct ndk_qp *qp,
+					 const void *obj, u64 address,
+					 u64 length, u32 flags, s32 status)
 {
 	if (status != STATUS_SUCCESS)
 		ndk_stat_error(status);

@@ -142,17 +142,6 @@ void ndk_obj_init(struct ndk_obj *obj, enum ndk_object_type type,
 }
 
 /**
- * ndk_obj_get() - take a reference (a successor keeps its antecedent)
- * @obj: the object
- *
- * Context: any.
- */
-void ndk_obj_get(struct ndk_obj *obj)
-{
-	refcount_inc(&obj->ref);
-}
-
-/**
  * ndk_obj_hold() - make an object a successor of one more antecedent
  * @obj:        the new object, before ndk_obj_create()
  * @antecedent: an object @obj uses besides its parent (a QP's CQ); a
@@ -294,18 +283,16 @@ static void ndk_obj_teardown_work(struct work_struct *work)
 }
 
 /**
- * ndk_obj_put() - drop a reference; the last one tears the object down
+ * ndk_obj_last_put() - the last reference of @obj is gone (ndk_obj_put())
  * @obj: the object
  *
- * The teardown runs on ndk_wq, so this may be called from any context,
+ * The teardown runs on ndk_wq, so the last put may come from any context,
  * including from an NDK callback.
  *
  * Context: any.
  */
-void ndk_obj_put(struct ndk_obj *obj)
+void ndk_obj_last_put(struct ndk_obj *obj)
 {
-	if (!refcount_dec_and_test(&obj->ref))
-		return;
 	INIT_WORK(&obj->work, ndk_obj_teardown_work);
 	queue_work(ndk_wq, &obj->work);
 }

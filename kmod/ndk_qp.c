@@ -307,7 +307,9 @@ bool ndk_qp_translate(struct ndk_qp *qp, const struct ib_wc *wc,
 	 * before it, and must not take @sq_cons back.
 	 */
 	if ((s32)(s->seq - qp->sq_cons) >= 0) {
-		ndk_sq_retire(qp, s->seq);
+		/* Unsignaled requests before it, or none to retire? */
+		if (s->seq != qp->sq_cons)
+			ndk_sq_retire(qp, s->seq);
 		qp->sq_cons = s->seq + 1;
 	}
 	res->request_context = s->request_context;
@@ -443,39 +445,14 @@ static void ndk_qp_queue_flush(struct ndk_qp *qp)
 }
 
 /*
- * Post the chain of claimed, unposted slots with one ib_post_send().  If
- * @own (the caller's request, the last slot) is given and does not reach
- * the device, it is given back and the refusal is returned; deferred
- * requests the device refuses complete in software with the refusal's
- * status.  Under sq_lock.
+ * The device refused the chain ndk_sq_post_chain() posted, with @ret, at
+ * @bad.  Under sq_lock.
  */
-static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
+static s32 ndk_sq_post_refused(struct ndk_qp *qp, bool own, int ret,
+			       const struct ib_send_wr *bad)
 {
-	const struct ib_send_wr *bad = NULL;
-	struct ndk_swr *first;
 	s32 status;
-	u64 refuse;
-	int ret;
 	u32 i;
-
-	lockdep_assert_held(&qp->sq_lock);
-	if (qp->sq_posted == qp->sq_prod)
-		return STATUS_SUCCESS;
-	first = ndk_sq_at(qp, qp->sq_posted);
-	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
-	refuse = READ_ONCE(ndk_fail_qp_post);
-	if (unlikely(refuse) && (uintptr_t)first->request_context == refuse) {
-		ret = -EINVAL;
-		bad = &first->w.wr;
-	} else {
-		ndk_post_begin();
-		ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
-		ndk_post_end();
-	}
-	if (!ret) {
-		qp->sq_posted = qp->sq_prod;
-		return STATUS_SUCCESS;
-	}
 
 	/* The requests before @bad went to the device. */
 	status = ndk_status_from_errno(ret);
@@ -501,6 +478,41 @@ static s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
 		ndk_sq_unclaim(qp);
 	ndk_sq_complete_soft(qp, status);
 	return own ? status : STATUS_SUCCESS;
+}
+
+/*
+ * Post the chain of claimed, unposted slots with one ib_post_send().  If
+ * @own (the caller's request, the last slot) is given and does not reach
+ * the device, it is given back and the refusal is returned; deferred
+ * requests the device refuses complete in software with the refusal's
+ * status.  Under sq_lock.  Inline: every request posts through it.
+ */
+static __always_inline s32 ndk_sq_post_chain(struct ndk_qp *qp, bool own)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ndk_swr *first;
+	u64 refuse;
+	int ret;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->sq_posted == qp->sq_prod)
+		return STATUS_SUCCESS;
+	first = ndk_sq_at(qp, qp->sq_posted);
+	ndk_sq_at(qp, qp->sq_prod - 1)->w.wr.next = NULL;
+	refuse = READ_ONCE(ndk_fail_qp_post);
+	if (unlikely(refuse) && (uintptr_t)first->request_context == refuse) {
+		ret = -EINVAL;
+		bad = &first->w.wr;
+	} else {
+		ndk_post_begin();
+		ret = ib_post_send(qp->ibqp, &first->w.wr, &bad);
+		ndk_post_end();
+	}
+	if (likely(!ret)) {
+		qp->sq_posted = qp->sq_prod;
+		return STATUS_SUCCESS;
+	}
+	return ndk_sq_post_refused(qp, own, ret, bad);
 }
 
 /*

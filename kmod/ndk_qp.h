@@ -419,8 +419,61 @@ void ndk_cq_push_locked(struct ndk_cq *cq, const struct ndk_result_ex *res);
 void ndk_cq_notify_locked(struct ndk_cq *cq);
 u32 ndk_cq_drain(struct ndk_cq *cq);
 bool ndk_cq_failed(struct ndk_cq *cq);
-bool ndk_cq_reserve(struct ndk_cq *cq);
-void ndk_cq_unreserve(struct ndk_cq *cq, u32 n);
+bool ndk_cq_reserve_slow(struct ndk_cq *cq);
+
+/*
+ * Every request takes a reservation and every result gives it back:
+ * inline, for the data path pays a call per function (performance.md,
+ * "F1").
+ */
+
+/*
+ * Take one of @cq's results.  A resize that lowers the depth meanwhile
+ * (ndk_cq_resize()) either sees this reservation or is seen by
+ * the second check: the cmpxchg and its smp_mb() order the two sides.
+ */
+static inline bool ndk_cq_try_reserve(struct ndk_cq *cq)
+{
+	int cur = atomic_read(&cq->reserved);
+
+	do {
+		if (cur >= (int)READ_ONCE(cq->depth))
+			return false;
+	} while (!atomic_try_cmpxchg(&cq->reserved, &cur, cur + 1));
+	if (unlikely(cur >= (int)READ_ONCE(cq->depth))) {
+		atomic_dec(&cq->reserved);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * ndk_cq_reserve() - reserve room for the result of a request to be posted
+ * @cq: the CQ the request's result goes to
+ *
+ * Context: any, not under @cq->lock.
+ * Return: true when the CQ can hold one more result; false when it is
+ * committed to its depth already (the post must fail inline).
+ */
+static inline bool ndk_cq_reserve(struct ndk_cq *cq)
+{
+	return likely(ndk_cq_try_reserve(cq)) || ndk_cq_reserve_slow(cq);
+}
+
+/**
+ * ndk_cq_unreserve() - release reservations of ndk_cq_reserve()
+ * @cq: the CQ
+ * @n:  how many: results polled or dropped, requests never posted or
+ *      resolved without a completion
+ *
+ * Context: any.
+ */
+static inline void ndk_cq_unreserve(struct ndk_cq *cq, u32 n)
+{
+	if (n)
+		atomic_sub(n, &cq->reserved);
+}
+
 bool ndk_cq_unsignal(struct ndk_cq *cq);
 
 /* ndk_qp.c */
