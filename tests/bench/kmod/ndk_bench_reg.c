@@ -308,50 +308,6 @@ static s32 nb_ndk_post(struct nb_set *s, u32 i)
 	return st;
 }
 
-/* NDK: @ops register + invalidate pairs, nslots in flight. */
-static int nb_ndk_pairs(struct nb_set *s, u32 ops)
-{
-	unsigned long end = jiffies + NB_TIMEOUT;
-	u32 posted = 0, done = 0, i, k, n;
-	struct ndk_result res[16];
-	s32 st;
-
-	while (done < ops) {
-		for (i = 0; i < s->nslots && posted < ops; i++) {
-			if (s->slot[i].busy)
-				continue;
-			st = nb_ndk_post(s, i);
-			if (st) {
-				nb_out("E NDK post: status %#x", st);
-				return -EIO;
-			}
-			s->slot[i].busy = true;
-			posted++;
-		}
-		n = ndk_get_cq_results(s->f->cq[0], res, ARRAY_SIZE(res));
-		for (k = 0; k < n; k++) {
-			if (res[k].status) {
-				nb_out("E NDK result: status %#x",
-				       res[k].status);
-				return -EIO;
-			}
-			i = (uintptr_t)res[k].request_context - 1;
-			if (i >= s->nslots)
-				return -EIO;
-			s->slot[i].busy = false;
-			done++;
-		}
-		if (!n) {
-			if (time_after(jiffies, end)) {
-				nb_out("E NDK pairs: timeout");
-				return -ETIMEDOUT;
-			}
-			nb_run_softirqs();
-		}
-	}
-	return 0;
-}
-
 static void nb_raw_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct nb_slot *sl = container_of(wc->wr_cqe, struct nb_slot, cqe);
@@ -374,6 +330,17 @@ static void nb_raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 		sl->set->status = wc->status;
 }
 
+/* Raw and floor: post @reg, its completion and signalling set, for @mr. */
+static __always_inline int nb_post_reg(struct nb_set *s, struct ib_mr *mr,
+				       struct ib_reg_wr *reg)
+{
+	reg->wr.opcode = IB_WR_REG_MR;
+	reg->mr = mr;
+	reg->key = mr->rkey;
+	reg->access = NB_IB_ACCESS;
+	return ib_post_send(s->f->dqp, &reg->wr, NULL);
+}
+
 /* Raw: map, post REG_MR (unsignalled) and LOCAL_INV of slot @i. */
 static int nb_raw_post(struct nb_set *s, u32 i)
 {
@@ -390,13 +357,9 @@ static int nb_raw_post(struct nb_set *s, u32 i)
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	sl->cqe.done = nb_raw_done;
 	sl->reg_cqe.done = nb_raw_reg_done;
-	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.wr_cqe = s->sig_reg ? &sl->reg_cqe : &sl->cqe;
 	reg.wr.send_flags = s->sig_reg ? IB_SEND_SIGNALED : 0;
-	reg.mr = mr;
-	reg.key = mr->rkey;
-	reg.access = NB_IB_ACCESS;
-	ret = ib_post_send(s->f->dqp, &reg.wr, NULL);
+	ret = nb_post_reg(s, mr, &reg);
 	if (ret)
 		return ret;
 	inv.opcode = IB_WR_LOCAL_INV;
@@ -503,12 +466,8 @@ static int nb_fl_post(struct nb_set *s, u32 i)
 			  &reg.wr.wr_id);
 	if (ret)
 		return ret;
-	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.send_flags = IB_SEND_SIGNALED;
-	reg.mr = mr;
-	reg.key = mr->rkey;
-	reg.access = NB_IB_ACCESS;
-	ret = ib_post_send(s->f->dqp, &reg.wr, NULL);
+	ret = nb_post_reg(s, mr, &reg);
 	if (ret)
 		return ret;
 
@@ -556,46 +515,57 @@ static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 	return m;
 }
 
-/* floor: @ops register + invalidate pairs, nslots in flight. */
-static int nb_fl_pairs(struct nb_set *s, u32 ops)
+/*
+ * NDK (or @floor, nb_fl_post()): @ops register + invalidate pairs, nslots
+ * in flight, each slot reported by its invalidation's result.
+ */
+static int nb_result_pairs(struct nb_set *s, u32 ops, bool floor)
 {
+	const char *name = floor ? "floor" : "NDK";
 	unsigned long end = jiffies + NB_TIMEOUT;
 	u32 posted = 0, done = 0, i, k, n;
 	struct ndk_result res[16];
-	int ret;
+	s32 st;
 
 	while (done < ops) {
 		for (i = 0; i < s->nslots && posted < ops; i++) {
-			if (s->rslot[i].busy)
+			if (s->slot[i].busy)
 				continue;
-			ret = nb_fl_post(s, i);
-			if (ret) {
-				nb_out("E floor post: %d", ret);
-				return ret;
+			st = floor ? nb_fl_post(s, i) : nb_ndk_post(s, i);
+			if (st) {
+				nb_out("E %s post: %#x", name, st);
+				return -EIO;
 			}
-			s->rslot[i].busy = true;
+			s->slot[i].busy = true;
 			posted++;
 		}
-		n = nb_fl_poll(s, res);
+		n = floor ? nb_fl_poll(s, res) :
+			    ndk_get_cq_results(s->f->cq[0], res,
+					       ARRAY_SIZE(res));
 		for (k = 0; k < n; k++) {
 			i = (uintptr_t)res[k].request_context - 1;
 			if (res[k].status || i >= s->nslots) {
-				nb_out("E floor result: status %#x",
+				nb_out("E %s result: status %#x", name,
 				       res[k].status);
 				return -EIO;
 			}
-			s->rslot[i].busy = false;
+			s->slot[i].busy = false;
 			done++;
 		}
 		if (!n) {
 			if (time_after(jiffies, end)) {
-				nb_out("E floor pairs: timeout");
+				nb_out("E %s pairs: timeout", name);
 				return -ETIMEDOUT;
 			}
 			nb_run_softirqs();
 		}
 	}
 	return 0;
+}
+
+static int nb_ndk_pairs(struct nb_set *s, u32 ops)
+{
+	return nb_result_pairs(s, ops, false);
 }
 
 /* Calibration: a call the compiler cannot inline. */
@@ -670,7 +640,7 @@ static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 			s->sig_reg = v == 2;
 			t0 = ktime_get_ns();
 			if (v == 3)
-				ret = nb_fl_pairs(s, ops);
+				ret = nb_result_pairs(s, ops, true);
 			else
 				ret = v ? nb_raw_pairs(s, ops) :
 					  nb_ndk_pairs(s, ops);
@@ -716,7 +686,7 @@ int nb_f1(struct nb_env *env)
 		if (!ret)
 			ret = nb_raw_pairs(&s, s.nslots * 2);
 		if (!ret)
-			ret = nb_fl_pairs(&s, s.nslots * 2);
+			ret = nb_result_pairs(&s, s.nslots * 2, true);
 		for (r = 0; !ret && r < env->rounds; r++)
 			ret = nb_pairs_round(env, &s, r);
 		nb_set_free(&s);
