@@ -639,11 +639,10 @@ static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 			v = (k + round + b) % ARRAY_SIZE(name);
 			s->sig_reg = v == 2;
 			t0 = ktime_get_ns();
-			if (v == 3)
-				ret = nb_result_pairs(s, ops, true);
+			if (v == 1 || v == 2)
+				ret = nb_raw_pairs(s, ops);
 			else
-				ret = v ? nb_raw_pairs(s, ops) :
-					  nb_ndk_pairs(s, ops);
+				ret = nb_result_pairs(s, ops, v == 3);
 			if (ret)
 				return ret;
 			nb_sample("F1", name[v], s->pages, round,
