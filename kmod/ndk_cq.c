@@ -262,15 +262,24 @@ void ndk_cq_notify_locked(struct ndk_cq *cq)
 		ndk_cq_fire_locked(cq, STATUS_SUCCESS, false);
 }
 
-/* Translate one ib_wc through its QP; false when there is no result. */
+/*
+ * Translate one ib_wc through its QP; false when there is no result.
+ * Lock held.
+ */
 static bool ndk_cq_translate(struct ndk_cq *cq, const struct ib_wc *wc,
 			     struct ndk_result_ex *res)
 {
-	struct ndk_qp *qp = xa_load(&cq->qps, wc->wr_id >> 32);
+	u32 id = wc->wr_id >> 32;
+	struct ndk_qp *qp = cq->last_qp;
 
-	/* Not attached: a QP destroyed before all its completions came. */
-	if (!qp)
-		return false;
+	lockdep_assert_held(&cq->lock);
+	if (!qp || qp->id != id) {
+		qp = xa_load(&cq->qps, id);
+		/* Not attached: a QP destroyed before its completions came. */
+		if (!qp)
+			return false;
+		cq->last_qp = qp;
+	}
 	return ndk_qp_translate(qp, wc, res);
 }
 
@@ -427,6 +436,8 @@ void ndk_cq_detach(struct ndk_cq *cq, struct ndk_qp *qp)
 	smp_mb();
 	spin_lock_irqsave(&cq->lock, flags);
 	xa_erase(&cq->qps, qp->id);
+	if (cq->last_qp == qp)
+		cq->last_qp = NULL;
 	cq->fence_mark = max(cq->fence_mark,
 			     READ_ONCE(ndk_fences_started) + 1);
 	spin_unlock_irqrestore(&cq->lock, flags);

@@ -67,6 +67,9 @@ enum ndk_cq_arm {
  * @sw_head:      index of the oldest entry
  * @sw_count:     entries in the ring
  * @qps:          attached QPs by ndk_qp.id (both of a QP's CQs hold it)
+ * @last_qp:      the QP found in @qps last, or NULL: most completions are
+ *                of the QP before them (under @lock; ndk_cq_detach()
+ *                clears it)
  * @wc:           ib_poll_cq() buffer
  * @notify:       consumer's notification callback and its context
  * @notify_context: its context
@@ -126,6 +129,7 @@ struct ndk_cq {
 	u32 sw_head;
 	u32 sw_count;
 	struct xarray qps;
+	struct ndk_qp *last_qp;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 	ndk_fn_cq_notification_callback notify;
 	void *notify_context;
