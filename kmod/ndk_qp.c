@@ -536,10 +536,15 @@ static void ndk_sq_fill(struct ndk_qp *qp, struct ndk_swr *s, u32 slot,
 	struct ib_send_wr *wr = &s->w.wr;
 	u32 i, len = 0;
 
-	memset(&s->w, 0, sizeof(s->w));
-	wr->wr_id = ndk_wrid(qp, false, slot, s->gen);
-	wr->opcode = req->opcode;
-	wr->sg_list = s->sge;
+	/*
+	 * The header whole, then each opcode's own fields below: no memset
+	 * of the union (a string instruction, slow under emulation).
+	 */
+	*wr = (struct ib_send_wr){
+		.wr_id = ndk_wrid(qp, false, slot, s->gen),
+		.opcode = req->opcode,
+		.sg_list = s->sge,
+	};
 	s->unsignaled = ndk_sq_may_unsignal(req) &&
 			qp->sq_unsig_run + 1 < qp->sq_depth / 2 &&
 			ndk_cq_unsignal(qp->scq);
