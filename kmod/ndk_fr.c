@@ -311,7 +311,12 @@ static void ndk_fr_kill_work(struct work_struct *work)
 	struct llist_node *list;
 	struct ndk_fr *fr, *next;
 
-	list = llist_del_all(&pd->kills);
+	/*
+	 * In the order queued (llist_add() pushes on the front): the kill
+	 * a settle waits for is never passed by ones queued after it, and
+	 * a caller's last invalidation is killed last.
+	 */
+	list = llist_reverse_order(llist_del_all(&pd->kills));
 
 	/* next is read first: once killed, @fr may be freed or queued again */
 	llist_for_each_entry_safe(fr, next, list, kill_node) {
