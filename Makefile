@@ -21,7 +21,9 @@
 #                   header and Module.symvers (install-kmod); PREFIX, DESTDIR
 #   make bench      the benchmark suite in one guest boot: bench-results/
 #                   (Documentation/performance.md); make bench-smoke: the
-#                   short run, build/bench-smoke/
+#                   short run, build/bench-smoke/; make bench-ab
+#                   BENCH_AB_BASE=REV: F1 and D1 of this tree's modules
+#                   against REV's, loaded in turn in one boot: bench-ab/
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
@@ -95,7 +97,7 @@ check-debug: kmod lib
 # there): the stock tier runs them all, and `make check-debug` runs every
 # test on the debug kernel (Documentation/testing.md, "CI budget").  A
 # new sec-* test joins this list by name.
-NDK_DEBUG_CI = dev-open|ioctl-abi|uring|uring-deferred-fill|uobj-handles|uobj-busy|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cq-direct|k-cq-close-in-callback|k-cm-dp-unsignaled|k-cm-dp-unsignaled-close|siw-cm-dp-unsignaled-close|siw-cm-dp-read-flush|siw-cq-limits|k-cm-dp-flush-race|siw-cm-dp-flush-race|k-cm-close-order|removal-live-objects|removal-in-callback|k-fr-reinit-race|sec-bind-close-release|sec-cm-foreign-bind|sec-cm-ports|sec-cq-notify-close|sec-cq-tasklet|sec-flushed-bind|sec-fr-reinit-race|sec-lifecycle-fuzz|sec-ndkblk-double-answer|sec-ndkblk-hostile|sec-ndkblk-silent-target|sec-netlink-reader|sec-pin-remap-race|sec-qp-destroy-resolves|sec-qp-two-connectors|sec-removal-fault|sec-removal-fault-register|sec-removal-race|sec-token-window|sec-uffd-mappings|siw-mr-register|siw-mr-register-invalid|siw-mr-lifetime|siw-fr-params|siw-fr-traffic|siw-mw-traffic|siw-fr-rotation|siw-mw-lifetime|siw-mw-params|reg-user-lazy|reg-user-modes|k-mr-classes|k-mr-huge-chunks|k-mdl-runs|k-mr-join-mid-page|k-mr-full-page-list|siw-mr-full-page-list|k-mr-register-async|siw-mr-register-async|k-reg-qp-refuse|siw-reg-qp-refuse|siw-cm-dp-silent-read-fail|siw-cq-direct-post-error|siw-cm-dp-refused-run|siw-cm-dp-inline-sges|k-fr-defer-inval|siw-fr-defer-inval|siw-sec-user|k-mw-fenced-read|siw-mw-fenced-read|k-fr-failed-reg|siw-fr-failed-reg|siw-mr-read-only|siw-cm-connect-stall|sec-inval-fence|sec-event-bound|sec-netlink-exec|uverbs-slow-kill|sec-rdma-cgroup|sec-netlink-walk|sec-netlink-files|sec-cq-fences|sec-qp-foreign-adapter|sec-recv-imm|k-fr-init-pending|siw-fr-init-pending|sec-removal-fanout|sec-foreign-release|k-cq-resize-close|k-cm-dp-unsignaled-flush|k-cm-dp-unsignaled-flush-shared|k-cm-dp-unsignaled-disconnect|k-cm-dp-unsignaled-small-cq|k-cm-rej-established|sec-kill-isolation|k-cm-accept-closed-early|k-pd-close-in-create|siw-wsp-socket|siw-qp-post-params|siw-cm-dp-inline-max
+NDK_DEBUG_CI = dev-open|ioctl-abi|uring|uring-deferred-fill|uobj-handles|uobj-busy|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cq-direct|k-cq-close-in-callback|k-cm-dp-unsignaled|k-cm-dp-unsignaled-close|siw-cm-dp-unsignaled-close|siw-cm-dp-read-flush|siw-cq-limits|k-cm-dp-flush-race|siw-cm-dp-flush-race|k-cm-close-order|removal-live-objects|removal-in-callback|k-fr-reinit-race|sec-bind-close-release|sec-cm-foreign-bind|sec-cm-ports|sec-cq-notify-close|sec-cq-tasklet|sec-flushed-bind|sec-fr-reinit-race|sec-lifecycle-fuzz|sec-ndkblk-double-answer|sec-ndkblk-hostile|sec-ndkblk-silent-target|sec-netlink-reader|sec-pin-remap-race|sec-qp-destroy-resolves|sec-qp-two-connectors|sec-removal-fault|sec-removal-fault-register|sec-removal-race|sec-token-window|sec-uffd-mappings|siw-mr-register|siw-mr-register-invalid|siw-mr-lifetime|siw-fr-params|siw-fr-traffic|siw-mw-traffic|siw-fr-rotation|siw-mw-lifetime|siw-mw-params|reg-user-lazy|reg-user-modes|k-mr-classes|k-mr-huge-chunks|k-mdl-runs|k-mr-join-mid-page|k-mr-full-page-list|siw-mr-full-page-list|k-mr-register-async|siw-mr-register-async|k-reg-qp-refuse|siw-reg-qp-refuse|siw-cm-dp-silent-read-fail|siw-cq-direct-post-error|siw-cm-dp-refused-run|siw-cm-dp-inline-sges|k-fr-defer-inval|siw-fr-defer-inval|siw-sec-user|k-mw-fenced-read|siw-mw-fenced-read|k-fr-failed-reg|siw-fr-failed-reg|siw-mr-read-only|siw-cm-connect-stall|sec-inval-fence|sec-event-bound|sec-netlink-exec|uverbs-slow-kill|sec-rdma-cgroup|sec-netlink-walk|sec-netlink-files|sec-cq-fences|sec-qp-foreign-adapter|sec-recv-imm|k-fr-init-pending|siw-fr-init-pending|sec-removal-fanout|sec-foreign-release|k-cq-resize-close|k-cm-dp-unsignaled-flush|k-cm-dp-unsignaled-flush-shared|k-cm-dp-unsignaled-disconnect|k-cm-dp-unsignaled-small-cq|k-cm-rej-established|sec-kill-isolation|sec-kill-isolation-loaded|k-cm-accept-closed-early|k-pd-close-in-create|siw-wsp-socket|siw-qp-post-params|siw-cm-dp-inline-max
 # The debug kernel builds in the background while the stock tiers run: a
 # TCG guest and a kernel build share the two cores at little cost to
 # either (Documentation/testing.md, "CI budget"), which keeps a fresh
@@ -127,6 +129,11 @@ bench: kmod lib
 bench-smoke: kmod lib
 	$(call phase,benchmark smoke run in the guest,scripts/bench.sh --smoke --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)))
 
+# A kernel change against BENCH_AB_BASE (a git revision), F1 and D1 with
+# the two module builds loaded in turn in one boot: bench-ab/ab.md.
+bench-ab: kmod lib
+	$(call phase,module A/B in the guest,scripts/bench-ab.sh --base "$(or $(BENCH_AB_BASE),HEAD)" --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)))
+
 install: install-lib install-kmod
 
 install-lib: lib
@@ -151,4 +158,4 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod lib check unit test vm-check check-debug check-all demo install install-lib install-kmod checkpatch format clean
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-ab
