@@ -666,14 +666,57 @@ def check(rep, errors, only=None):
     return bad
 
 
+def ab_report(raw, out, command):
+    """scripts/bench-ab.sh: every ratio of each load of module A and B
+    (raw/A1, raw/B1, ...), and its median per module."""
+    ratios = defaultdict(lambda: {"A": [], "B": []})  # (id, what, param) -> loads
+    errors = []
+    for d in sorted(glob.glob(os.path.join(raw, "[AB][0-9]*"))):
+        mod = os.path.basename(d)[0]
+        samples, values, info, errs, _, unsupported = load(d)
+        errors += [f"{os.path.basename(d)}: {e}" for e in errs]
+        rep = Report(samples, values, info, unsupported)
+        rep.build()
+        for r in rep.rows:
+            if r["ratio"] is not None and r["id"] in ("F1", "D1"):
+                ratios[(r["id"], r["what"], r["param"])][mod].append(r["ratio"])
+    if not ratios:
+        errors.append("no load gave a ratio")
+    lines = [f"# Module A/B: `{command}`", "",
+             "Each load's ratio of the medians; per module the median over its loads, "
+             "and B's median over A's.", "",
+             "| measure | what | param | A loads | B loads | A | B | B/A |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (mid, what, param), by in ratios.items():
+        a = stats(by["A"])["median"] if by["A"] else None
+        b = stats(by["B"])["median"] if by["B"] else None
+        loads = [" ".join(f"{x:.3f}" for x in by[m]) for m in "AB"]
+        lines.append(f"| {mid} | {what} | {param} | {loads[0]} | {loads[1]} | "
+                     f"{ratio_str(a)} | {ratio_str(b)} | {ratio_str(b / a if a and b else None)} |")
+    md = "\n".join(lines) + "\n"
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "ab.md"), "w") as f:
+        f.write(md)
+    print(md)
+    if errors:
+        print("bench-report: errors:\n  " + "\n  ".join(errors))
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
+    ap.add_argument("--raw")
+    ap.add_argument("--ab", metavar="RAW", help="scripts/bench-ab.sh's results instead")
     ap.add_argument("--out", required=True)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--command", default="")
     ap.add_argument("--only", default="")
     args = ap.parse_args()
+    if args.ab:
+        return ab_report(args.ab, args.out, args.command)
+    if not args.raw:
+        ap.error("--raw or --ab is required")
     samples, values, info, errors, ran, unsupported = load(args.raw)
     only = {x for x in args.only.split(",") if x}
     cond = {}
