@@ -15,6 +15,8 @@
 # holds the module pairs, the guest's results and ab.md.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/bench-vm.sh
+. "$src/scripts/bench-vm.sh"
 base="" loads=4 only=f1,d1 out=$src/bench-ab build=$src/build
 while (($#)); do
 	case $1 in
@@ -66,16 +68,6 @@ list=$out/bench-ab.list
 	printf '\n'
 } > "$list"
 echo "bench-ab: $loads loads each of A ($base) and B (this tree): ${measures[*]}"
-# As bench.sh: TCG's TSC is good enough for the guest's clocksource.
-NDK_VM_APPEND="${NDK_VM_APPEND:-tsc=reliable}" NDK_VM_TIMEOUT=${NDK_VM_TIMEOUT:-2100} NDK_VM_ONLY='' \
-	"$src/scripts/vm-run.sh" --list "$list" --results "$out/vm" --ko "$out/ab/B/ndk.ko" \
-	--build "$build" || { echo "bench-ab: the guest run failed"; exit 1; }
-for v in bench-ab module-unload dmesg-clean; do
-	if [[ "$(cat "$out/vm/$v.rc" 2>/dev/null)" != 0 ]]; then
-		echo "bench-ab: guest verdict $v failed:"
-		tail -n 40 "$out/vm/$v.log"
-		exit 1
-	fi
-done
+bench_vm_run bench-ab bench-ab "$list" "$out" "$out/ab/B/ndk.ko" "$build" 2100 || exit 1
 python3 "$src/scripts/bench-report.py" --ab "$out/vm/raw" --out "$out" \
 	--command "make bench-ab BENCH_AB_BASE=$base"

@@ -20,6 +20,8 @@
 # NDK_VM_APPEND (guest kernel command line; default tsc=reliable).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/bench-vm.sh
+. "$src/scripts/bench-vm.sh"
 mode=full out="" build=$src/build only=""
 while (($#)); do
 	case $1 in
@@ -49,21 +51,8 @@ printf 'bench\t%s\t%s\n' "$tmo" \
 	"$src/tests/bench/bench-guest.sh $mode \"\$NDK_RESULTS/raw\" $ubench $only" > "$list"
 
 echo "bench: $mode run${only:+ of $only}, guest memory $mem MiB, results in $out"
-# TCG's vCPUs fail the kernel's TSC synchronisation check, and the
-# fallback clocksource (HPET) costs microseconds per read, from user
-# space too (no vDSO path): tell the guest its TSC is good.
-NDK_VM_APPEND="${NDK_VM_APPEND:-tsc=reliable}" NDK_VM_MEM=$mem NDK_VM_TIMEOUT=${NDK_VM_TIMEOUT:-$((tmo + 300))} NDK_VM_ONLY= \
-	"$src/scripts/vm-run.sh" --list "$list" --results "$out/vm" --ko "$src/kmod/ndk.ko" \
-	--build "$build"
-rc=$?
-((rc == 0)) || { echo "bench: the guest run failed"; exit 1; }
-for v in bench module-unload dmesg-clean; do
-	if [[ "$(cat "$out/vm/$v.rc" 2>/dev/null)" != 0 ]]; then
-		echo "bench: guest verdict $v failed:"
-		tail -n 40 "$out/vm/$v.log"
-		exit 1
-	fi
-done
+NDK_VM_MEM=$mem bench_vm_run bench bench "$list" "$out" "$src/kmod/ndk.ko" "$build" $((tmo + 300)) ||
+	exit 1
 
 # The cache's library hit path natively as well (no device needed): the
 # guest's number is inflated by TCG, this one is the real cost.
