@@ -12,6 +12,9 @@
  *     is the raw cost of what ndk.ko asks of the device.  floor is
  *     raw-sig plus the least any implementation of the two NDK calls
  *     must add (nb_fl_post()), written inline: the floor of the layer.
+ *     floor-locked adds what ndk.ko's design takes per request to let
+ *     flushes, closes and other CPUs' completions run beside the data
+ *     path (struct nb_set): how far that design can come.
  * R1  NdkRegisterMr / NdkDeregisterMr of an MDL (blocking) vs the raw
  *     kernel equivalent: build and DMA-map a scatter table, map it into
  *     a fast-register MR, post REG_MR and wait; LOCAL_INV, wait, unmap.
@@ -122,6 +125,18 @@ struct nb_fl_req {
  * @fsg:    floor: the scatter list loaded from the LAM's page array
  * @fring:  floor: its request ring
  * @fprod:  floor: requests claimed
+ * @flocked: floor-locked: per request a CQ reservation (@freserved), a
+ *          reference (@fref) and an outstanding count (@foutstanding),
+ *          the claim and the post in a send-queue lock section
+ *          (@fsq_lock), each poll and its translation in a CQ lock
+ *          section (@fcq_lock), both with interrupts off: ndk.ko's
+ *          sq_lock and CQ lock, its reference on the registration's
+ *          owner, ndk_cq_reserve() and sq_outstanding
+ * @fsq_lock: floor-locked: the send queue's lock
+ * @fcq_lock: floor-locked: the CQ's lock
+ * @freserved: floor-locked: results reserved in the CQ
+ * @fref:   floor-locked: references the requests hold
+ * @foutstanding: floor-locked: requests posted, not completed
  */
 struct nb_set {
 	struct nb_fix *f;
@@ -143,6 +158,12 @@ struct nb_set {
 	struct scatterlist *fsg;
 	struct nb_fl_req *fring;
 	u32 fprod;
+	bool flocked;
+	spinlock_t fsq_lock; /* floor-locked: the send queue's */
+	spinlock_t fcq_lock; /* floor-locked: the CQ's */
+	atomic_t freserved;
+	atomic_t fref;
+	atomic_t foutstanding;
 };
 
 /* Let the softirq work rxe queued on this CPU (its tasklets) run now. */
@@ -210,6 +231,8 @@ static int nb_set_init(struct nb_set *s, struct nb_fix *f, enum nb_kind kind,
 	if (!s->slot || !s->rslot || !s->mem || !s->fsg || !s->fring)
 		return -ENOMEM;
 	sg_init_table(s->fsg, pages);
+	spin_lock_init(&s->fsq_lock);
+	spin_lock_init(&s->fcq_lock);
 
 	/* NDK: the MDL and LAM of the registered range. */
 	s->mdl = ndk_mdl_from_buffer(s->mem, s->len, GFP_KERNEL);
@@ -330,15 +353,14 @@ static void nb_raw_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 		sl->set->status = wc->status;
 }
 
-/* Raw and floor: post @reg, its completion and signalling set, for @mr. */
-static __always_inline int nb_post_reg(struct nb_set *s, struct ib_mr *mr,
-				       struct ib_reg_wr *reg)
+/* Raw and floor: @reg, its completion and signalling set, for @mr. */
+static __always_inline void nb_fill_reg(struct ib_mr *mr,
+					struct ib_reg_wr *reg)
 {
 	reg->wr.opcode = IB_WR_REG_MR;
 	reg->mr = mr;
 	reg->key = mr->rkey;
 	reg->access = NB_IB_ACCESS;
-	return ib_post_send(s->f->dqp, &reg->wr, NULL);
 }
 
 /* Raw: map, post REG_MR (unsignalled) and LOCAL_INV of slot @i. */
@@ -359,7 +381,8 @@ static int nb_raw_post(struct nb_set *s, u32 i)
 	sl->reg_cqe.done = nb_raw_reg_done;
 	reg.wr.wr_cqe = s->sig_reg ? &sl->reg_cqe : &sl->cqe;
 	reg.wr.send_flags = s->sig_reg ? IB_SEND_SIGNALED : 0;
-	ret = nb_post_reg(s, mr, &reg);
+	nb_fill_reg(mr, &reg);
+	ret = ib_post_send(s->f->dqp, &reg.wr, NULL);
 	if (ret)
 		return ret;
 	inv.opcode = IB_WR_LOCAL_INV;
@@ -427,6 +450,45 @@ static int nb_fl_claim(struct nb_set *s, u32 i, void *ctx, u16 type,
 	return 0;
 }
 
+/* floor-locked: a request's CQ reservation and its reference. */
+static __always_inline int nb_fl_take(struct nb_set *s)
+{
+	int cur = atomic_read(&s->freserved);
+
+	do {
+		if (cur >= NB_FL_RING)
+			return -ENOSPC;
+	} while (!atomic_try_cmpxchg(&s->freserved, &cur, cur + 1));
+	atomic_inc(&s->fref);
+	return 0;
+}
+
+/*
+ * floor: claim a ring entry for @wr and post it; floor-locked takes what
+ * ndk.ko's design takes per request too (struct nb_set).
+ */
+static __always_inline int nb_fl_submit(struct nb_set *s, u32 i, void *ctx,
+					u16 type, bool silent,
+					struct ib_send_wr *wr)
+{
+	unsigned long flags = 0;
+	int ret;
+
+	if (s->flocked) {
+		ret = nb_fl_take(s);
+		if (ret)
+			return ret;
+		spin_lock_irqsave(&s->fsq_lock, flags);
+		atomic_inc(&s->foutstanding);
+	}
+	ret = nb_fl_claim(s, i, ctx, type, silent, &wr->wr_id);
+	if (!ret)
+		ret = ib_post_send(s->f->dqp, wr, NULL);
+	if (s->flocked)
+		spin_unlock_irqrestore(&s->fsq_lock, flags);
+	return ret;
+}
+
 /*
  * floor: what NdkFastRegister (silent) + NdkInvalidate of slot @i must
  * do at the least on top of raw-sig's two work requests: NdkFastRegister's
@@ -462,26 +524,21 @@ static int nb_fl_post(struct nb_set *s, u32 i)
 		return -EINVAL;
 	mr->iova = NB_BASE;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	ret = nb_fl_claim(s, i, NULL, NDK_OPERATION_TYPE_FAST_REGISTER, true,
-			  &reg.wr.wr_id);
-	if (ret)
-		return ret;
 	reg.wr.send_flags = IB_SEND_SIGNALED;
-	ret = nb_post_reg(s, mr, &reg);
+	nb_fill_reg(mr, &reg);
+	ret = nb_fl_submit(s, i, NULL, NDK_OPERATION_TYPE_FAST_REGISTER, true,
+			   &reg.wr);
 	if (ret)
 		return ret;
 
 	if (cmpxchg(&sl->fstate, NB_FL_VALID, NB_FL_INVALIDATING) !=
 	    NB_FL_VALID)
 		return -EINVAL;
-	ret = nb_fl_claim(s, i, (void *)(uintptr_t)(i + 1),
-			  NDK_OPERATION_TYPE_INVALIDATE, false, &inv.wr_id);
-	if (ret)
-		return ret;
 	inv.opcode = IB_WR_LOCAL_INV;
 	inv.send_flags = IB_SEND_SIGNALED;
 	inv.ex.invalidate_rkey = mr->rkey;
-	return ib_post_send(s->f->dqp, &inv, NULL);
+	return nb_fl_submit(s, i, (void *)(uintptr_t)(i + 1),
+			    NDK_OPERATION_TYPE_INVALIDATE, false, &inv);
 }
 
 /*
@@ -491,11 +548,14 @@ static int nb_fl_post(struct nb_set *s, u32 i)
  */
 static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 {
+	unsigned long flags = 0;
 	struct ib_wc wc[16];
 	struct nb_fl_req *e;
 	u32 m = 0;
 	int n, k;
 
+	if (s->flocked)
+		spin_lock_irqsave(&s->fcq_lock, flags);
 	n = ib_poll_cq(s->f->dcq, ARRAY_SIZE(wc), wc);
 	for (k = 0; k < n; k++) {
 		e = &s->fring[wc[k].wr_id % NB_FL_RING];
@@ -511,6 +571,15 @@ static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 			m++;
 		}
 		e->busy = false;
+		if (s->flocked) {
+			atomic_dec(&s->foutstanding);
+			atomic_dec(&s->fref);
+		}
+	}
+	if (s->flocked) {
+		if (n > 0)
+			atomic_sub(n, &s->freserved);
+		spin_unlock_irqrestore(&s->fcq_lock, flags);
 	}
 	return m;
 }
@@ -624,12 +693,15 @@ static void nb_cal(u32 round)
 
 /*
  * One round of F1: NB_BATCHES samples of each variant, the order rotating:
- * ndk, raw (registration unsignalled), raw-sig (both signalled) and
- * floor (raw-sig plus the least bookkeeping NDK's contract needs).
+ * ndk, raw (registration unsignalled), raw-sig (both signalled), floor
+ * (raw-sig plus the least bookkeeping NDK's contract needs) and
+ * floor-locked (floor plus ndk.ko's locks, reference and counts).
  */
 static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 {
-	static const char * const name[] = { "ndk", "raw", "raw-sig", "floor" };
+	static const char * const name[] = {
+		"ndk", "raw", "raw-sig", "floor", "floor-locked"
+	};
 	u32 ops = max(1U, env->iters / NB_BATCHES);
 	int b, k, v, ret;
 	u64 t0;
@@ -638,11 +710,12 @@ static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 		for (k = 0; k < ARRAY_SIZE(name); k++) {
 			v = (k + round + b) % ARRAY_SIZE(name);
 			s->sig_reg = v == 2;
+			s->flocked = v == 4;
 			t0 = ktime_get_ns();
 			if (v == 1 || v == 2)
 				ret = nb_raw_pairs(s, ops);
 			else
-				ret = nb_result_pairs(s, ops, v == 3);
+				ret = nb_result_pairs(s, ops, v >= 3);
 			if (ret)
 				return ret;
 			nb_sample("F1", name[v], s->pages, round,
