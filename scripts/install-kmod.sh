@@ -26,9 +26,14 @@ usrc=$destdir/usr/src/ndk-$version
 rm -rf "$usrc"
 install -d "$usrc/kmod/include/ndk" "$usrc/uapi/ndk"
 sed "s/@VERSION@/$version/" "$src/kmod/dkms.conf.in" > "$usrc/dkms.conf"
-install -m 0644 $(ls "$src"/kmod/*.c | grep -v '\.mod\.c$') "$src"/kmod/*.h "$src/kmod/Kbuild" \
-	"$usrc/kmod/"
+# The module's sources, not kbuild's generated ndk.mod.c.
+sources=()
+for f in "$src"/kmod/*.c; do
+	[[ $f == *.mod.c ]] || sources+=("$f")
+done
+install -m 0644 "${sources[@]}" "$src"/kmod/*.h "$src/kmod/Kbuild" "$usrc/kmod/"
 # Without the test bed's default kernel lookup: DKMS always passes KDIR.
+# shellcheck disable=SC2016 # $(shell ...) is make's, for the Makefile
 sed 's|^KDIR ?= .*|KDIR ?= /lib/modules/$(shell uname -r)/build|' "$src/kmod/Makefile" \
 	> "$usrc/kmod/Makefile"
 install -m 0644 "$src"/kmod/include/ndk/*.h "$usrc/kmod/include/ndk/"
