@@ -4,7 +4,8 @@
 # Description: the test bed's verdict logic on the host: check-dmesg.sh
 # flags every kind of kernel report and passes a clean log; vm-result.sh
 # turns results into exit codes, and a skip caused by a missing guest or a
-# dead rxe becomes a failure under CI=true.
+# dead rxe becomes a failure under CI=true; a guest's kernel command line
+# keeps it off the TSC unless NDK_VM_APPEND chooses (vm-lib.sh).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 fails=0
@@ -78,6 +79,21 @@ check 1 "vm-result: no guest under CI fails" env CI=true "$src/tests/testbed/vm-
 
 d=$(res hung "timeout: guest killed after 900 s" "")
 check 1 "vm-result: a hung guest fails every test" env -u CI "$src/tests/testbed/vm-result.sh" "$d" pass
+
+# append_has APPEND REGEX: vm_qemu_args's -append, with NDK_VM_APPEND set
+# to APPEND, matches REGEX.
+append_has() {
+	# shellcheck source=tests/testbed/vm-lib.sh
+	(. "$src/tests/testbed/vm-lib.sh"
+	 kernel=/k mem=1 append="" NDK_VM_APPEND=$1 vm_qemu_args /i /r
+	 for ((i = 0; i < ${#vm_qemu[@]}; i++)); do
+		[[ ${vm_qemu[i]} == -append ]] && [[ ${vm_qemu[i + 1]} =~ $2 ]] && exit 0
+	 done
+	 exit 1)
+}
+check 0 "vm-lib: test guests boot with tsc=unstable" append_has "" " tsc=unstable( |$)"
+check 1 "vm-lib: NDK_VM_APPEND's tsc= replaces it" append_has "tsc=reliable" "tsc=unstable"
+check 0 "vm-lib: ... and is passed on" append_has "tsc=reliable" " tsc=reliable$"
 
 echo "$fails failure(s)"
 ((fails == 0))
