@@ -95,5 +95,19 @@ check 0 "vm-lib: test guests boot with tsc=unstable" append_has "" " tsc=unstabl
 check 1 "vm-lib: NDK_VM_APPEND's tsc= replaces it" append_has "tsc=reliable" "tsc=unstable"
 check 0 "vm-lib: ... and is passed on" append_has "tsc=reliable" " tsc=reliable$"
 
+# qemu_has ARGS WORDS...: with NDK_VM_QEMU_ARGS set to ARGS, vm_qemu_args's
+# command line holds WORDS as consecutive words.
+qemu_has() {
+	local args=$1
+	shift
+	(. "$src/tests/testbed/vm-lib.sh"
+	 kernel=/k mem=1 append="" NDK_VM_QEMU_ARGS=$args vm_qemu_args /i /r
+	 [[ " ${vm_qemu[*]} " == *" $* "* ]])
+}
+check 0 "vm-lib: NDK_VM_QEMU_ARGS adds QEMU options, word by word" \
+	qemu_has "-icount shift=0,sleep=off" -icount shift=0,sleep=off -display
+check 0 "vm-lib: without it the command line is as before" \
+	qemu_has "" -m 1 -display none
+
 echo "$fails failure(s)"
 ((fails == 0))

@@ -97,12 +97,15 @@ vm_cpu_ticks() {
 # HPET the guest's clock is QEMU's and does not jump.  Guests whose TSCs
 # fail the kernel's synchronisation check already run on HPET, and the
 # same tests took as long on either (Documentation/testing.md).
+# NDK_VM_QEMU_ARGS: more QEMU options, split at spaces (bench-ab.sh
+# --icount's instruction counter).
 vm_qemu_args() {
-	local clock=" tsc=unstable"
+	local clock=" tsc=unstable" extra=()
 
 	[[ ${NDK_VM_APPEND:-} == *tsc=* ]] && clock=""
+	read -ra extra <<< "${NDK_VM_QEMU_ARGS:-}"
 	vm_qemu=(qemu-system-x86_64
-		-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem"
+		-accel tcg -cpu max -smp "${NDK_VM_SMP:-2}" -m "$mem" "${extra[@]}"
 		-display none -monitor none -serial stdio -no-reboot -nic none
 		-kernel "$kernel" -initrd "$1"
 		-append "console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M rdinit=/init$append$clock ${NDK_VM_APPEND:-}"
