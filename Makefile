@@ -24,6 +24,7 @@
 #                   short run, build/bench-smoke/; make bench-ab
 #                   BENCH_AB_BASE=REV: F1 and D1 of this tree's modules
 #                   against REV's, loaded in turn in one boot: bench-ab/
+#                   (BENCH_AB_ICOUNT=1: instructions instead of time)
 #   make kmod | lib | deps | checkpatch | format | clean
 #
 # Variables: KDIR (kernel build tree; default: the newest installed Debian
@@ -134,7 +135,7 @@ bench-smoke: kmod lib
 # A kernel change against BENCH_AB_BASE (a git revision), F1 and D1 with
 # the two module builds loaded in turn in one boot: bench-ab/ab.md.
 bench-ab: kmod lib
-	$(call phase,module A/B in the guest,scripts/bench-ab.sh --base "$(or $(BENCH_AB_BASE),HEAD)" --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)))
+	$(call phase,module A/B in the guest,scripts/bench-ab.sh --base "$(or $(BENCH_AB_BASE),HEAD)" --build $(BUILD) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(if $(BENCH_AB_ICOUNT),--icount))
 
 install: install-lib install-kmod
 

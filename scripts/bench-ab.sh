@@ -7,20 +7,26 @@
 # (tests/bench/bench-ab-guest.sh) and prints every F1 and D1 ratio of
 # bench-report.py per load and their median per module.
 #
-#   bench-ab.sh --base REV [--loads N] [--only f1,d1] [--out DIR] [--build DIR]
+#   bench-ab.sh --base REV [--loads N] [--only f1,d1] [--icount] [--out DIR]
+#               [--build DIR]
 #
 # --loads: loads of each module (default 4); --only: the kernel measures
 # (f1, d1; default both), at sizes that resolve a few percent in minutes.
+# --icount: the guest's clock counts instructions (QEMU -icount shift=0,
+# one vCPU), so every time is the instructions the guest executed, 1 ns
+# each: the same every run, where time varies by a few percent
+# (Documentation/performance.md, "Counting instructions").
 # Expects `make kmod lib` done in this tree.  OUT (default bench-ab/)
 # holds the module pairs, the guest's results and ab.md.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/bench-vm.sh
 . "$src/scripts/bench-vm.sh"
-base="" loads=4 only=f1,d1 out=$src/bench-ab build=$src/build
+base="" loads=4 only=f1,d1 out=$src/bench-ab build=$src/build icount=0
 while (($#)); do
 	case $1 in
 	--base) base=$2; shift 2 ;;
+	--icount) icount=1; shift ;;
 	--loads) loads=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
@@ -28,7 +34,7 @@ while (($#)); do
 	*) echo "bench-ab: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
-[[ -n "$base" ]] || { echo "usage: bench-ab.sh --base REV [--loads N] [--only f1,d1] [--out DIR]" >&2; exit 2; }
+[[ -n "$base" ]] || { echo "usage: bench-ab.sh --base REV [--loads N] [--only f1,d1] [--icount] [--out DIR]" >&2; exit 2; }
 [[ "$loads" =~ ^[1-9][0-9]*$ ]] || { echo "bench-ab: --loads takes a count" >&2; exit 2; }
 
 measures=()
@@ -68,6 +74,11 @@ list=$out/bench-ab.list
 	printf '\n'
 } > "$list"
 echo "bench-ab: $loads loads each of A ($base) and B (this tree): ${measures[*]}"
+if ((icount)); then
+	# One vCPU: QEMU runs every vCPU of an -icount guest on one thread.
+	echo "bench-ab: times are instructions (-icount shift=0)"
+	export NDK_VM_SMP=1 NDK_VM_QEMU_ARGS="-icount shift=0,align=off,sleep=off"
+fi
 bench_vm_run bench-ab bench-ab "$list" "$out" "$out/ab/B/ndk.ko" "$build" 2100 || exit 1
 python3 "$src/scripts/bench-report.py" --ab "$out/vm/raw" --out "$out" \
-	--command "make bench-ab BENCH_AB_BASE=$base"
+	--command "make bench-ab BENCH_AB_BASE=$base$( ((icount)) && echo ' BENCH_AB_ICOUNT=1')"
