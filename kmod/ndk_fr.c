@@ -169,8 +169,7 @@ int ndk_fr_attach(struct ndk_fr *fr, struct ndk_pd *pd, struct ib_mr **slot,
 	old_sg = fr->sg;
 	WRITE_ONCE(*slot, ibmr);
 	/* The tokens the getters read: the new ib_mr's from now on. */
-	fr->key = ibmr->rkey;
-	fr->lkey = ibmr->lkey;
+	ndk_tokens_publish(&fr->tokens, ibmr->lkey, ibmr->rkey);
 	fr->sg = sg;
 	fr->max_pages = max_pages;
 	fr->remote = remote;
@@ -274,10 +273,8 @@ static void ndk_fr_kill_one(struct ndk_fr *fr)
 		ndk_fr_dereg(pd, old);
 	spin_lock_irq(&fr->lock);
 	/* A token that moved on means the old key is dead. */
-	if (new) {
-		fr->key = new->rkey;
-		fr->lkey = new->lkey;
-	}
+	if (new)
+		ndk_tokens_publish(&fr->tokens, new->lkey, new->rkey);
 	parent = ndk_fr_free_locked(fr);
 	spin_unlock_irq(&fr->lock);
 	if (parent)
@@ -410,7 +407,7 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 		ndk_stat_error(status);
 	spin_lock_irqsave(&fr->lock, flags);
 	if (type == NDK_OPERATION_TYPE_INVALIDATE) {
-		if (fr->state != NDK_FR_INVALIDATING || key != fr->key)
+		if (fr->state != NDK_FR_INVALIDATING || key != fr->tokens.rkey)
 			goto out_unlock;	/* an earlier key's */
 		if (fr->suspect || (status == STATUS_SUCCESS &&
 				    (fr->inval_untrusted || ndk_fr_fenced(fr))))
@@ -419,7 +416,7 @@ void ndk_fr_done(struct ndk_fr *fr, u16 type, s32 status, u32 key)
 			parent = ndk_fr_free_locked(fr);
 		else
 			fr->state = NDK_FR_VALID;
-	} else if (fr->reg_pending && key == fr->key) {
+	} else if (fr->reg_pending && key == fr->tokens.rkey) {
 		/* A registration that worked leaves the state as posted. */
 		fr->reg_pending = false;
 		if (fr->state == NDK_FR_KILLING)
@@ -484,7 +481,7 @@ void ndk_fr_remote_invalidated(struct ndk_qp *qp, u32 rkey)
 	fr = xa_load(&pd->frs, rkey >> 8);
 	if (fr) {
 		spin_lock(&fr->lock);
-		if (fr->state == NDK_FR_VALID && fr->key == rkey) {
+		if (fr->state == NDK_FR_VALID && fr->tokens.rkey == rkey) {
 			if (!fr->reg_pending && !ndk_fr_fenced(fr) &&
 			    fr->reg_qp == qp && qp->rcq == qp->scq &&
 			    !atomic_add_unless(&ndk_fr_distrust, -1, 0))
@@ -567,7 +564,7 @@ bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey)
 	fr = xa_load(&pd->frs, lkey >> 8);
 	if (fr && fr->owner->hdr.object_type == NDK_OBJECT_TYPE_MR) {
 		spin_lock(&fr->lock);
-		ret = fr->lkey == lkey;
+		ret = fr->tokens.lkey == lkey;
 		spin_unlock(&fr->lock);
 	}
 	xa_unlock_irqrestore(&pd->frs, flags);
@@ -604,8 +601,8 @@ static s32 ndk_fr_begin(struct ndk_qp *qp, struct ndk_fr *fr,
 		ibmr = *slot;
 		if (ibmr) {
 			ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
-			fr->key = ibmr->rkey;
-			fr->lkey = ibmr->lkey;
+			ndk_tokens_publish(&fr->tokens, ibmr->lkey,
+					   ibmr->rkey);
 		}
 	}
 	spin_unlock_irqrestore(&fr->lock, flags);
@@ -1157,7 +1154,7 @@ static s32 ndk_invalidate_post(struct ndk_qp *qp, void *request_context,
 		fr->state = NDK_FR_INVALIDATING;
 		/* Ordered after the registration's last run (file comment)? */
 		fr->inval_untrusted = fr->reg_pending && fr->reg_qp != qp;
-		req.key = fr->key;
+		req.key = fr->tokens.rkey;
 	}
 	spin_unlock_irqrestore(&fr->lock, irqflags);
 	if (status)

@@ -19,9 +19,10 @@
  * the registration fields.  ndk_mr.init_lock serialises fast-register
  * initialisations of one MR, which may run concurrently on ndk_wq; each
  * carries its call's order number, so the last call wins whatever order
- * they run in.  The token getters read copies of the keys taken under a
- * lock (ndk_mr.lkey/rkey, ndk_fr.key/lkey), never the ib_mr, which a
- * re-initialisation or a deregistration frees or pools meanwhile.
+ * they run in.  The token getters read copies of the keys published
+ * under a lock (ndk_mr.tokens, ndk_fr.tokens: one word, read without the
+ * lock), never the ib_mr, which a re-initialisation or a deregistration
+ * frees or pools meanwhile.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -546,8 +547,7 @@ static int ndk_mr_do_register(struct ndk_mr_req *req)
 	mr->flags = req->flags;
 	mr->writable = ndk_mr_access_writes(req->access);
 	spin_lock_irqsave(&mr->lock, irqflags);
-	mr->lkey = ibmr->lkey;
-	mr->rkey = ibmr->rkey;
+	ndk_tokens_publish(&mr->tokens, ibmr->lkey, ibmr->rkey);
 	mr->sgt = &rmr->sgt;
 	mr->state = NDK_MR_REGISTERED;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
@@ -584,8 +584,7 @@ static void ndk_mr_release_pooled(struct ndk_mr *mr)
 
 	/* The tokens go before the ib_mr is pooled or freed. */
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->lkey = 0;
-	mr->rkey = 0;
+	ndk_tokens_publish(&mr->tokens, 0, 0);
 	mr->sgt = NULL;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	trace_ndk_mr_deregister(mr, mr->base_va, mr->length, STATUS_SUCCESS);
@@ -1071,21 +1070,10 @@ void ndk_mr_own_umem(struct ndk_mr *mr, struct ndk_umem *um)
  * from the ib_mr, which a concurrent re-initialisation frees and a
  * deregistration pools or frees.
  */
-static void ndk_mr_tokens(struct ndk_mr *mr, u32 *lkey, u32 *rkey)
+static union ndk_tokens ndk_mr_tokens(const struct ndk_mr *mr)
 {
-	unsigned long flags;
-
-	if (mr->fast_register) {
-		spin_lock_irqsave(&mr->fr.lock, flags);
-		*lkey = mr->fr.lkey;
-		*rkey = mr->fr.key;
-		spin_unlock_irqrestore(&mr->fr.lock, flags);
-	} else {
-		spin_lock_irqsave(&mr->lock, flags);
-		*lkey = mr->lkey;
-		*rkey = mr->rkey;
-		spin_unlock_irqrestore(&mr->lock, flags);
-	}
+	return ndk_tokens_read(mr->fast_register ? &mr->fr.tokens :
+						   &mr->tokens);
 }
 
 /**
@@ -1100,10 +1088,7 @@ static void ndk_mr_tokens(struct ndk_mr *mr, u32 *lkey, u32 *rkey)
  */
 u32 ndk_get_local_token_from_mr(struct ndk_mr *mr)
 {
-	u32 lkey, rkey;
-
-	ndk_mr_tokens(mr, &lkey, &rkey);
-	return lkey;
+	return ndk_mr_tokens(mr).lkey;
 }
 EXPORT_SYMBOL_GPL(ndk_get_local_token_from_mr);
 
@@ -1119,10 +1104,7 @@ EXPORT_SYMBOL_GPL(ndk_get_local_token_from_mr);
  */
 u32 ndk_get_remote_token_from_mr(struct ndk_mr *mr)
 {
-	u32 lkey, rkey;
-
-	ndk_mr_tokens(mr, &lkey, &rkey);
-	return rkey;
+	return ndk_mr_tokens(mr).rkey;
 }
 EXPORT_SYMBOL_GPL(ndk_get_remote_token_from_mr);
 

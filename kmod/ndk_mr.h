@@ -85,6 +85,47 @@ struct ndk_reg_mr {
 /* Distinct keys of one ib_mr: ib_inc_rkey() turns its low byte. */
 #define NDK_REG_MR_KEYS	256
 
+/**
+ * union ndk_tokens - the local and remote token of an MR or a window as
+ * one word
+ * @lkey: the local token
+ * @rkey: the remote token
+ * @word: both
+ *
+ * Changed only by ndk_tokens_publish(), under the owner's lock, so that
+ * the token getters read a pair with one load and no lock: the old pair
+ * or the new one, never half of each (a 64-bit kernel's single load;
+ * smp_load_acquire() of @word does not build on a 32-bit one).
+ */
+union ndk_tokens {
+	struct {
+		u32 lkey;
+		u32 rkey;
+	};
+	u64 word;
+};
+
+/* Publish new tokens (under the owner's lock). */
+static inline void ndk_tokens_publish(union ndk_tokens *t, u32 lkey,
+				      u32 rkey)
+{
+	union ndk_tokens v = { .lkey = lkey, .rkey = rkey };
+
+	/*
+	 * Pairs with ndk_tokens_read(): a getter that sees the new tokens
+	 * also sees what the writer did before, such as the deregistration
+	 * that killed the old key (ndk_fr_kill_one()).
+	 */
+	smp_store_release(&t->word, v.word);
+}
+
+/* The tokens last published, without the owner's lock. */
+static inline union ndk_tokens ndk_tokens_read(const union ndk_tokens *t)
+{
+	/* Pairs with ndk_tokens_publish(). */
+	return (union ndk_tokens){ .word = smp_load_acquire(&t->word) };
+}
+
 /* State of a registration posted on consumer QPs, in posting order. */
 enum ndk_fr_state {
 	NDK_FR_FREE,		/* nothing registered (or invalidated) */
@@ -106,9 +147,8 @@ enum ndk_fr_state {
  *              be ordered after it): it is killed, never freed
  * @inval_untrusted: the outstanding invalidation was posted on another QP
  *              while @reg_pending
- * @key:        the remote token: the key of the registration posted last,
- *              or the ib_mr's key when attached
- * @lkey:       the local token that goes with @key
+ * @tokens:     rkey: the key of the registration posted last, or the
+ *              ib_mr's key when attached; lkey: the local token with it
  * @parent:     a window: the MR it is bound in (counted in its
  *              bound_windows, referenced) until the window's key is known
  *              dead
@@ -133,8 +173,7 @@ struct ndk_fr {
 	u8 suspect:1;
 	u8 inval_untrusted:1;
 	bool remote;
-	u32 key;
-	u32 lkey;
+	union ndk_tokens tokens;
 	struct ndk_mr *parent;
 	struct scatterlist *sg;
 	u32 max_pages;
@@ -154,7 +193,8 @@ enum ndk_mr_state {
  * @obj:           object base (parent: the PD)
  * @pd:            the PD
  * @state:         enum ndk_mr_state, changed under @lock
- * @lock:          protects @state, @bound_windows, @lkey and @rkey
+ * @lock:          protects @state and @bound_windows, and serialises
+ *                 the writers of @tokens
  * @ibmr:          the fast-register MR carrying the registration
  * @fast_register: created with FastRegister = TRUE: only the members of
  *                 that kind (@fr ... @init_done) are in use, else only
@@ -190,8 +230,7 @@ enum ndk_mr_state {
  * @base_va:       the region's base virtual address (its index space)
  * @length:        the region's length
  * @flags:         NDK_MR_FLAG_* of the registration
- * @lkey:          the local token while registered, else 0
- * @rkey:          the remote token while registered, else 0 (both under
+ * @tokens:        the tokens while registered, else 0 (published under
  *                 @lock: token getters never read @ibmr)
  * @bound_windows: windows bound inside this MR (deregister is refused);
  *                 each holds a reference, so the MR's teardown, and with
@@ -229,9 +268,8 @@ struct ndk_mr {
 			u64 base_va;
 			u64 length;
 			u32 flags;
-			u32 lkey;
-			u32 rkey;
 			u32 bound_windows;
+			union ndk_tokens tokens;
 			struct ib_cqe cqe;
 			enum ib_wc_status wc_status;
 			struct completion done;

@@ -226,8 +226,7 @@ int ndk_register_user_mr(struct ndk_mr *mr, u64 address, u64 length,
 	mr->flags = flags;
 	mr->writable = ndk_mr_access_writes(access);
 	spin_lock_irqsave(&mr->lock, irqflags);
-	mr->lkey = ibmr->lkey;
-	mr->rkey = ibmr->rkey;
+	ndk_tokens_publish(&mr->tokens, ibmr->lkey, ibmr->rkey);
 	mr->state = NDK_MR_REGISTERED;
 	spin_unlock_irqrestore(&mr->lock, irqflags);
 	atomic64_inc(&ndk_stats.registrations);
@@ -330,8 +329,7 @@ void ndk_mr_user_release(struct ndk_mr *mr)
 	int ret;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->lkey = 0;
-	mr->rkey = 0;
+	ndk_tokens_publish(&mr->tokens, 0, 0);
 	sgt = mr->sgt;
 	mr->sgt = NULL;
 	spin_unlock_irqrestore(&mr->lock, flags);

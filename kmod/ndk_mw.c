@@ -99,12 +99,6 @@ EXPORT_SYMBOL_GPL(ndk_close_mw);
  */
 u32 ndk_get_remote_token_from_mw(struct ndk_mw *mw)
 {
-	unsigned long flags;
-	u32 key;
-
-	spin_lock_irqsave(&mw->fr.lock, flags);
-	key = mw->fr.key;
-	spin_unlock_irqrestore(&mw->fr.lock, flags);
-	return key;
+	return ndk_tokens_read(&mw->fr.tokens).rkey;
 }
 EXPORT_SYMBOL_GPL(ndk_get_remote_token_from_mw);
