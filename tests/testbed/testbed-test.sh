@@ -80,29 +80,31 @@ check 1 "vm-result: no guest under CI fails" env CI=true "$src/tests/testbed/vm-
 d=$(res hung "timeout: guest killed after 900 s" "")
 check 1 "vm-result: a hung guest fails every test" env -u CI "$src/tests/testbed/vm-result.sh" "$d" pass
 
-# append_has APPEND REGEX: vm_qemu_args's -append, with NDK_VM_APPEND set
-# to APPEND, matches REGEX.
-append_has() {
+# qemu_words NAME=VALUE...: vm_qemu_args's command line, one word a
+# line, with those variables set.
+qemu_words() {
 	# shellcheck source=tests/testbed/vm-lib.sh
-	(. "$src/tests/testbed/vm-lib.sh"
-	 kernel=/k mem=1 append="" NDK_VM_APPEND=$1 vm_qemu_args /i /r
-	 for ((i = 0; i < ${#vm_qemu[@]}; i++)); do
-		[[ ${vm_qemu[i]} == -append ]] && [[ ${vm_qemu[i + 1]} =~ $2 ]] && exit 0
-	 done
-	 exit 1)
+	(for a; do export "${a?}"; done
+	 . "$src/tests/testbed/vm-lib.sh"
+	 kernel=/k mem=1 append="" vm_qemu_args /i /r
+	 printf '%s\n' "${vm_qemu[@]}")
+}
+
+# append_has APPEND REGEX: with NDK_VM_APPEND set to APPEND, the -append
+# value matches REGEX.
+append_has() {
+	[[ $(qemu_words NDK_VM_APPEND="$1" | grep -x -A1 -e -append | tail -n 1) =~ $2 ]]
 }
 check 0 "vm-lib: test guests boot with tsc=unstable" append_has "" " tsc=unstable( |$)"
 check 1 "vm-lib: NDK_VM_APPEND's tsc= replaces it" append_has "tsc=reliable" "tsc=unstable"
 check 0 "vm-lib: ... and is passed on" append_has "tsc=reliable" " tsc=reliable$"
 
-# qemu_has ARGS WORDS...: with NDK_VM_QEMU_ARGS set to ARGS, vm_qemu_args's
-# command line holds WORDS as consecutive words.
+# qemu_has ARGS WORDS...: with NDK_VM_QEMU_ARGS set to ARGS, the command
+# line holds WORDS as consecutive words.
 qemu_has() {
 	local args=$1
 	shift
-	(. "$src/tests/testbed/vm-lib.sh"
-	 kernel=/k mem=1 append="" NDK_VM_QEMU_ARGS=$args vm_qemu_args /i /r
-	 [[ " ${vm_qemu[*]} " == *" $* "* ]])
+	[[ " $(qemu_words NDK_VM_QEMU_ARGS="$args" | tr '\n' ' ')" == *" $* "* ]]
 }
 check 0 "vm-lib: NDK_VM_QEMU_ARGS adds QEMU options, word by word" \
 	qemu_has "-icount shift=0,sleep=off" -icount shift=0,sleep=off -display
