@@ -562,11 +562,9 @@ bool ndk_fr_mr_lkey(struct ndk_pd *pd, u32 lkey)
 
 	xa_lock_irqsave(&pd->frs, flags);
 	fr = xa_load(&pd->frs, lkey >> 8);
-	if (fr && fr->owner->hdr.object_type == NDK_OBJECT_TYPE_MR) {
-		spin_lock(&fr->lock);
-		ret = fr->tokens.lkey == lkey;
-		spin_unlock(&fr->lock);
-	}
+	/* The xarray's lock keeps @fr; its tokens are read as the getters do. */
+	if (fr && fr->owner->hdr.object_type == NDK_OBJECT_TYPE_MR)
+		ret = ndk_tokens_read(&fr->tokens).lkey == lkey;
 	xa_unlock_irqrestore(&pd->frs, flags);
 	return ret;
 }
