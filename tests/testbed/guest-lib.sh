@@ -25,6 +25,7 @@ ndk_judge() {
 	cd - > /dev/null || return 1
 	kmsg "end $name"
 	us=$((${EPOCHREALTIME/./} - ${start/./}))
+	# shellcheck disable=SC2034 # an output: the sourcing scripts read it
 	printf -v ndk_judge_secs '%d.%d' $((us / 1000000)) $((us / 100000 % 10))
 	((rc == 124 || rc == 137)) && echo "testbed: timed out after $tmo s" >> "$log"
 	if ! dmesg | awk -v from="ndk-testbed: begin $name" -v to="ndk-testbed: end $name" \
