@@ -213,6 +213,9 @@ class Report:
                      "info", None, "ns/pair")
             self.row("F1", "ndk vs floor-locked", f"{p} pages", ("F1", "ndk", p),
                      ("F1", "floor-locked", p), "rate", "info", None, "ns/pair")
+            self.row("F1", "floor-lf (floor out of line, the least exclusion without locks) "
+                     "vs raw-sig", f"{p} pages", ("F1", "floor-lf", p), ("F1", "raw-sig", p),
+                     "rate", "info", None, "ns/pair")
         for v, what in (("atomic", "an atomic operation"),
                         ("irqsave", "an interrupt-disabled section"),
                         ("spin", "a spinlock section"),
@@ -599,7 +602,8 @@ def plots(outdir, rep):
     made.append(plot(outdir, "f1", "F1: fast-register + invalidate pairs per second",
                      "pages per registration", "pairs/s",
                      [(v, [(p, 1e9 / y, 1e9 / y99) for p, y, y99 in series(rep, "F1", v)])
-                      for v in ("ndk", "raw", "raw-sig", "floor", "floor-locked")]))
+                      for v in ("ndk", "raw", "raw-sig", "floor", "floor-locked",
+                                "floor-lf")]))
     made.append(plot(outdir, "r1", "R1: kernel registration latency (MDL)", "pages",
                      "µs", [(f"{v} {m[3:]}", series(rep, m, v, us))
                             for m in ("R1-reg", "R1-dereg")
@@ -626,7 +630,8 @@ def plots(outdir, rep):
 # --- check mode -------------------------------------------------------------------------
 
 EXPECTED = [
-    ("F1", "ndk"), ("F1", "raw"), ("F1", "raw-sig"), ("F1", "floor"), ("F1", "floor-locked"), ("F1-cal", "call"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
+    ("F1", "ndk"), ("F1", "raw"), ("F1", "raw-sig"), ("F1", "floor"), ("F1", "floor-locked"), ("F1", "floor-lf"),
+    ("F1-cal", "call"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
     ("R1-dereg", "ndk"), ("R1-dereg", "raw"), ("W1", "bind"), ("W1", "fr"), ("W1", "rereg"),
     ("D1-write", "ndk-k"), ("D1-write", "perftest"), ("D1-read", "ndk-k"), ("D1-write", "raw"),
     ("D1-read", "raw"),

@@ -14,7 +14,13 @@
  *     must add (nb_fl_post()), written inline: the floor of the layer.
  *     floor-locked adds what ndk.ko's design takes per request to let
  *     flushes, closes and other CPUs' completions run beside the data
- *     path (struct nb_set): how far that design can come.
+ *     path (struct nb_set): how far that design can come.  floor-lf is
+ *     floor behind the three calls NDK has (register, invalidate, poll,
+ *     each out of line) with the least exclusion a design without locks
+ *     needs: each post in an RCU read section that a flush would wait
+ *     for, after reading its flushed flag, and each poll claiming the CQ
+ *     with one atomic operation against ndk.ko's own drains: how far
+ *     any design can come.
  * R1  NdkRegisterMr / NdkDeregisterMr of an MDL (blocking) vs the raw
  *     kernel equivalent: build and DMA-map a scatter table, map it into
  *     a fast-register MR, post REG_MR and wait; LOCAL_INV, wait, unmap.
@@ -81,6 +87,12 @@ struct nb_slot {
 	bool busy;
 };
 
+/*
+ * The floors of F1: inline, with ndk.ko's locks and counts (floor-locked),
+ * out of line with the least exclusion (floor-lf).
+ */
+enum nb_fl_mode { NB_FL_INLINE, NB_FL_LOCKED, NB_FL_LF };
+
 /* floor: the states of a registration (ndk.ko's NDK_FR_*). */
 enum { NB_FL_FREE, NB_FL_VALID, NB_FL_INVALIDATING };
 
@@ -125,18 +137,21 @@ struct nb_fl_req {
  * @fsg:    floor: the scatter list loaded from the LAM's page array
  * @fring:  floor: its request ring
  * @fprod:  floor: requests claimed
- * @flocked: floor-locked: per request a CQ reservation (@freserved), a
- *          reference (@fref) and an outstanding count (@foutstanding),
- *          the claim and the post in a send-queue lock section
- *          (@fsq_lock), each poll and its translation in a CQ lock
- *          section (@fcq_lock), both with interrupts off: ndk.ko's
- *          sq_lock and CQ lock, its reference on the registration's
- *          owner, ndk_cq_reserve() and sq_outstanding
+ * @fmode:  which floor (NB_FL_*); NB_FL_LOCKED takes per request a CQ
+ *          reservation (@freserved), a reference (@fref) and an
+ *          outstanding count (@foutstanding), the claim and the post in
+ *          a send-queue lock section (@fsq_lock), each poll and its
+ *          translation in a CQ lock section (@fcq_lock), both with
+ *          interrupts off: ndk.ko's sq_lock and CQ lock, its reference
+ *          on the registration's owner, ndk_cq_reserve() and
+ *          sq_outstanding
  * @fsq_lock: floor-locked: the send queue's lock
  * @fcq_lock: floor-locked: the CQ's lock
  * @freserved: floor-locked: results reserved in the CQ
  * @fref:   floor-locked: references the requests hold
  * @foutstanding: floor-locked: requests posted, not completed
+ * @fpolling: floor-lf: the CQ claimed by a poll
+ * @fflushed: floor-lf: the QP flushed (never set: the read is the cost)
  */
 struct nb_set {
 	struct nb_fix *f;
@@ -158,12 +173,14 @@ struct nb_set {
 	struct scatterlist *fsg;
 	struct nb_fl_req *fring;
 	u32 fprod;
-	bool flocked;
+	enum nb_fl_mode fmode;
 	spinlock_t fsq_lock; /* floor-locked: the send queue's */
 	spinlock_t fcq_lock; /* floor-locked: the CQ's */
 	atomic_t freserved;
 	atomic_t fref;
 	atomic_t foutstanding;
+	atomic_t fpolling;
+	bool fflushed;
 };
 
 /* Let the softirq work rxe queued on this CPU (its tasklets) run now. */
@@ -474,7 +491,7 @@ static __always_inline int nb_fl_submit(struct nb_set *s, u32 i, void *ctx,
 	unsigned long flags = 0;
 	int ret;
 
-	if (s->flocked) {
+	if (s->fmode == NB_FL_LOCKED) {
 		ret = nb_fl_take(s);
 		if (ret)
 			return ret;
@@ -484,29 +501,25 @@ static __always_inline int nb_fl_submit(struct nb_set *s, u32 i, void *ctx,
 	ret = nb_fl_claim(s, i, ctx, type, silent, &wr->wr_id);
 	if (!ret)
 		ret = ib_post_send(s->f->dqp, wr, NULL);
-	if (s->flocked)
+	if (s->fmode == NB_FL_LOCKED)
 		spin_unlock_irqrestore(&s->fsq_lock, flags);
 	return ret;
 }
 
 /*
- * floor: what NdkFastRegister (silent) + NdkInvalidate of slot @i must
- * do at the least on top of raw-sig's two work requests: NdkFastRegister's
- * argument checks, the registration's state moved with one cmpxchg, its
- * page list loaded from the consumer's page array, a ring entry claimed
- * per request; the same for the invalidation.  No lock, no reference, no
- * CQ reservation, no counter and no tracepoint: one thread, one QP.
+ * floor: what NdkFastRegister (silent) of slot @i must do at the least on
+ * top of raw-sig's work request: its argument checks, the registration's
+ * state moved with one cmpxchg, its page list loaded from the consumer's
+ * page array, a ring entry claimed.  No lock, no reference, no CQ
+ * reservation, no counter and no tracepoint: one thread, one QP.
  */
-static int nb_fl_post(struct nb_set *s, u32 i)
+static __always_inline int nb_fl_register(struct nb_set *s, u32 i)
 {
 	const u64 *pa = s->lam->adapter_page_array;
 	u32 n = s->lam->adapter_page_count, k;
-	struct nb_slot *sl = &s->rslot[i];
-	struct ib_mr *mr = sl->ibmr;
+	struct ib_mr *mr = s->rslot[i].ibmr;
 	struct ib_reg_wr reg = {};
-	struct ib_send_wr inv = {};
 	u64 bits = 0;
-	int ret;
 
 	if (!n || !pa || !s->len || s->len > (u64)n << PAGE_SHIFT)
 		return -EINVAL;
@@ -514,7 +527,8 @@ static int nb_fl_post(struct nb_set *s, u32 i)
 		bits |= pa[k];
 	if (bits & ~PAGE_MASK)
 		return -EINVAL;
-	if (cmpxchg(&sl->fstate, NB_FL_FREE, NB_FL_VALID) != NB_FL_FREE)
+	if (cmpxchg(&s->rslot[i].fstate, NB_FL_FREE, NB_FL_VALID) !=
+	    NB_FL_FREE)
 		return -EBUSY;
 	for (k = 0; k < n; k++) {
 		sg_dma_address(&s->fsg[k]) = pa[k];
@@ -526,27 +540,74 @@ static int nb_fl_post(struct nb_set *s, u32 i)
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	reg.wr.send_flags = IB_SEND_SIGNALED;
 	nb_fill_reg(mr, &reg);
-	ret = nb_fl_submit(s, i, NULL, NDK_OPERATION_TYPE_FAST_REGISTER, true,
-			   &reg.wr);
-	if (ret)
-		return ret;
+	return nb_fl_submit(s, i, NULL, NDK_OPERATION_TYPE_FAST_REGISTER, true,
+			    &reg.wr);
+}
 
-	if (cmpxchg(&sl->fstate, NB_FL_VALID, NB_FL_INVALIDATING) !=
+/* floor: the same for NdkInvalidate of slot @i, reported by its result. */
+static __always_inline int nb_fl_invalidate(struct nb_set *s, u32 i)
+{
+	struct ib_send_wr inv = {};
+
+	if (cmpxchg(&s->rslot[i].fstate, NB_FL_VALID, NB_FL_INVALIDATING) !=
 	    NB_FL_VALID)
 		return -EINVAL;
 	inv.opcode = IB_WR_LOCAL_INV;
 	inv.send_flags = IB_SEND_SIGNALED;
-	inv.ex.invalidate_rkey = mr->rkey;
+	inv.ex.invalidate_rkey = s->rslot[i].ibmr->rkey;
 	return nb_fl_submit(s, i, (void *)(uintptr_t)(i + 1),
 			    NDK_OPERATION_TYPE_INVALIDATE, false, &inv);
+}
+
+/* floor, floor-locked: both requests of slot @i, inline. */
+static __always_inline int nb_fl_post(struct nb_set *s, u32 i)
+{
+	int ret = nb_fl_register(s, i);
+
+	return ret ? ret : nb_fl_invalidate(s, i);
+}
+
+/*
+ * floor-lf: NdkFastRegister and NdkInvalidate as calls, each post in an
+ * RCU read section a flush would wait for (synchronize_rcu()) after it
+ * marked the QP flushed: then no post it missed is still running.
+ */
+static noinline int nb_lf_register(struct nb_set *s, u32 i)
+{
+	int ret = -ECANCELED;
+
+	rcu_read_lock();
+	if (!READ_ONCE(s->fflushed))
+		ret = nb_fl_register(s, i);
+	rcu_read_unlock();
+	return ret;
+}
+
+static noinline int nb_lf_invalidate(struct nb_set *s, u32 i)
+{
+	int ret = -ECANCELED;
+
+	rcu_read_lock();
+	if (!READ_ONCE(s->fflushed))
+		ret = nb_fl_invalidate(s, i);
+	rcu_read_unlock();
+	return ret;
+}
+
+static __always_inline int nb_lf_post(struct nb_set *s, u32 i)
+{
+	int ret = nb_lf_register(s, i);
+
+	return ret ? ret : nb_lf_invalidate(s, i);
 }
 
 /*
  * floor: poll up to ARRAY_SIZE(wc) completions, retire their ring
  * entries, move their registrations' state on and translate the ones
- * that report into @res; how many it wrote.
+ * that report into @res; how many it wrote.  Out of line, as NDK's
+ * poll is; floor-lf claims the CQ first, as a drain would.
  */
-static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
+static noinline u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 {
 	unsigned long flags = 0;
 	struct ib_wc wc[16];
@@ -554,8 +615,11 @@ static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 	u32 m = 0;
 	int n, k;
 
-	if (s->flocked)
+	if (s->fmode == NB_FL_LOCKED)
 		spin_lock_irqsave(&s->fcq_lock, flags);
+	else if (s->fmode == NB_FL_LF &&
+		 atomic_cmpxchg_acquire(&s->fpolling, 0, 1))
+		return 0;
 	n = ib_poll_cq(s->f->dcq, ARRAY_SIZE(wc), wc);
 	for (k = 0; k < n; k++) {
 		e = &s->fring[wc[k].wr_id % NB_FL_RING];
@@ -571,15 +635,17 @@ static u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 			m++;
 		}
 		e->busy = false;
-		if (s->flocked) {
+		if (s->fmode == NB_FL_LOCKED) {
 			atomic_dec(&s->foutstanding);
 			atomic_dec(&s->fref);
 		}
 	}
-	if (s->flocked) {
+	if (s->fmode == NB_FL_LOCKED) {
 		if (n > 0)
 			atomic_sub(n, &s->freserved);
 		spin_unlock_irqrestore(&s->fcq_lock, flags);
+	} else if (s->fmode == NB_FL_LF) {
+		atomic_set_release(&s->fpolling, 0);
 	}
 	return m;
 }
@@ -600,7 +666,12 @@ static int nb_result_pairs(struct nb_set *s, u32 ops, bool floor)
 		for (i = 0; i < s->nslots && posted < ops; i++) {
 			if (s->slot[i].busy)
 				continue;
-			st = floor ? nb_fl_post(s, i) : nb_ndk_post(s, i);
+			if (!floor)
+				st = nb_ndk_post(s, i);
+			else if (s->fmode != NB_FL_LF)
+				st = nb_fl_post(s, i);
+			else
+				st = nb_lf_post(s, i);
 			if (st) {
 				nb_out("E %s post: %#x", name, st);
 				return -EIO;
@@ -694,13 +765,14 @@ static void nb_cal(u32 round)
 /*
  * One round of F1: NB_BATCHES samples of each variant, the order rotating:
  * ndk, raw (registration unsignalled), raw-sig (both signalled), floor
- * (raw-sig plus the least bookkeeping NDK's contract needs) and
- * floor-locked (floor plus ndk.ko's locks, reference and counts).
+ * (raw-sig plus the least bookkeeping NDK's contract needs), floor-locked
+ * (floor plus ndk.ko's locks, reference and counts) and floor-lf (floor
+ * out of line with the least exclusion a design without locks needs).
  */
 static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 {
 	static const char * const name[] = {
-		"ndk", "raw", "raw-sig", "floor", "floor-locked"
+		"ndk", "raw", "raw-sig", "floor", "floor-locked", "floor-lf"
 	};
 	u32 ops = max(1U, env->iters / NB_BATCHES);
 	int b, k, v, ret;
@@ -710,7 +782,8 @@ static int nb_pairs_round(struct nb_env *env, struct nb_set *s, u32 round)
 		for (k = 0; k < ARRAY_SIZE(name); k++) {
 			v = (k + round + b) % ARRAY_SIZE(name);
 			s->sig_reg = v == 2;
-			s->flocked = v == 4;
+			s->fmode = v == 4 ? NB_FL_LOCKED :
+				   v == 5 ? NB_FL_LF : NB_FL_INLINE;
 			t0 = ktime_get_ns();
 			if (v == 1 || v == 2)
 				ret = nb_raw_pairs(s, ops);
