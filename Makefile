@@ -101,20 +101,22 @@ check-debug: kmod lib
 # debug kernel (Documentation/testing.md, "CI budget").  A new sec-* test
 # joins this list by name.
 NDK_DEBUG_CI = dev-open|ioctl-abi|uring|uring-deferred-fill|uobj-handles|uobj-busy|uobj-mem|uobj-removal|uverbs|ucache|unplug-stress|fault-sweep|rxe-unload-stress|module-cycles|module-busy|rel-fuzz|rel-races|rel-isolation|rel-memory|netlink|k-mr-register|k-mr-register-invalid|k-mr-lifetime|k-fr-params|k-fr-rotation|k-mw-params|k-mw-lifetime|k-qp-close-drain|k-cq-direct|k-cq-close-in-callback|k-cm-dp-unsignaled|k-cm-dp-unsignaled-close|siw-cm-dp-unsignaled-close|siw-cm-dp-read-flush|siw-cq-limits|k-cm-dp-flush-race|siw-cm-dp-flush-race|k-cm-close-order|removal-live-objects|removal-in-callback|k-fr-reinit-race|sec-bind-close-release|sec-cm-foreign-bind|sec-cm-ports|sec-cq-notify-close|sec-cq-tasklet|sec-flushed-bind|sec-fr-reinit-race|sec-lifecycle-fuzz|sec-ndkblk-double-answer|sec-ndkblk-hostile|sec-ndkblk-silent-target|sec-netlink-reader|sec-pin-remap-race|sec-qp-destroy-resolves|sec-qp-two-connectors|sec-removal-fault|sec-removal-fault-register|sec-removal-race|sec-token-window|sec-uffd-mappings|siw-mr-register|siw-mr-register-invalid|siw-mr-lifetime|siw-fr-params|siw-fr-traffic|siw-mw-traffic|siw-fr-rotation|siw-mw-lifetime|siw-mw-params|reg-user-lazy|reg-user-modes|k-mr-classes|k-mr-huge-chunks|k-mdl-runs|k-mr-join-mid-page|k-mr-full-page-list|siw-mr-full-page-list|k-mr-register-async|siw-mr-register-async|k-reg-qp-refuse|siw-reg-qp-refuse|siw-cm-dp-silent-read-fail|siw-cq-direct-post-error|siw-cm-dp-refused-run|siw-cm-dp-inline-sges|k-fr-defer-inval|siw-fr-defer-inval|siw-sec-user|k-mw-fenced-read|siw-mw-fenced-read|k-fr-failed-reg|siw-fr-failed-reg|siw-mr-read-only|siw-cm-connect-stall|sec-inval-fence|sec-event-bound|sec-netlink-exec|uverbs-slow-kill|sec-rdma-cgroup|sec-netlink-walk|sec-netlink-files|sec-cq-fences|sec-qp-foreign-adapter|sec-recv-imm|k-fr-init-pending|siw-fr-init-pending|sec-removal-fanout|sec-foreign-release|k-cq-resize-close|k-cm-dp-unsignaled-flush|k-cm-dp-unsignaled-flush-shared|k-cm-dp-unsignaled-disconnect|k-cm-dp-unsignaled-small-cq|k-cm-rej-established|sec-kill-isolation|k-cm-accept-closed-early|k-pd-close-in-create|siw-wsp-socket|siw-qp-post-params|siw-cm-dp-inline-max
-# The debug kernel builds in the background while the stock tiers run: a
-# TCG guest and a kernel build share the two cores at little cost to
-# either (Documentation/testing.md, "CI budget"), which keeps a fresh
-# machine's CI under an hour.  A failing stock tier stops the build.
+# The debug kernel and then the modules for it build in the background
+# while the stock tiers run: a TCG guest and a kernel build share the two
+# cores at little cost to either (Documentation/testing.md, "CI budget"),
+# which keeps a fresh machine's CI under an hour.  check-debug's module
+# phase then only finds them built.  A failing stock tier stops the build.
 NDK_KBUILD_LOG = $(BUILD)/debug-kernel.log
 check-all: kmod lib
-	@echo "==> debug guest kernel (beside the stock tiers)"; start=$$(date +%s); \
-	setsid scripts/debug-kernel.sh > /dev/null 2> $(NDK_KBUILD_LOG) & kpid=$$!; \
+	@echo "==> debug guest kernel and its modules (beside the stock tiers)"; start=$$(date +%s); \
+	setsid sh -c 'scripts/debug-kernel.sh > /dev/null && scripts/debug-modules.sh $(BUILD)/debug-src > /dev/null' \
+		2> $(NDK_KBUILD_LOG) & kpid=$$!; \
 	$(MAKE) check || { kill -- -$$kpid 2> /dev/null; wait $$kpid; exit 1; }; \
 	if wait $$kpid; then \
-		echo "==> debug guest kernel (beside the stock tiers): done in $$(( $$(date +%s) - start )) s"; \
+		echo "==> debug guest kernel and its modules (beside the stock tiers): done in $$(( $$(date +%s) - start )) s"; \
 	else \
 		tail -n 40 $(NDK_KBUILD_LOG); \
-		echo "==> debug guest kernel (beside the stock tiers): FAILED after $$(( $$(date +%s) - start )) s"; \
+		echo "==> debug guest kernel and its modules (beside the stock tiers): FAILED after $$(( $$(date +%s) - start )) s"; \
 		exit 1; \
 	fi
 	$(MAKE) check-debug NDK_DEBUG_ONLY='$(NDK_DEBUG_CI)'
