@@ -315,6 +315,9 @@ class Report:
             self.row("D1", "RDMA read latency (perf = 1/lat), NDK kernel vs ib_read_lat",
                      f"{p} B", ("D1-read", "ndk-k", p), ("D1-read", "perftest", p), "rate",
                      "info", 0, "ns")
+            self.row("D1", "RDMA read latency, floor-lf (the least an out-of-line NdkRead "
+                     "needs) vs the raw loop", f"{p} B", ("D1-read", "floor-lf", p),
+                     ("D1-read", "raw", p), "rate", "info", 0, "ns")
         for p in self.params("M1", "ndk"):
             self.row("M1", "slab bytes per live registration, ndk vs ibv_reg_mr", f"{p} B",
                      ("M1", "ndk", p), ("M1", "verbs", p), "cost", "<=", 1.0, "bytes")
@@ -634,7 +637,7 @@ EXPECTED = [
     ("F1-cal", "call"), ("R1-reg", "ndk"), ("R1-reg", "raw"), ("R1-reg", "raw-alloc"),
     ("R1-dereg", "ndk"), ("R1-dereg", "raw"), ("W1", "bind"), ("W1", "fr"), ("W1", "rereg"),
     ("D1-write", "ndk-k"), ("D1-write", "perftest"), ("D1-read", "ndk-k"), ("D1-write", "raw"),
-    ("D1-read", "raw"),
+    ("D1-read", "raw"), ("D1-read", "floor-lf"),
     ("D1-read", "perftest"), ("D1-write", "ndk-u"), ("D1-read", "ndk-u"), ("C1-lib", "hit"),
     ("U1-reg", "ndk"), ("U1-reg", "verbs"), ("U1-reg", "uring"), ("U1-reg", "kpin"),
     ("U1-reg", "mr"), ("U1-dereg", "mr"), ("U1-dereg", "ndk"), ("U1-dereg", "verbs"), ("C1", "hit"), ("C1", "miss"),

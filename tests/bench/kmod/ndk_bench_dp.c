@@ -11,7 +11,11 @@
  * in the same boot, and "raw", the same loops in this module on two raw
  * ib_core RC QPs connected through rdma_cm as NDK's are, over one buffer
  * registered once with IB_WR_REG_MR, polled directly, interleaved batch
- * by batch with ours: a kernel path against a kernel loop.
+ * by batch with ours: a kernel path against a kernel loop.  Reads have a
+ * third variant, "floor-lf": on the raw QP, the least an NdkRead and the
+ * NdkGetCqResults calls that find its result must do, each call out of
+ * line, with the least exclusion a design without locks needs (below):
+ * how far any implementation of the read can come.
  *
  * Copyright (c) 2026 The ndk-linux authors
  */
@@ -149,6 +153,19 @@ static int nb_dp_read(struct nb_fix *f, struct nb_dp_buf *sink,
 	return 0;
 }
 
+/* floor-lf: entries of the read's request ring. */
+#define NB_FLR_RING	4
+
+/**
+ * struct nb_flr_req - floor-lf: one claimed request
+ * @ctx:  the request context its result reports
+ * @busy: claimed, not completed
+ */
+struct nb_flr_req {
+	void *ctx;
+	bool busy;
+};
+
 /**
  * struct nb_raw - the raw baseline: two RC QPs connected through rdma_cm
  * and one buffer registered once
@@ -170,6 +187,10 @@ static int nb_dp_read(struct nb_fix *f, struct nb_dp_buf *sink,
  * @cqe:     the completion entry of every work request
  * @done:    completions seen
  * @status:  the first failed completion's status
+ * @fring:   floor-lf: the read's request ring, found by wr_id
+ * @fprod:   floor-lf: requests claimed
+ * @fpolling: floor-lf: the CQ claimed by a poll
+ * @fflushed: floor-lf: the QP flushed (never set: the read is the cost)
  */
 struct nb_raw {
 	struct rdma_cm_id *listen;
@@ -189,6 +210,10 @@ struct nb_raw {
 	struct ib_cqe cqe;
 	u32 done;
 	enum ib_wc_status status;
+	struct nb_flr_req fring[NB_FLR_RING];
+	u32 fprod;
+	atomic_t fpolling;
+	bool fflushed;
 };
 
 static int nb_raw_create_qp(struct nb_raw *r, struct rdma_cm_id *id)
@@ -458,39 +483,174 @@ static int nb_raw_read(struct nb_raw *r)
 	return ret ?: nb_raw_wait(r, 1);
 }
 
-/* One operation of D1 on one variant: a batch of @ops writes, or a read. */
-static int nb_d1_run(struct nb_env *env, struct nb_fix *f,
-		     struct nb_dp_buf *src, struct nb_dp_buf *dst,
-		     struct nb_raw *raw, bool is_raw, bool read, u32 len,
-		     u32 ops)
+/*
+ * floor-lf: NdkRead on the raw QP at the least: its argument checks, a
+ * ring entry claimed for its result, the SGEs translated, one signalled
+ * work request; in an RCU read section after reading the QP's flushed
+ * flag, which a flush would wait for (synchronize_rcu()).  No lock, no CQ
+ * reservation, no count.
+ */
+static noinline s32 nb_flr_read(struct nb_raw *r, void *ctx,
+				const struct ndk_sge *sgl, u32 nsge,
+				u64 remote_address, u32 remote_token, u32 flags)
 {
-	if (read)
-		return is_raw ? nb_raw_read(raw) : nb_dp_read(f, src, dst);
-	return is_raw ? nb_raw_writes(raw, len, ops, env->depth / 2) :
-			nb_dp_writes(f, src, dst, len, ops, env->depth / 2);
+	struct ib_sge sge[1];
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = sge,
+			.num_sge = nsge,
+		},
+		.remote_addr = remote_address,
+		.rkey = remote_token,
+	};
+	struct nb_flr_req *e;
+	s32 st = STATUS_SUCCESS;
+	u32 k, idx;
+
+	if (flags & ~(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE) ||
+	    nsge > ARRAY_SIZE(sge) || (nsge && !sgl) ||
+	    (nsge && sgl[0].length > SZ_1G))
+		return STATUS_INVALID_PARAMETER;
+	if (flags & NDK_OP_FLAG_READ_FENCE)
+		wr.wr.send_flags |= IB_SEND_FENCE;
+	rcu_read_lock();
+	if (READ_ONCE(r->fflushed)) {
+		st = STATUS_CANCELLED;
+		goto out_unlock;
+	}
+	idx = r->fprod % NB_FLR_RING;
+	e = &r->fring[idx];
+	if (e->busy) {
+		st = STATUS_INSUFFICIENT_RESOURCES;
+		goto out_unlock;
+	}
+	e->ctx = ctx;
+	e->busy = true;
+	r->fprod++;
+	wr.wr.wr_id = idx;
+	for (k = 0; k < nsge; k++) {
+		sge[k].addr = sgl[k].logical_address;
+		sge[k].length = sgl[k].length;
+		sge[k].lkey = sgl[k].memory_region_token;
+	}
+	if (ib_post_send(r->active->qp, &wr.wr, NULL)) {
+		e->busy = false;
+		r->fprod--;
+		st = STATUS_INSUFFICIENT_RESOURCES;
+	}
+out_unlock:
+	rcu_read_unlock();
+	return st;
 }
 
 /*
- * One timed batch of both variants, raw first if @raw_first: @ops writes
- * of @len bytes, or (@read) one read of NB_READ_BYTES, @len and @ops 1.
+ * floor-lf: NdkGetCqResults at the least: the CQ claimed with one atomic
+ * operation against the layer's own drains, up to @count completions
+ * polled, each translated into @res from its ring entry.
+ */
+static noinline u32 nb_flr_poll(struct nb_raw *r, struct ndk_result *res,
+				u32 count)
+{
+	struct ib_wc wc[NB_FLR_RING];
+	struct nb_flr_req *e;
+	int n, k;
+
+	if (atomic_cmpxchg_acquire(&r->fpolling, 0, 1))
+		return 0;
+	n = ib_poll_cq(r->cq, min_t(u32, count, ARRAY_SIZE(wc)), wc);
+	for (k = 0; k < n; k++) {
+		e = &r->fring[wc[k].wr_id % NB_FLR_RING];
+		res[k].status = wc[k].status == IB_WC_SUCCESS ?
+				STATUS_SUCCESS : STATUS_UNSUCCESSFUL;
+		res[k].bytes_transferred = wc[k].byte_len;
+		res[k].qp_context = r;
+		res[k].request_context = e->ctx;
+		e->busy = false;
+	}
+	atomic_set_release(&r->fpolling, 0);
+	return max(n, 0);
+}
+
+/* floor-lf: one 8-byte read, polled for as nb_dp_read() polls. */
+static int nb_flr_one(struct nb_raw *r)
+{
+	struct ndk_sge sge = {
+		.logical_address = r->mr->iova,
+		.length = NB_READ_BYTES,
+		.memory_region_token = r->mr->lkey,
+	};
+	unsigned long end = jiffies + NB_TIMEOUT;
+	struct ndk_result res;
+	s32 st;
+
+	st = nb_flr_read(r, NULL, &sge, 1, r->mr->iova + r->half,
+			 r->mr->rkey, 0);
+	if (st) {
+		nb_out("E D1 floor-lf read post: status %#x", st);
+		return -EIO;
+	}
+	while (!nb_flr_poll(r, &res, 1)) {
+		if (time_after(jiffies, end)) {
+			nb_out("E D1 floor-lf read: timeout");
+			return -ETIMEDOUT;
+		}
+		local_bh_disable();
+		local_bh_enable();
+	}
+	if (res.status) {
+		nb_out("E D1 floor-lf read: status %#x", res.status);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The variants of D1: writes have the first two, reads all three. */
+enum nb_d1_variant { NB_D1_NDK, NB_D1_RAW, NB_D1_FLOOR };
+
+/* One operation of D1 on one variant: a batch of @ops writes, or a read. */
+static int nb_d1_run(struct nb_env *env, struct nb_fix *f,
+		     struct nb_dp_buf *src, struct nb_dp_buf *dst,
+		     struct nb_raw *raw, enum nb_d1_variant v, bool read,
+		     u32 len, u32 ops)
+{
+	if (read && v == NB_D1_FLOOR)
+		return nb_flr_one(raw);
+	if (read)
+		return v == NB_D1_RAW ? nb_raw_read(raw) :
+					nb_dp_read(f, src, dst);
+	return v == NB_D1_RAW ? nb_raw_writes(raw, len, ops, env->depth / 2) :
+				nb_dp_writes(f, src, dst, len, ops,
+					     env->depth / 2);
+}
+
+/*
+ * One timed batch of every variant, @first first and the rest in turn:
+ * @ops writes of @len bytes, or (@read) one read of NB_READ_BYTES, @len
+ * and @ops 1.
  */
 static int nb_d1_pair(struct nb_env *env, struct nb_fix *f,
 		      struct nb_dp_buf *src, struct nb_dp_buf *dst,
 		      struct nb_raw *raw, bool read, u32 len, u32 round,
-		      u32 ops, bool raw_first)
+		      u32 ops, u32 first)
 {
-	bool is_raw;
-	int k, ret = 0;
+	static const char * const name[] = {
+		[NB_D1_NDK] = "ndk-k", [NB_D1_RAW] = "raw",
+		[NB_D1_FLOOR] = "floor-lf",
+	};
+	u32 k, nvar = read ? 3 : 2;
+	enum nb_d1_variant v;
+	int ret = 0;
 	u64 t0;
 
-	for (k = 0; !ret && k < 2; k++) {
-		is_raw = (k == 0) == raw_first;
+	for (k = 0; !ret && k < nvar; k++) {
+		v = (first + k) % nvar;
 		t0 = ktime_get_ns();
-		ret = nb_d1_run(env, f, src, dst, raw, is_raw, read, len, ops);
+		ret = nb_d1_run(env, f, src, dst, raw, v, read, len, ops);
 		if (!ret)
-			nb_sample(read ? "D1-read" : "D1-write",
-				  is_raw ? "raw" : "ndk-k", len, round,
-				  ktime_get_ns() - t0, ops);
+			nb_sample(read ? "D1-read" : "D1-write", name[v], len,
+				  round, ktime_get_ns() - t0, ops);
 	}
 	return ret;
 }
@@ -541,17 +701,17 @@ int nb_d1(struct nb_env *env)
 			for (b = 0; !ret && b < NB_DP_BATCHES; b++)
 				ret = nb_d1_pair(env, &f, &src, &dst, &raw,
 						 false, env->params[p], r, ops,
-						 (r + b) & 1);
+						 (r + b) % 2);
 	}
 	/*
 	 * Reads into src's buffer (local write), from dst (remote read); raw:
-	 * from its target half into its source half.  The variants alternate
-	 * read by read.
+	 * from its target half into its source half, as floor-lf's.  The
+	 * variants take turns read by read.
 	 */
 	for (r = 0; !ret && r < env->rounds; r++)
 		for (i = 0; !ret && i < env->iters; i++)
 			ret = nb_d1_pair(env, &f, &src, &dst, &raw, true,
-					 NB_READ_BYTES, r, 1, (r + i) & 1);
+					 NB_READ_BYTES, r, 1, (r + i) % 3);
 	nb_raw_close(&f, &raw);
 	nb_dp_free(&src);
 	nb_dp_free(&dst);
