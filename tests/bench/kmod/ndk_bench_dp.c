@@ -14,7 +14,8 @@
  * by batch with ours: a kernel path against a kernel loop.  Reads have a
  * third variant, "floor-lf": on the raw QP, the least an NdkRead and the
  * NdkGetCqResults calls that find its result must do, each call out of
- * line, with the least exclusion a design without locks needs (below):
+ * line and __noipa (not specialized on the loop's constant arguments),
+ * with the least exclusion a design without locks needs (below):
  * how far any implementation of the read can come.
  *
  * Copyright (c) 2026 The ndk-linux authors
@@ -490,9 +491,9 @@ static int nb_raw_read(struct nb_raw *r)
  * flag, which a flush would wait for (synchronize_rcu()).  No lock, no CQ
  * reservation, no count.
  */
-static noinline s32 nb_flr_read(struct nb_raw *r, void *ctx,
-				const struct ndk_sge *sgl, u32 nsge,
-				u64 remote_address, u32 remote_token, u32 flags)
+static __noipa s32 nb_flr_read(struct nb_raw *r, void *ctx,
+			       const struct ndk_sge *sgl, u32 nsge,
+			       u64 remote_address, u32 remote_token, u32 flags)
 {
 	struct ib_sge sge[1];
 	struct ib_rdma_wr wr = {
@@ -550,8 +551,8 @@ out_unlock:
  * operation against the layer's own drains, up to @count completions
  * polled, each translated into @res from its ring entry.
  */
-static noinline u32 nb_flr_poll(struct nb_raw *r, struct ndk_result *res,
-				u32 count)
+static __noipa u32 nb_flr_poll(struct nb_raw *r, struct ndk_result *res,
+			       u32 count)
 {
 	struct ib_wc wc[NB_FLR_RING];
 	struct nb_flr_req *e;

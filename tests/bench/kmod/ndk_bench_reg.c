@@ -16,7 +16,9 @@
  *     flushes, closes and other CPUs' completions run beside the data
  *     path (struct nb_set): how far that design can come.  floor-lf is
  *     floor behind the three calls NDK has (register, invalidate, poll,
- *     each out of line) with the least exclusion a design without locks
+ *     each out of line and __noipa, so that the compiler does not
+ *     specialize them on the loop's constant arguments either, as it
+ *     cannot a consumer's) with the least exclusion a design without locks
  *     needs: each post in an RCU read section that a flush would wait
  *     for, after reading its flushed flag, and each poll claiming the CQ
  *     with one atomic operation against ndk.ko's own drains: how far
@@ -568,37 +570,26 @@ static __always_inline int nb_fl_post(struct nb_set *s, u32 i)
 }
 
 /*
- * floor-lf: NdkFastRegister and NdkInvalidate as calls, each post in an
- * RCU read section a flush would wait for (synchronize_rcu()) after it
- * marked the QP flushed: then no post it missed is still running.
+ * floor-lf: NdkFastRegister (@reg) or NdkInvalidate as a call, the post
+ * in an RCU read section a flush would wait for (synchronize_rcu()) after
+ * it marked the QP flushed: then no post it missed is still running.
  */
-static noinline int nb_lf_register(struct nb_set *s, u32 i)
+static __noipa int nb_lf_call(struct nb_set *s, u32 i, bool reg)
 {
 	int ret = -ECANCELED;
 
 	rcu_read_lock();
 	if (!READ_ONCE(s->fflushed))
-		ret = nb_fl_register(s, i);
-	rcu_read_unlock();
-	return ret;
-}
-
-static noinline int nb_lf_invalidate(struct nb_set *s, u32 i)
-{
-	int ret = -ECANCELED;
-
-	rcu_read_lock();
-	if (!READ_ONCE(s->fflushed))
-		ret = nb_fl_invalidate(s, i);
+		ret = reg ? nb_fl_register(s, i) : nb_fl_invalidate(s, i);
 	rcu_read_unlock();
 	return ret;
 }
 
 static __always_inline int nb_lf_post(struct nb_set *s, u32 i)
 {
-	int ret = nb_lf_register(s, i);
+	int ret = nb_lf_call(s, i, true);
 
-	return ret ? ret : nb_lf_invalidate(s, i);
+	return ret ? ret : nb_lf_call(s, i, false);
 }
 
 /*
@@ -607,7 +598,7 @@ static __always_inline int nb_lf_post(struct nb_set *s, u32 i)
  * that report into @res; how many it wrote.  Out of line, as NDK's
  * poll is; floor-lf claims the CQ first, as a drain would.
  */
-static noinline u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
+static __noipa u32 nb_fl_poll(struct nb_set *s, struct ndk_result *res)
 {
 	unsigned long flags = 0;
 	struct ib_wc wc[16];
