@@ -118,11 +118,9 @@ perftest() {	# perftest TOOL FILE ARGS
 		# Under TCG perftest's cycle-counter calibration sometimes fails
 		# (r^2 < 0.9): it then prints "inf" for every latency and 0.00
 		# for every bandwidth.  Try again.
-		if ((rc == 0)) && grep -qwE '(-?nan|inf)' "$out/$file.txt"; then
-			echo "bench: $tool printed no finite number (try $try)"
-			rc=1
-		elif ((rc == 0)) && grep -qF 'Correlation coefficient r^2' "$out/$file.txt"; then
-			echo "bench: $tool's clock calibration failed (try $try)"
+		if ((rc == 0)) && { grep -qwE '(-?nan|inf)' "$out/$file.txt" ||
+			grep -qF 'Correlation coefficient r^2' "$out/$file.txt"; }; then
+			echo "bench: $tool's clock calibration failed, no finite number (try $try)"
 			rc=1
 		fi
 		((rc == 0)) && return
