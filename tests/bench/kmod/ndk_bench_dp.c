@@ -120,40 +120,6 @@ static int nb_dp_writes(struct nb_fix *f, struct nb_dp_buf *src,
 	return 0;
 }
 
-/* One 8-byte RDMA read from @src into @dst's buffer, waited for. */
-static int nb_dp_read(struct nb_fix *f, struct nb_dp_buf *sink,
-		      struct nb_dp_buf *src)
-{
-	struct ndk_sge sge = {
-		.virtual_address = sink->mem,
-		.length = NB_READ_BYTES,
-		.memory_region_token = ndk_get_local_token_from_mr(sink->mr),
-	};
-	unsigned long end = jiffies + NB_TIMEOUT;
-	struct ndk_result res;
-	s32 st;
-
-	st = ndk_read(f->qp[0], NULL, &sge, 1, (uintptr_t)src->mem,
-		      ndk_get_remote_token_from_mr(src->mr), 0);
-	if (st) {
-		nb_out("E D1 read post: status %#x", st);
-		return -EIO;
-	}
-	while (!ndk_get_cq_results(f->cq[0], &res, 1)) {
-		if (time_after(jiffies, end)) {
-			nb_out("E D1 read: timeout");
-			return -ETIMEDOUT;
-		}
-		local_bh_disable();
-		local_bh_enable();
-	}
-	if (res.status) {
-		nb_out("E D1 read: status %#x", res.status);
-		return -EIO;
-	}
-	return 0;
-}
-
 /* floor-lf: entries of the read's request ring. */
 #define NB_FLR_RING	4
 
@@ -574,7 +540,57 @@ static __noipa u32 nb_flr_poll(struct nb_raw *r, struct ndk_result *res,
 	return max(n, 0);
 }
 
-/* floor-lf: one 8-byte read, polled for as nb_dp_read() polls. */
+/*
+ * Spin until @end (jiffies) on the result of the read just posted, as a
+ * consumer does: on the NDK CQ @cq, or (@floor) through floor-lf's poll on
+ * @r.  Inline, with @floor constant, so that each variant calls its own
+ * poll directly.
+ */
+static __always_inline int nb_read_result(struct ndk_cq *cq,
+					  struct nb_raw *r, bool floor,
+					  unsigned long end)
+{
+	const char *name = floor ? "D1 floor-lf read" : "D1 read";
+	struct ndk_result res;
+
+	while (!(floor ? nb_flr_poll(r, &res, 1) :
+			 ndk_get_cq_results(cq, &res, 1))) {
+		if (time_after(jiffies, end)) {
+			nb_out("E %s: timeout", name);
+			return -ETIMEDOUT;
+		}
+		local_bh_disable();
+		local_bh_enable();
+	}
+	if (res.status) {
+		nb_out("E %s: status %#x", name, res.status);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* One 8-byte RDMA read from @src into @dst's buffer, waited for. */
+static int nb_dp_read(struct nb_fix *f, struct nb_dp_buf *sink,
+		      struct nb_dp_buf *src)
+{
+	struct ndk_sge sge = {
+		.virtual_address = sink->mem,
+		.length = NB_READ_BYTES,
+		.memory_region_token = ndk_get_local_token_from_mr(sink->mr),
+	};
+	unsigned long end = jiffies + NB_TIMEOUT;
+	s32 st;
+
+	st = ndk_read(f->qp[0], NULL, &sge, 1, (uintptr_t)src->mem,
+		      ndk_get_remote_token_from_mr(src->mr), 0);
+	if (st) {
+		nb_out("E D1 read post: status %#x", st);
+		return -EIO;
+	}
+	return nb_read_result(f->cq[0], NULL, false, end);
+}
+
+/* floor-lf: one 8-byte read, as nb_dp_read() reads through NDK. */
 static int nb_flr_one(struct nb_raw *r)
 {
 	struct ndk_sge sge = {
@@ -583,7 +599,6 @@ static int nb_flr_one(struct nb_raw *r)
 		.memory_region_token = r->mr->lkey,
 	};
 	unsigned long end = jiffies + NB_TIMEOUT;
-	struct ndk_result res;
 	s32 st;
 
 	st = nb_flr_read(r, NULL, &sge, 1, r->mr->iova + r->half,
@@ -592,19 +607,7 @@ static int nb_flr_one(struct nb_raw *r)
 		nb_out("E D1 floor-lf read post: status %#x", st);
 		return -EIO;
 	}
-	while (!nb_flr_poll(r, &res, 1)) {
-		if (time_after(jiffies, end)) {
-			nb_out("E D1 floor-lf read: timeout");
-			return -ETIMEDOUT;
-		}
-		local_bh_disable();
-		local_bh_enable();
-	}
-	if (res.status) {
-		nb_out("E D1 floor-lf read: status %#x", res.status);
-		return -EIO;
-	}
-	return 0;
+	return nb_read_result(NULL, r, true, end);
 }
 
 /* The variants of D1: writes have the first two, reads all three. */
